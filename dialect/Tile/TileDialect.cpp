@@ -1,0 +1,181 @@
+//===- TileDialect.cpp - tile dialect registration, types, attributes -----===//
+#include "dialect/Tile/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace flash::tile;
+
+#include "dialect/Tile/TileDialect.cpp.inc"
+#include "dialect/Tile/TileEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialect/Tile/TileTypes.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialect/Tile/TileOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialect/Tile/TileTypes.cpp.inc"
+      >();
+}
+
+Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// GlobalType: !tile.global<[B, H, Nq, 64], f16>
+//===----------------------------------------------------------------------===//
+
+static bool isGlobalElementType(Type type) {
+  return type.isF16() || type.isBF16() || type.isF32() || type.isInteger(32);
+}
+
+LogicalResult GlobalType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 Type elementType, ArrayRef<int64_t> shape,
+                                 ArrayRef<StringAttr> dimNames) {
+  if (!isGlobalElementType(elementType))
+    return emitError() << "global tensor element type must be f16, bf16, f32 "
+                          "or i32, got "
+                       << elementType;
+  if (shape.empty())
+    return emitError() << "global tensor must have at least one dim";
+  if (shape.size() != dimNames.size())
+    return emitError() << "global tensor has " << shape.size()
+                       << " dims but " << dimNames.size() << " dim names";
+  for (auto [dim, size, name] : llvm::enumerate(shape, dimNames)) {
+    bool symbolic = size == ShapedType::kDynamic;
+    if (symbolic && (!name || name.getValue().empty()))
+      return emitError() << "symbolic dim " << dim << " has no name";
+    if (!symbolic && size <= 0)
+      return emitError() << "static dim " << dim << " must be positive, got "
+                         << size;
+    if (!symbolic && name && !name.getValue().empty())
+      return emitError() << "static dim " << dim << " must not have a name";
+  }
+  return success();
+}
+
+std::string GlobalType::getDimLabel(unsigned dim) const {
+  if (isStaticDim(dim))
+    return std::to_string(getShape()[dim]);
+  return getDimNames()[dim].str();
+}
+
+Type GlobalType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  SmallVector<StringAttr> names;
+  auto parseDim = [&]() -> ParseResult {
+    int64_t size;
+    OptionalParseResult sized = parser.parseOptionalInteger(size);
+    if (sized.has_value()) {
+      if (failed(*sized))
+        return failure();
+      shape.push_back(size);
+      names.push_back(StringAttr::get(parser.getContext(), ""));
+      return success();
+    }
+    StringRef name;
+    if (parser.parseKeyword(&name))
+      return failure();
+    shape.push_back(ShapedType::kDynamic);
+    names.push_back(StringAttr::get(parser.getContext(), name));
+    return success();
+  };
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim) ||
+      parser.parseComma() || parser.parseType(elementType) ||
+      parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), elementType, shape, names);
+}
+
+void GlobalType::print(AsmPrinter &printer) const {
+  printer << "<[";
+  llvm::interleaveComma(llvm::seq<unsigned>(0, getRank()), printer,
+                        [&](unsigned dim) { printer << getDimLabel(dim); });
+  printer << "], " << getElementType() << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel attributes on func.func and its arguments
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyGridAttr(func::FuncOp kernel, Attribute attr) {
+  auto symbol = dyn_cast<FlatSymbolRefAttr>(attr);
+  if (!symbol)
+    return kernel.emitOpError()
+           << "'" << kGridAttrName << "' must be a symbol reference, got "
+           << attr;
+  auto grid = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(kernel, symbol);
+  if (!grid)
+    return kernel.emitOpError() << "grid function " << symbol
+                                << " does not name a func.func";
+  if (grid.getFunctionType().getInputs() !=
+      kernel.getFunctionType().getInputs())
+    return kernel.emitOpError()
+           << "grid function " << symbol
+           << " must take the kernel's argument types";
+  auto i32 = IntegerType::get(kernel.getContext(), 32);
+  if (grid.getFunctionType().getResults() != ArrayRef<Type>{i32, i32, i32})
+    return kernel.emitOpError() << "grid function " << symbol
+                                << " must return (i32, i32, i32)";
+  return success();
+}
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kGridAttrName || name == kNumWarpsAttrName) {
+    auto kernel = dyn_cast<func::FuncOp>(op);
+    if (!kernel)
+      return op->emitError() << "'" << name << "' is only valid on func.func";
+    if (name == kGridAttrName)
+      return verifyGridAttr(kernel, attr.getValue());
+    auto warps = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!warps || !warps.getType().isInteger(32) || warps.getInt() < 1 ||
+        warps.getInt() > 32)
+      return op->emitError() << "'" << name
+                             << "' must be an i32 between 1 and 32, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kConstantsAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!dict)
+      return op->emitError() << "'" << name << "' must be a dictionary";
+    for (NamedAttribute constant : dict) {
+      Attribute value = constant.getValue();
+      if (!isa<IntegerAttr, FloatAttr, BoolAttr>(value))
+        return op->emitError()
+               << "constant '" << constant.getName().getValue()
+               << "' must be an integer, float or bool, got " << value;
+    }
+    return success();
+  }
+  return op->emitError() << "unknown tile dialect attribute '" << name << "'";
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kArgNameAttrName)
+    return op->emitError() << "unknown tile dialect argument attribute '"
+                           << attr.getName().getValue() << "'";
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitError() << "'" << kArgNameAttrName << "' of argument "
+                           << argIndex << " must be a non-empty string";
+  return success();
+}

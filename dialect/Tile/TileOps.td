@@ -1,0 +1,277 @@
+#ifndef FLASH_TILE_OPS_TD
+#define FLASH_TILE_OPS_TD
+
+include "dialect/Tile/TileDialect.td"
+include "dialect/Tile/TileTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+// Tiles are statically shaped ranked tensors; the element types a tile may
+// hold are checked by the verifiers so that the message can name them.
+def Tile_Tile : RankedTensorOf<[F16, BF16, F32, I1, I32]>;
+def Tile_MmaOperand : RankedTensorOf<[F16, BF16]>;
+def Tile_F32Tile : RankedTensorOf<[F32]>;
+def Tile_Scalar : AnyTypeOf<[F16, BF16, F32, I1, I32]>;
+
+//===----------------------------------------------------------------------===//
+// Program instance and shapes
+//===----------------------------------------------------------------------===//
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "index of this program instance along a grid axis";
+  let description = [{
+    The coordinate (0-based) of the running program instance along grid axis
+    `axis` (0, 1 or 2), like CUDA's `blockIdx`.
+
+    ```mlir
+    %pid = tile.program_id 0 : i32
+    ```
+  }];
+  let arguments = (ins I32Attr:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
+  let summary = "number of program instances along a grid axis";
+  let arguments = (ins I32Attr:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_DimOp : Tile_Op<"dim", [Pure]> {
+  let summary = "size of one dim of a global tensor";
+  let description = [{
+    The size of dim `index` of a global tensor as i32. Folds to a constant
+    when the dim is static.
+
+    ```mlir
+    %nq = tile.dim %Q[2] : !tile.global<[B, H, Nq, 64], f16>
+    ```
+  }];
+  let arguments = (ins Tile_GlobalType:$source, I64Attr:$index);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$source `[` $index `]` attr-dict `:` qualified(type($source))";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile construction
+//===----------------------------------------------------------------------===//
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
+  let summary = "a tile whose every element is one scalar";
+  let arguments = (ins Tile_Scalar:$value);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "the 1-D i32 tile 0, 1, ..., N-1";
+  let description = [{
+    `tile.iota : tensor<Nxi32>` produces `[0, 1, ..., N-1]`; adding a scalar
+    offset gives the global indices of a window, from which masks are built.
+  }];
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Global memory windows
+//===----------------------------------------------------------------------===//
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "read a rectangular window of a global tensor into a tile";
+  let description = [{
+    Reads the window of `source` that starts at element `offsets` (one i32
+    per dim of `source`). Tile dim `i` runs along global dim `window[i]`
+    (strictly increasing); every global dim not named in `window` contributes
+    a single index. Element `t` of the result is
+    `source[offsets + embed(t)]`, or `pad` when that index is outside the
+    tensor (negative or past the dim's size): loads are bounds-masked, so a
+    window may hang over any edge.
+
+    ```mlir
+    %q = tile.load %Q[%b, %h, %m0, %c0] window [2, 3] pad 0.0 : f16
+        : !tile.global<[B, H, Nq, 64], f16> -> tensor<128x64xf16>
+    ```
+  }];
+  let arguments = (ins Tile_GlobalType:$source, Variadic<I32>:$offsets,
+                       DenseI64ArrayAttr:$window, TypedAttrInterface:$pad);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` `window` $window `pad` $pad attr-dict
+    `:` qualified(type($source)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "write a tile into a rectangular window of a global tensor";
+  let description = [{
+    The inverse of `tile.load` with the same window rules; elements whose
+    global index is out of bounds are never written.
+
+    ```mlir
+    tile.store %o, %O[%b, %h, %m0, %c0] window [2, 3]
+        : tensor<128x64xf16> -> !tile.global<[B, H, Nq, 64], f16>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$value, Tile_GlobalType:$dest,
+                       Variadic<I32>:$offsets, DenseI64ArrayAttr:$window);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $offsets `]` `window` $window attr-dict
+    `:` type($value) `->` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation and reductions
+//===----------------------------------------------------------------------===//
+
+def Tile_ExpandDimsOp : Tile_Op<"expand_dims", [Pure]> {
+  let summary = "insert a dim of size 1";
+  let arguments = (ins Tile_Tile:$input, I64Attr:$axis);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat =
+      "$input `axis` `=` $axis attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "repeat size-1 dims to a larger shape";
+  let description = [{
+    Same rank in and out; every input dim equals the result dim or is 1 (then
+    repeated). Together with `tile.expand_dims` this gives numpy-style
+    broadcasting, e.g. subtracting a row vector of maxima from a score tile.
+  }];
+  let arguments = (ins Tile_Tile:$input);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_TransOp : Tile_Op<"trans", [Pure]> {
+  let summary = "transpose a 2-D tile";
+  let arguments = (ins Tile_Tile:$input);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "reduce a tile along one axis with max or sum";
+  let description = [{
+    Removes dim `axis`. `max` of f32 treats -inf as the identity; `sum`
+    accumulates in the element type (f32 for scores).
+
+    ```mlir
+    %rowmax = tile.reduce max %s axis = 1 : tensor<128x64xf32> -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_Tile:$input,
+                       I64Attr:$axis);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $kind $input `axis` `=` $axis attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-core math and online softmax
+//===----------------------------------------------------------------------===//
+
+def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "matrix multiply-accumulate: result = acc + A * B";
+  let description = [{
+    `A` is M x K (K x M with `transpose_a`), `B` is K x N (N x K with
+    `transpose_b`), `acc` and the result are M x N f32. A and B are both f16
+    or both bf16; products are accumulated in f32. With `transpose_b`,
+    `Q * K^T` is written directly on a K tile loaded row by row.
+
+    ```mlir
+    %s = tile.mma %q, %k, %zero {transpose_b}
+        : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_MmaOperand:$a, Tile_MmaOperand:$b,
+                       Tile_F32Tile:$acc, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b);
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
+    AllTypesMatch<["running_max", "running_sum", "new_max", "new_sum"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "one step of the online-softmax update of attention";
+  let description = [{
+    One key/value block of attention for a block of M query rows. Operands:
+    `scores` S (M x N f32, already scaled; masked entries are -inf),
+    `values` V (N x D, f16 or bf16), the running row max `m` and row sum `l`
+    (M f32) and the accumulator `acc` (M x D f32). With `exp2`, S and m are
+    in log2 units and every exponential below is 2^x instead of e^x. Per row
+    i (all reductions over the N columns):
+
+    ```
+    m_new  = max(m, max_j S[i, j])
+    base   = m_new == -inf ? 0 : m_new      // a row with no key so far
+    alpha  = exp(m - base)                  // rescales the old statistics
+    P      = exp(S - base)                  // masked entries give 0
+    l_new  = alpha * l + sum_j P[i, j]
+    PV     = convert(P, type(V)) * V        // f32 accumulation
+    ```
+
+    and the new accumulator depends on `normalization`:
+    - `deferred` (FlashAttention-2): `acc_new = alpha * acc + PV`; the
+      accumulator stays unnormalized and `tile.online_softmax_finalize`
+      divides by l once after the last block.
+    - `eager` (FlashAttention-1): `acc` holds the normalized output so far and
+      `acc_new = (alpha * l * acc + PV) / l_new`, or 0 where `l_new` is 0.
+
+    Initial state: m = -inf, l = 0, acc = 0.
+  }];
+  let arguments = (ins Tile_F32Tile:$scores, Tile_MmaOperand:$values,
+                       Tile_F32Tile:$running_max, Tile_F32Tile:$running_sum,
+                       Tile_F32Tile:$acc,
+                       Tile_Normalization:$normalization, UnitAttr:$exp2);
+  let results = (outs Tile_F32Tile:$new_max, Tile_F32Tile:$new_sum,
+                      Tile_F32Tile:$new_acc);
+  let assemblyFormat = [{
+    $normalization (`exp2` $exp2^)? $scores `,` $values `,` $running_max `,`
+    $running_sum `,` $acc attr-dict `:` type($scores) `,` type($values) `,`
+    type($running_max) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_OnlineSoftmaxFinalizeOp : Tile_Op<"online_softmax_finalize",
+    [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "divide a deferred online-softmax accumulator by the row sums";
+  let description = [{
+    `result[i, j] = acc[i, j] / l[i]`, or 0 where `l[i]` is 0 (a row that saw
+    no key, e.g. causal attention with more queries than keys).
+  }];
+  let arguments = (ins Tile_F32Tile:$acc, Tile_F32Tile:$running_sum);
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = [{
+    $acc `,` $running_sum attr-dict `:` type($acc) `,` type($running_sum)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // FLASH_TILE_OPS_TD

@@ -1,0 +1,163 @@
+//===- DecomposeOnlineSoftmax.cpp - expand tile.online_softmax ------------===//
+//
+// Spells out the online-softmax update documented on tile.online_softmax in
+// primitive tile ops, so that later stages only lower reductions, element-wise
+// math and mma. The interpreter runs both forms; they must agree.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Transforms/Passes.h"
+
+#include "dialect/Tile/TileDialect.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace flash {
+#define GEN_PASS_DEF_TILEDECOMPOSEONLINESOFTMAX
+#include "lib/Transforms/Passes.h.inc"
+} // namespace flash
+
+using namespace mlir;
+using namespace flash::tile;
+
+namespace {
+/// Builds the element-wise ops of one decomposition at one location.
+class SoftmaxBuilder {
+public:
+  SoftmaxBuilder(PatternRewriter &rewriter, Location loc)
+      : rewriter(rewriter), loc(loc) {}
+
+  Value splat(RankedTensorType type, double value) {
+    auto attr = DenseElementsAttr::get(
+        type, rewriter.getFloatAttr(type.getElementType(), value));
+    return arith::ConstantOp::create(rewriter, loc, attr);
+  }
+
+  /// Repeats a per-row vector (M) across the columns of `type` (M x N).
+  Value rowBroadcast(Value rows, RankedTensorType type) {
+    auto vector = cast<RankedTensorType>(rows.getType());
+    auto column = RankedTensorType::get({vector.getDimSize(0), 1},
+                                        vector.getElementType());
+    Value expanded = ExpandDimsOp::create(rewriter, loc, column, rows,
+                                          rewriter.getI64IntegerAttr(1));
+    return BroadcastOp::create(rewriter, loc, type, expanded);
+  }
+
+  Value reduceRows(ReduceKind kind, Value tile) {
+    auto type = cast<RankedTensorType>(tile.getType());
+    auto rowType =
+        RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
+    return ReduceOp::create(rewriter, loc, rowType,
+                            ReduceKindAttr::get(rewriter.getContext(), kind),
+                            tile, rewriter.getI64IntegerAttr(1));
+  }
+
+  Value exp(Value x, bool base2) {
+    if (base2)
+      return math::Exp2Op::create(rewriter, loc, x);
+    return math::ExpOp::create(rewriter, loc, x);
+  }
+
+  /// `numerator / denominator`, or 0 where the denominator is 0: a row that
+  /// saw no key has sum 0 and must produce 0, not NaN.
+  Value safeDivide(Value numerator, Value denominator) {
+    auto type = cast<RankedTensorType>(numerator.getType());
+    Value zero = splat(type, 0.0);
+    Value isZero = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OEQ, denominator, zero);
+    Value quotient = arith::DivFOp::create(rewriter, loc, numerator,
+                                           denominator);
+    return arith::SelectOp::create(rewriter, loc, isZero, zero, quotient);
+  }
+
+  Value add(Value a, Value b) { return arith::AddFOp::create(rewriter, loc, a, b); }
+  Value sub(Value a, Value b) { return arith::SubFOp::create(rewriter, loc, a, b); }
+  Value mul(Value a, Value b) { return arith::MulFOp::create(rewriter, loc, a, b); }
+
+  PatternRewriter &rewriter;
+  Location loc;
+};
+
+struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OnlineSoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    SoftmaxBuilder b(rewriter, op.getLoc());
+    auto scoresType = op.getScores().getType();
+    auto rowType = op.getRunningMax().getType();
+    auto accType = op.getAcc().getType();
+    auto valuesType = op.getValues().getType();
+    bool base2 = op.getExp2();
+
+    Value blockMax = b.reduceRows(ReduceKind::Max, op.getScores());
+    Value newMax = arith::MaximumFOp::create(rewriter, op.getLoc(),
+                                             op.getRunningMax(), blockMax);
+    // A row whose every score so far is -inf keeps max -inf; exponentiate
+    // against 0 there so that exp(-inf - -inf) never produces NaN.
+    Value negInf = b.splat(rowType, -std::numeric_limits<double>::infinity());
+    Value noKeyYet = arith::CmpFOp::create(
+        rewriter, op.getLoc(), arith::CmpFPredicate::OEQ, newMax, negInf);
+    Value base = arith::SelectOp::create(rewriter, op.getLoc(), noKeyYet,
+                                         b.splat(rowType, 0.0), newMax);
+    Value alpha = b.exp(b.sub(op.getRunningMax(), base), base2);
+    Value probs =
+        b.exp(b.sub(op.getScores(), b.rowBroadcast(base, scoresType)), base2);
+    Value oldWeight = b.mul(alpha, op.getRunningSum());
+    Value blockSum = b.reduceRows(ReduceKind::Sum, probs);
+    Value newSum = b.add(oldWeight, blockSum);
+
+    auto probsOperandType = RankedTensorType::get(
+        scoresType.getShape(), valuesType.getElementType());
+    Value probsOperand =
+        arith::TruncFOp::create(rewriter, op.getLoc(), probsOperandType, probs);
+
+    Value newAcc;
+    if (op.getNormalization() == Normalization::Deferred) {
+      Value rescaled = b.mul(b.rowBroadcast(alpha, accType), op.getAcc());
+      newAcc = MmaOp::create(rewriter, op.getLoc(), accType, probsOperand,
+                             op.getValues(), rescaled);
+    } else {
+      // acc holds the normalized output: undo the old normalization (times
+      // l), rescale, add this block, divide by the new sum.
+      Value rescaled = b.mul(b.rowBroadcast(oldWeight, accType), op.getAcc());
+      Value unnormalized = MmaOp::create(rewriter, op.getLoc(), accType,
+                                         probsOperand, op.getValues(),
+                                         rescaled);
+      newAcc = b.safeDivide(unnormalized, b.rowBroadcast(newSum, accType));
+    }
+    rewriter.replaceOp(op, {newMax, newSum, newAcc});
+    return success();
+  }
+};
+
+struct DecomposeOnlineSoftmaxFinalize
+    : OpRewritePattern<OnlineSoftmaxFinalizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OnlineSoftmaxFinalizeOp op,
+                                PatternRewriter &rewriter) const override {
+    SoftmaxBuilder b(rewriter, op.getLoc());
+    rewriter.replaceOp(
+        op, b.safeDivide(op.getAcc(),
+                         b.rowBroadcast(op.getRunningSum(), op.getType())));
+    return success();
+  }
+};
+
+struct TileDecomposeOnlineSoftmaxPass
+    : flash::impl::TileDecomposeOnlineSoftmaxBase<
+          TileDecomposeOnlineSoftmaxPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    flash::populateDecomposeOnlineSoftmaxPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void flash::populateDecomposeOnlineSoftmaxPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<DecomposeOnlineSoftmax, DecomposeOnlineSoftmaxFinalize>(
+      patterns.getContext());
+}

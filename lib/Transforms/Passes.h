@@ -1,0 +1,25 @@
+//===- Passes.h - flashc transformation passes ------------------*- C++ -*-===//
+#ifndef FLASH_LIB_TRANSFORMS_PASSES_H
+#define FLASH_LIB_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
+namespace flash {
+#define GEN_PASS_DECL
+#include "lib/Transforms/Passes.h.inc"
+
+/// Patterns that expand tile.online_softmax{,_finalize} into primitive ops.
+void populateDecomposeOnlineSoftmaxPatterns(mlir::RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "lib/Transforms/Passes.h.inc"
+} // namespace flash
+
+#endif // FLASH_LIB_TRANSFORMS_PASSES_H

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for flashc, builds it, and runs the main
+# job. Idempotent: packages already present are not reinstalled, and the build
+# is incremental.
+#   bash scripts/setup.sh            # install + build + main job
+#   FLASH_SKIP_MAIN_JOB=1 bash scripts/setup.sh   # install + build only
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+llvm_bin=/usr/lib/llvm-22/bin
+apt_packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+              cmake ninja-build g++ libgtest-dev ccache python3)
+
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd=sudo
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# The numeric tests compare against a float64 reference written with numpy.
+if ! python3 -c "import numpy" 2>/dev/null; then
+  echo "setup: installing numpy"
+  python3 -m pip install --quiet numpy
+fi
+
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if [ ! -f build/build.ninja ]; then
+  cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT="$llvm_bin/lit" "${launcher[@]}"
+fi
+cmake --build build
+
+[ "${FLASH_SKIP_MAIN_JOB:-0}" = 1 ] && exit 0
+bash scripts/main-job.sh

@@ -1,0 +1,338 @@
+// RUN: flash-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @below {{global tensor element type must be f16, bf16, f32 or i32, got 'f64'}}
+func.func private @bad_global_elt(!tile.global<[N], f64>)
+
+// -----
+
+// expected-error @below {{static dim 1 must be positive, got 0}}
+func.func private @bad_global_dim(!tile.global<[N, 0], f16>)
+
+// -----
+
+func.func @program_id_axis() {
+  // expected-error @below {{grid axis must be 0, 1 or 2, got 3}}
+  %0 = tile.program_id 3 : i32
+  return
+}
+
+// -----
+
+func.func @num_programs_axis() {
+  // expected-error @below {{grid axis must be 0, 1 or 2, got -1}}
+  %0 = tile.num_programs -1 : i32
+  return
+}
+
+// -----
+
+func.func @dim_out_of_range(%g: !tile.global<[M, N], f32>) {
+  // expected-error @below {{dim 2 is out of range for rank 2}}
+  %0 = tile.dim %g[2] : !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+func.func @splat_type(%x: f16) {
+  // expected-error @below {{scalar of type 'f16' cannot fill a tile of 'f32'}}
+  %0 = tile.splat %x : f16 -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @iota_rank() {
+  // expected-error @below {{result must be a 1-D tile of i32, got 'tensor<4x4xi32>'}}
+  %0 = tile.iota : tensor<4x4xi32>
+  return
+}
+
+// -----
+
+func.func @load_offsets(%g: !tile.global<[M, N], f32>, %i: i32) {
+  // expected-error @below {{expects 2 offsets (one per dim of the global tensor), got 1}}
+  %0 = tile.load %g[%i] window [1] pad 0.0 : f32 : !tile.global<[M, N], f32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @load_window_rank(%g: !tile.global<[M, N], f32>, %i: i32) {
+  // expected-error @below {{window names 1 dims but the tile has rank 2}}
+  %0 = tile.load %g[%i, %i] window [1] pad 0.0 : f32 : !tile.global<[M, N], f32> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @load_window_order(%g: !tile.global<[M, N], f32>, %i: i32) {
+  // expected-error @below {{window dims must be strictly increasing, got [1, 0]}}
+  %0 = tile.load %g[%i, %i] window [1, 0] pad 0.0 : f32 : !tile.global<[M, N], f32> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @load_window_range(%g: !tile.global<[M, N], f32>, %i: i32) {
+  // expected-error @below {{window dim 2 is out of range for a global tensor of rank 2}}
+  %0 = tile.load %g[%i, %i] window [2] pad 0.0 : f32 : !tile.global<[M, N], f32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @load_element_type(%g: !tile.global<[M, N], f32>, %i: i32) {
+  // expected-error @below {{tile element type 'f16' does not match the global tensor's 'f32'}}
+  %0 = tile.load %g[%i, %i] window [1] pad 0.0 : f16 : !tile.global<[M, N], f32> -> tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @load_pad_type(%g: !tile.global<[M, N], f32>, %i: i32) {
+  // expected-error @below {{pad value of type 'f16' does not match the element type 'f32'}}
+  %0 = tile.load %g[%i, %i] window [1] pad 0.0 : f16 : !tile.global<[M, N], f32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @store_offsets(%g: !tile.global<[M, N], f32>, %t: tensor<16xf32>, %i: i32) {
+  // expected-error @below {{expects 2 offsets (one per dim of the global tensor), got 3}}
+  tile.store %t, %g[%i, %i, %i] window [1] : tensor<16xf32> -> !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+func.func @store_element_type(%g: !tile.global<[M, N], f32>, %t: tensor<16xf16>, %i: i32) {
+  // expected-error @below {{tile element type 'f16' does not match the global tensor's 'f32'}}
+  tile.store %t, %g[%i, %i] window [1] : tensor<16xf16> -> !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+func.func @expand_dims_shape(%t: tensor<16xf32>) {
+  // expected-error @below {{result shape must be [16, 1], got [1, 16]}}
+  %0 = tile.expand_dims %t axis = 1 : tensor<16xf32> -> tensor<1x16xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dims_axis(%t: tensor<16xf32>) {
+  // expected-error @below {{axis 2 is out of range for rank 2}}
+  %0 = tile.expand_dims %t axis = 2 : tensor<16xf32> -> tensor<16x1xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_rank(%t: tensor<16xf32>) {
+  // expected-error @below {{cannot broadcast rank 1 to rank 2; insert dims with tile.expand_dims first}}
+  %0 = tile.broadcast %t : tensor<16xf32> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_dim(%t: tensor<2x16xf32>) {
+  // expected-error @below {{dim 0 of size 2 cannot broadcast to 16 (only size-1 dims broadcast)}}
+  %0 = tile.broadcast %t : tensor<2x16xf32> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_element_type(%t: tensor<1x16xf32>) {
+  // expected-error @below {{result element type 'f16' differs from the input's 'f32'}}
+  %0 = tile.broadcast %t : tensor<1x16xf32> -> tensor<16x16xf16>
+  return
+}
+
+// -----
+
+func.func @trans_rank(%t: tensor<16xf32>) {
+  // expected-error @below {{expects a 2-D tile, got rank 1}}
+  %0 = tile.trans %t : tensor<16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @trans_shape(%t: tensor<16x8xf32>) {
+  // expected-error @below {{result shape must be [8, 16], got [16, 8]}}
+  %0 = tile.trans %t : tensor<16x8xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%t: tensor<16x8xf32>) {
+  // expected-error @below {{result shape must be [16], got [8]}}
+  %0 = tile.reduce max %t axis = 1 : tensor<16x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%t: tensor<16x8xf32>) {
+  // expected-error @below {{axis 2 is out of range for rank 2}}
+  %0 = tile.reduce sum %t axis = 2 : tensor<16x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_i1(%t: tensor<16x8xi1>) {
+  // expected-error @below {{cannot reduce a tile of i1}}
+  %0 = tile.reduce max %t axis = 1 : tensor<16x8xi1> -> tensor<16xi1>
+  return
+}
+
+// -----
+
+func.func @mma_k(%a: tensor<16x16xf16>, %b: tensor<32x8xf16>, %c: tensor<16x8xf32>) {
+  // expected-error @below {{K dimension mismatch: A has K = 16 but B has K = 32}}
+  %0 = tile.mma %a, %b, %c : tensor<16x16xf16>, tensor<32x8xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @mma_acc(%a: tensor<16x16xf16>, %b: tensor<8x16xf16>, %c: tensor<16x16xf32>) {
+  // expected-error @below {{accumulator shape must be [16, 8] (M x N), got [16, 16]}}
+  %0 = tile.mma %a, %b, %c {transpose_b} : tensor<16x16xf16>, tensor<8x16xf16> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @mma_mixed(%a: tensor<16x16xf16>, %b: tensor<16x8xbf16>, %c: tensor<16x8xf32>) {
+  // expected-error @below {{A and B must have the same element type, got 'f16' and 'bf16'}}
+  %0 = tile.mma %a, %b, %c : tensor<16x16xf16>, tensor<16x8xbf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @mma_rank(%a: tensor<16xf16>, %b: tensor<16x8xf16>, %c: tensor<16x8xf32>) {
+  // expected-error @below {{expects 2-D operands, got ranks 1, 2 and 2}}
+  %0 = tile.mma %a, %b, %c : tensor<16xf16>, tensor<16x8xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @mma_f32_operands(%a: tensor<16x16xf32>, %b: tensor<16x8xf16>, %c: tensor<16x8xf32>) {
+  // expected-error @below {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type values}}
+  %0 = tile.mma %a, %b, %c : tensor<16x16xf32>, tensor<16x8xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_values(%s: tensor<16x32xf32>, %v: tensor<16x64xf16>, %m: tensor<16xf32>, %acc: tensor<16x64xf32>) {
+  // expected-error @below {{values have 16 rows but the scores have 32 columns (one per key)}}
+  %0:3 = tile.online_softmax deferred %s, %v, %m, %m, %acc : tensor<16x32xf32>, tensor<16x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_rows(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<8xf32>, %acc: tensor<16x64xf32>) {
+  // expected-error @below {{running statistics have 8 rows but the scores have 16}}
+  %0:3 = tile.online_softmax deferred %s, %v, %m, %m, %acc : tensor<16x32xf32>, tensor<32x64xf16>, tensor<8xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_acc(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16xf32>, %acc: tensor<16x32xf32>) {
+  // expected-error @below {{accumulator shape must be [16, 64] (rows x value width), got [16, 32]}}
+  %0:3 = tile.online_softmax eager %s, %v, %m, %m, %acc : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_ranks(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16x1xf32>, %acc: tensor<16x64xf32>) {
+  // expected-error @below {{expects 2-D scores, values and accumulator and 1-D running statistics}}
+  %0:3 = tile.online_softmax eager %s, %v, %m, %m, %acc : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16x1xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_rows(%acc: tensor<16x64xf32>, %l: tensor<8xf32>) {
+  // expected-error @below {{row sum has 8 rows but the accumulator has 16}}
+  %0 = tile.online_softmax_finalize %acc, %l : tensor<16x64xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_rank(%acc: tensor<16xf32>, %l: tensor<16xf32>) {
+  // expected-error @below {{expects a 2-D accumulator and a 1-D row sum}}
+  %0 = tile.online_softmax_finalize %acc, %l : tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// expected-error @below {{grid function @missing does not name a func.func}}
+func.func @grid_missing() attributes {tile.grid = @missing} {
+  return
+}
+
+// -----
+
+func.func @wrong_grid(%x: f32) -> (i32, i32) {
+  %c = arith.constant 1 : i32
+  return %c, %c : i32, i32
+}
+// expected-error @below {{grid function @wrong_grid must return (i32, i32, i32)}}
+func.func @kernel(%x: f32) attributes {tile.grid = @wrong_grid} {
+  return
+}
+
+// -----
+
+func.func @other_args() -> (i32, i32, i32) {
+  %c = arith.constant 1 : i32
+  return %c, %c, %c : i32, i32, i32
+}
+// expected-error @below {{grid function @other_args must take the kernel's argument types}}
+func.func @kernel(%x: f32) attributes {tile.grid = @other_args} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tile.num_warps' must be an i32 between 1 and 32, got 0 : i32}}
+func.func @no_warps() attributes {tile.num_warps = 0 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @below {{constant 'X' must be an integer, float or bool, got "text"}}
+func.func @bad_constant() attributes {tile.constants = {X = "text"}} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tile.name' of argument 0 must be a non-empty string}}
+func.func @bad_name(%x: f32 {tile.name = 3 : i32}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown tile dialect attribute 'tile.color'}}
+func.func @unknown() attributes {tile.color = 1 : i32} {
+  return
+}

@@ -1,0 +1,30 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "flashc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".tile", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "fuzz-corpus", "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.flash_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%kernels", os.path.join(os.path.dirname(config.test_source_root), "kernels")))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["flash-opt", "flashc"], [config.flash_tools_dir])
+
+# ptxas is optional: tests that need it say `REQUIRES: ptxas`, and lit lists
+# them as UNSUPPORTED (visible in the summary) when it is missing.
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
+else:
+    lit_config.note("ptxas not found: tests that need it are UNSUPPORTED")

@@ -1,0 +1,32 @@
+//===- flash-opt.cpp - mlir-opt with flashc's dialects and passes ---------===//
+#include "dialect/Tile/TileDialect.h"
+#include "lib/Transforms/Passes.h"
+#include "lib/Transforms/Pipelines.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<flash::tile::TileDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::gpu::GPUDialect,
+                  mlir::LLVM::LLVMDialect, mlir::math::MathDialect,
+                  mlir::NVVM::NVVMDialect, mlir::scf::SCFDialect,
+                  mlir::tensor::TensorDialect, mlir::vector::VectorDialect>();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  flash::registerTilePasses();
+  flash::registerFlashPipelines();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "flashc optimizer driver\n", registry));
+}
