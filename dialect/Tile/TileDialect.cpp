@@ -12,19 +12,51 @@ using namespace flash::tile;
 
 #include "dialect/Tile/TileDialect.cpp.inc"
 #include "dialect/Tile/TileEnums.cpp.inc"
+#include "dialect/Tile/TileAttrInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/Tile/TileAttrs.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "dialect/Tile/TileTypes.cpp.inc"
+
+namespace {
+/// Short aliases (#mma, #blocked, #dot_a, #slice...) keep layout-carrying IR
+/// readable: every tile type names its layout.
+struct TileOpAsmInterface : OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<MmaLayoutAttr>(attr))
+      os << "mma";
+    else if (isa<BlockedLayoutAttr>(attr))
+      os << "blocked";
+    else if (auto operand = dyn_cast<DotOperandLayoutAttr>(attr))
+      os << (operand.getOperandIndex() == 0 ? "dot_a" : "dot_b")
+         << (operand.getTransposed() ? "_t" : "");
+    else if (auto slice = dyn_cast<SliceLayoutAttr>(attr))
+      os << (slice.getDim() == 1 ? "rows" : "cols");
+    else
+      return AliasResult::NoAlias;
+    return AliasResult::FinalAlias;
+  }
+};
+} // namespace
 
 void TileDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialect/Tile/TileOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialect/Tile/TileAttrs.cpp.inc"
+      >();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "dialect/Tile/TileTypes.cpp.inc"
       >();
+  addInterfaces<TileOpAsmInterface>();
 }
 
 Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
@@ -148,6 +180,13 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
         warps.getInt() > 32)
       return op->emitError() << "'" << name
                              << "' must be an i32 between 1 and 32, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kMmaLayoutAttrName) {
+    if (!isa<func::FuncOp>(op) || !isa<MmaLayoutAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a #tile.mma on a func.func, got "
                              << attr.getValue();
     return success();
   }

@@ -7,10 +7,17 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialect/Tile/LayoutFunctions.h"
 
 #include "dialect/Tile/TileDialect.h.inc"
 #include "dialect/Tile/TileEnums.h.inc"
+#include "dialect/Tile/TileAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/Tile/TileAttrs.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "dialect/Tile/TileTypes.h.inc"
@@ -23,8 +30,49 @@ namespace flash::tile {
 inline constexpr llvm::StringLiteral kGridAttrName = "tile.grid";
 inline constexpr llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
 inline constexpr llvm::StringLiteral kConstantsAttrName = "tile.constants";
+/// Optional: the TiledMMA the kernel asks for (a #tile.mma), instead of the
+/// layout assignment's default.
+inline constexpr llvm::StringLiteral kMmaLayoutAttrName = "tile.mma_layout";
 /// Argument attribute: the parameter's name in the source program.
 inline constexpr llvm::StringLiteral kArgNameAttrName = "tile.name";
+
+/// The MMA role a dot-operand layout plays.
+inline layout::MmaRole operandRole(DotOperandLayoutAttr attr) {
+  return attr.getOperandIndex() == 0 ? layout::MmaRole::OperandA
+                                     : layout::MmaRole::OperandB;
+}
+
+/// The tile coordinate that register `reg` of (warp, lane) holds in `layout`
+/// (a layout attribute). `Int` is int64_t to evaluate it, or an IR-building
+/// integer type to emit the index arithmetic into a kernel.
+template <typename Int>
+layout::CoordOf<Int> layoutCoord(mlir::Attribute layout,
+                                 llvm::ArrayRef<int64_t> shape, Int warp,
+                                 Int lane, int64_t reg) {
+  if (auto mma = mlir::dyn_cast<MmaLayoutAttr>(layout))
+    return layout::mmaCoord(mma.getParams(), layout::MmaRole::Acc, shape, warp,
+                            lane, reg);
+  if (auto operand = mlir::dyn_cast<DotOperandLayoutAttr>(layout)) {
+    if (!operand.getTransposed())
+      return layout::mmaCoord(operand.getParent().getParams(),
+                              operandRole(operand), shape, warp, lane, reg);
+    llvm::SmallVector<int64_t, 2> logical = {shape[1], shape[0]};
+    layout::CoordOf<Int> coord =
+        layout::mmaCoord(operand.getParent().getParams(), operandRole(operand),
+                         logical, warp, lane, reg);
+    return {coord[1], coord[0]};
+  }
+  if (auto slice = mlir::dyn_cast<SliceLayoutAttr>(layout)) {
+    if (auto mma = mlir::dyn_cast<MmaLayoutAttr>(slice.getParent()))
+      return layout::mmaSliceCoord(mma.getParams(), slice.getDim(), shape,
+                                   warp, lane, reg);
+    return layout::blockedSliceCoord(
+        mlir::cast<BlockedLayoutAttr>(slice.getParent()).getParams(),
+        slice.getDim(), shape, warp, lane, reg);
+  }
+  return layout::blockedCoord(mlir::cast<BlockedLayoutAttr>(layout).getParams(),
+                              shape, warp, lane, reg);
+}
 } // namespace flash::tile
 
 #endif // FLASH_DIALECT_TILE_TILEDIALECT_H

@@ -20,6 +20,7 @@ def Tile_Dialect : Dialect {
     source name in `tile.name`.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasConstantMaterializer = 1;

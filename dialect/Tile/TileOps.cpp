@@ -215,6 +215,47 @@ LogicalResult ReduceOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ConvertLayoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvertLayoutOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (failed(verifySameElementType(*this, in, getType())))
+    return failure();
+  return verifyShape(*this, in.getShape(), getType());
+}
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getInput()))
+    return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  return {};
+}
+
+namespace {
+/// convert(convert(x)) -> convert(x): the intermediate layout is never needed.
+struct FoldConvertChain : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvertLayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ConvertLayoutOp>();
+    if (!inner)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConvertLayoutOp>(op, op.getType(),
+                                                 inner.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                  MLIRContext *context) {
+  patterns.add<FoldConvertChain>(context);
+}
+
+//===----------------------------------------------------------------------===//
 // MmaOp
 //===----------------------------------------------------------------------===//
 

@@ -3,6 +3,7 @@
 
 include "dialect/Tile/TileDialect.td"
 include "dialect/Tile/TileTypes.td"
+include "dialect/Tile/TileLayouts.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
@@ -185,6 +186,28 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     $kind $input `axis` `=` $axis attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
+  let summary = "move a tile to another distributed layout";
+  let description = [{
+    Same shape, same element type, same values; only the encoding (which
+    thread holds which element) changes. Lowering picks the cheapest way the
+    two layouts allow: a register repack when every thread already holds the
+    elements it needs (FlashAttention-2's S accumulator to P operand), shared
+    memory with barriers otherwise.
+
+    ```mlir
+    %p = tile.convert_layout %s : tensor<128x64xf16, #mma>
+                               -> tensor<128x64xf16, #tile.dot_op<0, #mma>>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$input);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

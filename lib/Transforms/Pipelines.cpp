@@ -1,6 +1,9 @@
 //===- Pipelines.cpp - the named pass pipelines of flashc -----------------===//
 #include "lib/Transforms/Pipelines.h"
 
+#include "lib/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -10,10 +13,25 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+void flash::buildLayoutPipeline(mlir::OpPassManager &pm) {
+  buildTilePipeline(pm);
+  auto &kernel = pm.nest<mlir::func::FuncOp>();
+  kernel.addPass(createTileDecomposeOnlineSoftmax());
+  kernel.addPass(mlir::createCanonicalizerPass());
+  kernel.addPass(createTileAssignLayouts());
+  kernel.addPass(mlir::createCanonicalizerPass());
+  kernel.addPass(mlir::createCSEPass());
+}
+
 void flash::registerFlashPipelines() {
   mlir::PassPipelineRegistration<>(
       "flashc-tile",
       "Canonical tile IR: what `flashc --emit=tile` prints and the "
       "interpreter runs",
       buildTilePipeline);
+  mlir::PassPipelineRegistration<>(
+      "flashc-layout",
+      "Tile IR with a distributed layout on every tile: what `flashc "
+      "--emit=layout` prints",
+      buildLayoutPipeline);
 }

@@ -17,6 +17,11 @@ namespace flash {
 /// `flashc --emit=tile` prints and the interpreter runs.
 void buildTilePipeline(mlir::OpPassManager &pm);
 
+/// Canonical tile IR -> tile IR in which every tile has a distributed layout
+/// (what `flashc --emit=layout` prints): online softmax decomposed, layouts
+/// assigned, redundant conversions folded away.
+void buildLayoutPipeline(mlir::OpPassManager &pm);
+
 /// Registers the pipelines above with MLIR's pass registry (for flash-opt).
 void registerFlashPipelines();
 } // namespace flash

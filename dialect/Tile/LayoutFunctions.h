@@ -1,0 +1,283 @@
+//===- LayoutFunctions.h - (warp, lane, register) -> tile coordinate -*- C++ -*-===//
+//
+// The one definition of every distributed layout flashc uses: given a tile
+// shape, which element of the tile register `reg` of lane `lane` of warp `warp`
+// holds. Layout attributes, index computations in generated code, layout
+// conversions and the emulator all derive from these functions. Several
+// threads may hold the same element (broadcast); within one thread the
+// registers of a layout hold distinct elements.
+//
+// The coordinate functions are templates over the integer type of warp and
+// lane: int64_t to evaluate them, or a type whose operators build IR (index
+// arithmetic of a kernel), so the formula is written once for both.
+// Registers are always compile-time.
+//
+// Facts from the PTX ISA (see shared/reference/ptx-warp-ops.md), lane = 32
+// threads, g = lane / 4, q = lane % 4:
+//   mma.m16n8k16 C/D element i: row g + 8 (i / 2), col 2q + i % 2
+//   A element e = 2r + h:       row g + 8 (r % 2), col 2q + h + 8 (r / 2)
+//   B element e = 2r + h:       k 2q + h + 8r,     n g
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASH_DIALECT_TILE_LAYOUTFUNCTIONS_H
+#define FLASH_DIALECT_TILE_LAYOUTFUNCTIONS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace flash::tile::layout {
+
+inline constexpr int64_t kWarpSize = 32;
+/// The MMA atom: mma.sync m16n8k16 with f16/bf16 operands and f32 accumulator.
+inline constexpr int64_t kAtomM = 16, kAtomN = 8, kAtomK = 16;
+
+template <typename Int>
+using CoordOf = llvm::SmallVector<Int, 2>;
+using Coord = CoordOf<int64_t>;
+
+/// A TiledMMA: the atom repeated over warps (AtomLayoutMNK) and, within a
+/// warp, over registers (ValueLayoutMNK). One step covers
+/// (16 wM vM) x (8 wN vN) x (16 wK vK); larger tiles repeat that step in
+/// registers, smaller ones are held by several warps (broadcast).
+/// Warp w sits at (w % wM, w / wM % wN) and owns 16 vM consecutive rows and
+/// 8 vN consecutive columns of each step: rows grow with warps, so the row
+/// statistics of attention never cross warps.
+struct MmaParams {
+  int64_t warps[3] = {1, 1, 1};  // M, N, K
+  int64_t values[3] = {1, 1, 1}; // M, N, K
+  int64_t numWarps() const { return warps[0] * warps[1] * warps[2]; }
+};
+
+/// Which MMA role a tile plays: the accumulator C (M x N, also the layout of
+/// every element-wise tile around it), operand A (M x K) or operand B (K x N).
+enum class MmaRole { Acc, OperandA, OperandB };
+
+/// Triton's blocked layout: each thread holds sizePerThread contiguous
+/// elements per dim, lanes and warps tile the dims, `order` lists the dims
+/// fastest first. Used for coalesced global access (16 bytes per thread).
+struct BlockedParams {
+  llvm::SmallVector<int64_t, 2> sizePerThread, threadsPerWarp, warpsPerCTA,
+      order;
+  int64_t numWarps() const;
+};
+
+//===----------------------------------------------------------------------===//
+// Shape checks and register counts (compile time only)
+//===----------------------------------------------------------------------===//
+
+/// Why `shape` cannot be distributed by the layout, or empty when it can.
+/// An accumulator-layout tile may have one dim of size 1 (a row or column of
+/// a broadcast): it then holds what the slice layout of the other dim holds.
+std::string checkMmaShape(const MmaParams &mma, MmaRole role,
+                          llvm::ArrayRef<int64_t> shape);
+/// Elements per thread (for operands: 16-bit values, two per 32-bit register).
+int64_t mmaNumRegisters(const MmaParams &mma, MmaRole role,
+                        llvm::ArrayRef<int64_t> shape);
+
+/// The accumulator layout with one dim removed: dim 1 gives per-row vectors
+/// (attention's running max and sum), dim 0 per-column vectors. Lanes of a
+/// quad (and warps along the removed dim) hold the same elements.
+std::string checkMmaSliceShape(const MmaParams &mma, int64_t dim,
+                               llvm::ArrayRef<int64_t> shape);
+int64_t mmaSliceNumRegisters(const MmaParams &mma, int64_t dim,
+                             llvm::ArrayRef<int64_t> shape);
+
+std::string checkBlocked(const BlockedParams &blocked);
+/// The parameters a blocked layout uses for a tile of `shape`: a dim of size
+/// 1 (a row or column of a broadcast) holds one element per thread, like the
+/// slice layout of the other dims.
+BlockedParams blockedForShape(const BlockedParams &blocked,
+                              llvm::ArrayRef<int64_t> shape);
+std::string checkBlockedShape(const BlockedParams &blocked,
+                              llvm::ArrayRef<int64_t> shape);
+int64_t blockedNumRegisters(const BlockedParams &blocked,
+                            llvm::ArrayRef<int64_t> shape);
+/// The blocked layout with dim `dim` removed (lanes and warps along it hold
+/// copies): the layout of a reduction of a blocked tile along `dim`.
+BlockedParams blockedSliceParent(const BlockedParams &blocked, int64_t dim);
+
+//===----------------------------------------------------------------------===//
+// Coordinates
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+/// How one tile dim is spread: atom extent, atoms per warp in registers
+/// (values), warps, and this thread's warp coordinate along it.
+template <typename Int>
+struct DimSpread {
+  int64_t atom, values, warps;
+  Int warpCoord;
+  int64_t warpExtent() const { return atom * values; }
+  int64_t step() const { return atom * values * warps; }
+  int64_t repeats(int64_t size) const {
+    return std::max<int64_t>(1, size / step());
+  }
+};
+
+/// Coordinate along a dim: repeat `rep`, value `value` (compile time) and a
+/// position `inAtom` (thread dependent) inside the atom.
+template <typename Int>
+Int place(const DimSpread<Int> &dim, int64_t size, int64_t rep, int64_t value,
+          Int inAtom) {
+  return (dim.warpCoord * dim.warpExtent() + inAtom +
+          (rep * dim.step() + value * dim.atom)) %
+         size;
+}
+
+template <typename Int>
+struct RoleSpread {
+  DimSpread<Int> dims[2];
+  int64_t atomElements;
+};
+
+template <typename Int>
+RoleSpread<Int> spreadFor(const MmaParams &mma, MmaRole role, Int warp) {
+  Int wm = warp % mma.warps[0];
+  Int wn = warp / mma.warps[0] % mma.warps[1];
+  Int wk = warp / (mma.warps[0] * mma.warps[1]) % mma.warps[2];
+  DimSpread<Int> m{kAtomM, mma.values[0], mma.warps[0], wm};
+  DimSpread<Int> n{kAtomN, mma.values[1], mma.warps[1], wn};
+  DimSpread<Int> k{kAtomK, mma.values[2], mma.warps[2], wk};
+  switch (role) {
+  case MmaRole::OperandA:
+    return {{m, k}, 8};
+  case MmaRole::OperandB:
+    return {{k, n}, 4};
+  case MmaRole::Acc:
+    break;
+  }
+  return {{m, n}, 4};
+}
+
+/// Position inside the atom of element `e` of `lane`, per the PTX ISA.
+template <typename Int>
+std::pair<Int, Int> atomPosition(MmaRole role, Int lane, int64_t e) {
+  Int g = lane / 4, q = lane % 4;
+  int64_t r = e / 2, h = e % 2;
+  switch (role) {
+  case MmaRole::OperandA:
+    return {g + 8 * (r % 2), q * 2 + (h + 8 * (r / 2))};
+  case MmaRole::OperandB:
+    return {q * 2 + (h + 8 * r), g};
+  case MmaRole::Acc:
+    break;
+  }
+  return {g + 8 * r, q * 2 + h};
+}
+} // namespace detail
+
+/// Slice of the accumulator layout. Register order, fastest first: position
+/// in the atom (rows g, g + 8 or columns 2q, 2q + 1), value, repeat.
+template <typename Int>
+CoordOf<Int> mmaSliceCoord(const MmaParams &mma, int64_t dim,
+                           llvm::ArrayRef<int64_t> shape, Int warp, Int lane,
+                           int64_t reg) {
+  detail::DimSpread<Int> kept =
+      detail::spreadFor(mma, MmaRole::Acc, warp).dims[1 - dim];
+  int64_t a = reg % 2;
+  int64_t value = reg / 2 % kept.values;
+  int64_t rep = reg / 2 / kept.values;
+  Int inAtom = dim == 1 ? lane / 4 + 8 * a : lane % 4 * 2 + a;
+  return {detail::place(kept, shape[0], rep, value, inAtom)};
+}
+
+/// Register order, fastest first: element of the atom, value along dim 1,
+/// value along dim 0, repeat along dim 1, repeat along dim 0.
+template <typename Int>
+CoordOf<Int> mmaCoord(const MmaParams &mma, MmaRole role,
+                      llvm::ArrayRef<int64_t> shape, Int warp, Int lane,
+                      int64_t reg) {
+  if (role == MmaRole::Acc && (shape[0] == 1 || shape[1] == 1)) {
+    int64_t kept = shape[0] == 1 ? 1 : 0;
+    Int at = mmaSliceCoord(mma, 1 - kept, shape.slice(kept, 1), warp, lane,
+                           reg)[0];
+    Int zero = at * 0;
+    return kept == 0 ? CoordOf<Int>{at, zero} : CoordOf<Int>{zero, at};
+  }
+  detail::RoleSpread<Int> spread = detail::spreadFor(mma, role, warp);
+  const detail::DimSpread<Int> &d0 = spread.dims[0], &d1 = spread.dims[1];
+  int64_t e = reg % spread.atomElements;
+  reg /= spread.atomElements;
+  int64_t v1 = reg % d1.values;
+  reg /= d1.values;
+  int64_t v0 = reg % d0.values;
+  reg /= d0.values;
+  int64_t p1 = reg % d1.repeats(shape[1]);
+  int64_t p0 = reg / d1.repeats(shape[1]);
+  auto [a0, a1] = detail::atomPosition(role, lane, e);
+  return {detail::place(d0, shape[0], p0, v0, a0),
+          detail::place(d1, shape[1], p1, v1, a1)};
+}
+
+/// The first register (element 0) of one MMA atom of this thread: the atom
+/// `atom0`-th along dim 0 and `atom1`-th along dim 1 among those of its warp
+/// (0 <= atomK < values_K * repeats_K). The atom's elements follow in
+/// PTX fragment order (a0..a7, b0..b3, c0..c3), so a mma.sync's operand
+/// registers are reg..reg + atomElements - 1.
+int64_t mmaAtomFirstRegister(const MmaParams &mma, MmaRole role,
+                             llvm::ArrayRef<int64_t> shape, int64_t atom0,
+                             int64_t atom1);
+/// Atoms per warp along dim 0 and dim 1 (values x repeats) of a tile.
+std::pair<int64_t, int64_t> mmaAtomsPerWarp(const MmaParams &mma, MmaRole role,
+                                            llvm::ArrayRef<int64_t> shape);
+
+/// Register order, fastest first: elements along order[0], order[1], ...,
+/// then repeats along order[0], order[1], ...
+template <typename Int>
+CoordOf<Int> blockedCoord(const BlockedParams &params,
+                          llvm::ArrayRef<int64_t> shape, Int warp, Int lane,
+                          int64_t reg) {
+  BlockedParams blocked = blockedForShape(params, shape);
+  size_t rank = shape.size();
+  llvm::SmallVector<int64_t, 2> elem(rank), rep(rank);
+  CoordOf<Int> laneCoord(rank, lane), warpCoord(rank, warp);
+  for (int64_t d : blocked.order) {
+    laneCoord[d] = lane % blocked.threadsPerWarp[d];
+    lane = lane / blocked.threadsPerWarp[d];
+    warpCoord[d] = warp % blocked.warpsPerCTA[d];
+    warp = warp / blocked.warpsPerCTA[d];
+    elem[d] = reg % blocked.sizePerThread[d];
+    reg /= blocked.sizePerThread[d];
+  }
+  auto spread = [&](size_t d) {
+    return detail::DimSpread<Int>{blocked.sizePerThread[d],
+                                  blocked.threadsPerWarp[d],
+                                  blocked.warpsPerCTA[d], warpCoord[d]};
+  };
+  for (int64_t d : blocked.order) {
+    int64_t repeats = spread(d).repeats(shape[d]);
+    rep[d] = reg % repeats;
+    reg /= repeats;
+  }
+  CoordOf<Int> coord;
+  for (size_t d = 0; d < rank; ++d) {
+    detail::DimSpread<Int> s = spread(d);
+    // The lane's position counts in blocks of sizePerThread: it plays the
+    // role the atom's values play in an MMA layout.
+    coord.push_back((s.warpCoord * s.warpExtent() + laneCoord[d] * s.atom +
+                     (rep[d] * s.step() + elem[d])) %
+                    shape[d]);
+  }
+  return coord;
+}
+
+/// A blocked tile reduced along `dim`.
+template <typename Int>
+CoordOf<Int> blockedSliceCoord(const BlockedParams &blocked, int64_t dim,
+                               llvm::ArrayRef<int64_t> shape, Int warp,
+                               Int lane, int64_t reg) {
+  llvm::SmallVector<int64_t, 2> parentShape(shape);
+  parentShape.insert(parentShape.begin() + dim, 1);
+  CoordOf<Int> coord = blockedCoord(blockedSliceParent(blocked, dim),
+                                    parentShape, warp, lane, reg);
+  coord.erase(coord.begin() + dim);
+  return coord;
+}
+
+} // namespace flash::tile::layout
+
+#endif // FLASH_DIALECT_TILE_LAYOUTFUNCTIONS_H

@@ -1,0 +1,402 @@
+//===- Run.cpp - `flashc run`: bind arguments, run a kernel, write outputs ===//
+
+#include "lib/Run/Run.h"
+#include "lib/Interp/Interpreter.h"
+#include "lib/Runtime/Npy.h"
+
+#include "dialect/Tile/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+
+using namespace mlir;
+
+namespace flash {
+
+namespace {
+
+std::string typeStr(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// Parses a whole string as a floating-point number.
+bool parseNumber(const std::string &s, double &out) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+/// Parses a whole string as a base-10 integer.
+bool parseInteger(const std::string &s, long long &out, bool &overflow) {
+  overflow = false;
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  out = std::strtoll(s.c_str(), &end, 10);
+  if (end != s.c_str() + s.size())
+    return false;
+  overflow = errno == ERANGE;
+  return true;
+}
+
+struct Param {
+  std::string name;
+  unsigned index;
+  Type type;
+  tile::GlobalType global; // null for scalars
+  interp::ElemType elem;
+  bool given = false;
+  std::string text; // the --arg value
+  npy::Array array;
+  double scalar = 0;
+};
+
+class Runner {
+public:
+  Runner(ModuleOp module, const RunRequest &req, llvm::raw_ostream &diag)
+      : module(module), req(req), diag(diag) {}
+
+  int run();
+
+private:
+  void error(const std::string &msg) {
+    diag << "error: " << msg << "\n";
+    ++numErrors;
+  }
+  void note(const std::string &msg) { diag << "note: " << msg << "\n"; }
+  std::string paramList() const {
+    std::string s;
+    for (const Param &p : params) {
+      if (!s.empty())
+        s += ", ";
+      s += p.name;
+    }
+    return s.empty() ? "(none)" : s;
+  }
+  bool collectParams();
+  void bindTensor(Param &p);
+  void bindScalar(Param &p);
+  std::optional<npy::DType> npyDTypeFor(interp::ElemType e) const;
+
+  ModuleOp module;
+  const RunRequest &req;
+  llvm::raw_ostream &diag;
+  unsigned numErrors = 0;
+  func::FuncOp kernel, gridFn;
+  std::vector<Param> params;
+  llvm::StringMap<unsigned> byName;
+  /// symbol -> (value, name of the param that bound it)
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;
+};
+
+std::optional<npy::DType> Runner::npyDTypeFor(interp::ElemType e) const {
+  switch (e.kind) {
+  case interp::ElemType::F16:
+    return npy::DType::F16;
+  case interp::ElemType::F32:
+    return npy::DType::F32;
+  case interp::ElemType::Int:
+    if (e.width == 32)
+      return npy::DType::I32;
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+bool Runner::collectParams() {
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+    Param p;
+    p.index = i;
+    p.type = kernel.getArgument(i).getType();
+    auto nameAttr =
+        kernel.getArgAttrOfType<StringAttr>(i, tile::kArgNameAttrName);
+    if (!nameAttr) {
+      diag << "error: kernel argument #" << i << " has no '"
+           << tile::kArgNameAttrName << "' attribute\n";
+      return false;
+    }
+    p.name = nameAttr.getValue().str();
+    Type et = p.type;
+    if (auto g = dyn_cast<tile::GlobalType>(p.type)) {
+      p.global = g;
+      et = g.getElementType();
+    }
+    auto e = interp::ElemType::get(et);
+    if (!e) {
+      diag << "error: kernel parameter '" << p.name << "' has unsupported type "
+           << typeStr(p.type) << "\n";
+      return false;
+    }
+    p.elem = *e;
+    if (byName.count(p.name)) {
+      diag << "error: kernel declares parameter '" << p.name << "' twice\n";
+      return false;
+    }
+    byName[p.name] = params.size();
+    params.push_back(std::move(p));
+  }
+  return true;
+}
+
+void Runner::bindScalar(Param &p) {
+  const std::string &s = p.text;
+  std::string declared = typeStr(p.type);
+  double d;
+  if (!parseNumber(s, d)) {
+    error("argument '" + p.name + "' is a scalar " + declared +
+          " parameter and needs a number, not '" + s + "'");
+    return;
+  }
+  if (p.elem.isFloat()) {
+    p.scalar = interp::roundTo(p.elem, d);
+    return;
+  }
+  long long v;
+  bool overflow;
+  if (!parseInteger(s, v, overflow)) {
+    error("argument '" + p.name + "' is a scalar " + declared +
+          " parameter and needs an integer, not '" + s + "'");
+    return;
+  }
+  unsigned w = p.elem.width;
+  long long lo = w >= 64 ? std::numeric_limits<long long>::min()
+                         : (w == 1 ? 0 : -(1LL << (w - 1)));
+  long long hi = w >= 64 ? std::numeric_limits<long long>::max()
+                         : (w == 1 ? 1 : (1LL << (w - 1)) - 1);
+  if (overflow || v < lo || v > hi) {
+    error("argument '" + p.name + "' is " + s + ", which does not fit in " +
+          declared);
+    return;
+  }
+  p.scalar = static_cast<double>(v);
+}
+
+void Runner::bindTensor(Param &p) {
+  std::string declared = typeStr(p.type);
+  double ignored;
+  if (parseNumber(p.text, ignored)) {
+    error("argument '" + p.name + "' is a tensor parameter (" + declared +
+          ") and needs an .npy file, not the number '" + p.text + "'");
+    return;
+  }
+  std::string why;
+  if (!npy::readFile(p.text, p.array, why)) {
+    error("cannot read argument '" + p.name + "' from '" + p.text +
+          "': " + why);
+    return;
+  }
+  auto want = npyDTypeFor(p.elem);
+  if (!want) {
+    error("parameter '" + p.name + "' has element type " +
+          typeStr(p.global.getElementType()) +
+          ", which .npy arguments cannot provide (supported: f16, f32, i32)");
+    return;
+  }
+  if (p.array.dtype != *want) {
+    error("argument '" + p.name + "' is " + npy::dtypeName(p.array.dtype) +
+          " but the kernel declares " + typeStr(p.global.getElementType()));
+    return;
+  }
+  unsigned rank = p.global.getRank();
+  if (p.array.shape.size() != rank) {
+    error("argument '" + p.name + "' has rank " +
+          std::to_string(p.array.shape.size()) + " (shape " +
+          npy::shapeToString(p.array.shape) + ") but the kernel declares rank " +
+          std::to_string(rank) + " (" + declared + ")");
+    return;
+  }
+  bool zero = false;
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t size = p.array.shape[d];
+    if (size > std::numeric_limits<int32_t>::max()) {
+      error("dim " + std::to_string(d) + " of argument '" + p.name + "' is " +
+            std::to_string(size) + ", which does not fit in i32");
+      continue;
+    }
+    if (size == 0)
+      zero = true;
+    if (p.global.isStaticDim(d)) {
+      int64_t want = p.global.getShape()[d];
+      if (size != want)
+        error("argument '" + p.name + "' has size " + std::to_string(size) +
+              " in dim " + std::to_string(d) + " but the kernel declares " +
+              std::to_string(want) + " (" + declared + ")");
+      continue;
+    }
+    std::string sym = p.global.getDimNames()[d].getValue().str();
+    auto it = symbols.find(sym);
+    if (it == symbols.end()) {
+      symbols[sym] = {size, p.name};
+    } else if (it->second.first != size) {
+      error("dim '" + sym + "' is " + std::to_string(it->second.first) +
+            " in " + it->second.second + " but " + std::to_string(size) +
+            " in " + p.name);
+    }
+  }
+  if (zero)
+    note("argument '" + p.name + "' has shape " +
+         npy::shapeToString(p.array.shape) + " and holds no elements");
+}
+
+int Runner::run() {
+  if (req.target != "interp") {
+    diag << "error: target '" << req.target
+         << "' is not supported by this runner (supported: interp)\n";
+    return 1;
+  }
+  std::string why;
+  if (!interp::findKernel(module, kernel, gridFn, why)) {
+    diag << "error: " << why << "\n";
+    return 2;
+  }
+  if (!collectParams())
+    return 2;
+
+  // Match --arg names to parameters.
+  for (const auto &[name, value] : req.args) {
+    auto it = byName.find(name);
+    if (it == byName.end()) {
+      error("unknown argument '" + name + "' (the kernel's parameters are: " +
+            paramList() + ")");
+      continue;
+    }
+    Param &p = params[it->second];
+    if (p.given) {
+      error("argument '" + name + "' is given twice");
+      continue;
+    }
+    p.given = true;
+    p.text = value;
+  }
+  std::string missing;
+  for (const Param &p : params)
+    if (!p.given)
+      missing += (missing.empty() ? "" : ", ") + p.name;
+  if (!missing.empty())
+    error("missing argument(s) for kernel parameter(s): " + missing +
+          " (pass each with --arg NAME=FILE.npy|NUMBER)");
+
+  // Load and check the given arguments in parameter order.
+  for (Param &p : params) {
+    if (!p.given)
+      continue;
+    if (p.global)
+      bindTensor(p);
+    else
+      bindScalar(p);
+  }
+
+  // Outputs.
+  llvm::StringMap<bool> outSeen;
+  for (const auto &[name, file] : req.outs) {
+    auto it = byName.find(name);
+    if (it == byName.end()) {
+      error("--out names unknown parameter '" + name +
+            "' (the kernel's parameters are: " + paramList() + ")");
+      continue;
+    }
+    const Param &p = params[it->second];
+    if (!p.global) {
+      error("--out names scalar parameter '" + name +
+            "'; only tensor parameters can be written");
+      continue;
+    }
+    if (!p.given) {
+      error("--out names parameter '" + name +
+            "', which has no --arg (its shape is unknown)");
+      continue;
+    }
+    if (outSeen.count(name)) {
+      error("--out names parameter '" + name + "' twice");
+      continue;
+    }
+    outSeen[name] = true;
+  }
+  if (numErrors)
+    return 1;
+
+  // Build the runtime arguments.
+  std::vector<std::unique_ptr<interp::GlobalBuffer>> buffers;
+  std::vector<interp::RtValue> args;
+  std::vector<interp::GlobalBuffer *> bufferOf(params.size(), nullptr);
+  for (Param &p : params) {
+    if (!p.global) {
+      args.push_back(interp::RtValue::scalar(p.elem, p.scalar));
+      continue;
+    }
+    auto buf = std::make_unique<interp::GlobalBuffer>();
+    buf->elem = p.elem;
+    buf->shape = p.array.shape;
+    size_t n = static_cast<size_t>(p.array.numElements());
+    buf->data.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      buf->data[i] = p.array.get(i);
+    p.array.data.clear();
+    p.array.data.shrink_to_fit();
+    bufferOf[p.index] = buf.get();
+    args.push_back(interp::RtValue::globalRef(buf.get()));
+    buffers.push_back(std::move(buf));
+  }
+
+  auto report = [&](const interp::InterpError &e) {
+    diag << "error: " << e.message << "\n";
+    return e.kind == interp::ErrorKind::Runtime ? 1 : 2;
+  };
+  std::array<int64_t, 3> grid;
+  interp::InterpError ierr;
+  if (!interp::evaluateGrid(gridFn, args, grid, ierr))
+    return report(ierr);
+  if (!interp::runAllPrograms(kernel, args, grid, ierr))
+    return report(ierr);
+
+  // Write outputs.
+  int rc = 0;
+  for (const auto &[name, file] : req.outs) {
+    const Param &p = params[byName[name]];
+    interp::GlobalBuffer *buf = bufferOf[p.index];
+    npy::Array out(*npyDTypeFor(p.elem), buf->shape);
+    for (size_t i = 0; i < buf->data.size(); ++i)
+      out.set(i, buf->data[i]);
+    if (!npy::writeFile(file, out, why)) {
+      diag << "error: cannot write output '" << name << "' to '" << file
+           << "': " << why << "\n";
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+} // namespace
+
+int runKernel(ModuleOp module, const RunRequest &request,
+              llvm::raw_ostream &diag) {
+  Runner runner(module, request, diag);
+  int rc = runner.run();
+  diag.flush();
+  return rc;
+}
+
+int runKernel(ModuleOp module, const RunRequest &request) {
+  return runKernel(module, request, llvm::errs());
+}
+
+} // namespace flash

@@ -1,0 +1,35 @@
+//===- Run.h - `flashc run`: bind arguments, run a kernel, write outputs -===//
+
+#ifndef FLASH_RUN_RUN_H
+#define FLASH_RUN_RUN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace flash {
+
+struct RunRequest {
+  /// Execution target; only "interp" is supported here.
+  std::string target;
+  /// NAME -> "FILE.npy" (tensor parameters) or a number (scalar parameters).
+  std::vector<std::pair<std::string, std::string>> args;
+  /// NAME -> FILE.npy written after the run (tensor parameters only).
+  std::vector<std::pair<std::string, std::string>> outs;
+};
+
+/// Binds arguments, runs every program instance of the kernel in `module`,
+/// writes outputs. Prints its own errors to llvm::errs(); returns 0 ok,
+/// 1 user error, 2 internal error.
+int runKernel(mlir::ModuleOp module, const RunRequest &request);
+
+/// Same, printing diagnostics ("error: ..." / "note: ..." lines) to `diag`.
+int runKernel(mlir::ModuleOp module, const RunRequest &request,
+              llvm::raw_ostream &diag);
+
+} // namespace flash
+
+#endif // FLASH_RUN_RUN_H

@@ -1,0 +1,467 @@
+//===- Npy.cpp - Minimal .npy reader/writer -------------------------------===//
+
+#include "lib/Runtime/Npy.h"
+#include "lib/Runtime/Float16.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace flash {
+namespace npy {
+
+size_t elementSize(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  }
+  return 4;
+}
+
+const char *descr(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "<f2";
+  case DType::F32:
+    return "<f4";
+  case DType::I32:
+    return "<i4";
+  }
+  return "?";
+}
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "float16";
+  case DType::F32:
+    return "float32";
+  case DType::I32:
+    return "int32";
+  }
+  return "?";
+}
+
+std::string shapeToString(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1)
+    s += ",";
+  s += ")";
+  return s;
+}
+
+static int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Array::Array(DType dtype, std::vector<int64_t> shape)
+    : dtype(dtype), shape(std::move(shape)) {
+  data.assign(static_cast<size_t>(numElements()) * elementSize(dtype), 0);
+}
+
+int64_t Array::numElements() const { return product(shape); }
+
+static uint32_t loadLE(const uint8_t *p, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; ++i)
+    v |= uint32_t(p[i]) << (8 * i);
+  return v;
+}
+
+static void storeLE(uint8_t *p, uint32_t v, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+double Array::get(size_t i) const {
+  const uint8_t *p = data.data() + i * elementSize(dtype);
+  switch (dtype) {
+  case DType::F16:
+    return halfBitsToDouble(static_cast<uint16_t>(loadLE(p, 2)));
+  case DType::F32: {
+    uint32_t b = loadLE(p, 4);
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+  }
+  case DType::I32:
+    return static_cast<int32_t>(loadLE(p, 4));
+  }
+  return 0;
+}
+
+void Array::set(size_t i, double v) {
+  uint8_t *p = data.data() + i * elementSize(dtype);
+  switch (dtype) {
+  case DType::F16:
+    storeLE(p, doubleToHalfBits(v), 2);
+    return;
+  case DType::F32: {
+    float f = static_cast<float>(v);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    storeLE(p, b, 4);
+    return;
+  }
+  case DType::I32: {
+    int64_t x = 0;
+    if (std::isfinite(v) && std::fabs(v) < 9.2e18)
+      x = static_cast<int64_t>(v);
+    storeLE(p, static_cast<uint32_t>(static_cast<uint64_t>(x)), 4);
+    return;
+  }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Header parsing
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Parses the Python dict literal of a .npy header.
+class HeaderParser {
+public:
+  HeaderParser(const std::string &text) : s(text) {}
+
+  bool parse(std::string &descrOut, bool &fortran, std::vector<int64_t> &shape,
+             std::string &error) {
+    bool haveDescr = false, haveFortran = false, haveShape = false;
+    skipWs();
+    if (!consume('{'))
+      return fail(error, "header is not a dict (expected '{')");
+    while (true) {
+      skipWs();
+      if (consume('}'))
+        break;
+      std::string key;
+      if (!parseString(key))
+        return fail(error, "expected a quoted key in the header dict");
+      skipWs();
+      if (!consume(':'))
+        return fail(error, "expected ':' after key '" + key + "'");
+      skipWs();
+      if (key == "descr") {
+        if (haveDescr)
+          return fail(error, "duplicate key 'descr'");
+        haveDescr = true;
+        if (peek() == '[')
+          return fail(error, "structured dtypes are not supported");
+        if (!parseString(descrOut))
+          return fail(error, "'descr' is not a string");
+      } else if (key == "fortran_order") {
+        if (haveFortran)
+          return fail(error, "duplicate key 'fortran_order'");
+        haveFortran = true;
+        if (s.compare(pos, 4, "True") == 0) {
+          fortran = true;
+          pos += 4;
+        } else if (s.compare(pos, 5, "False") == 0) {
+          fortran = false;
+          pos += 5;
+        } else {
+          return fail(error, "'fortran_order' is not True or False");
+        }
+      } else if (key == "shape") {
+        if (haveShape)
+          return fail(error, "duplicate key 'shape'");
+        haveShape = true;
+        if (!parseShape(shape, error))
+          return false;
+      } else {
+        return fail(error, "unexpected key '" + key + "' in header");
+      }
+      skipWs();
+      if (consume(','))
+        continue;
+      skipWs();
+      if (consume('}'))
+        break;
+      return fail(error, "expected ',' or '}' in header dict");
+    }
+    skipWs();
+    if (pos != s.size())
+      return fail(error, "unexpected text after the header dict");
+    if (!haveDescr)
+      return fail(error, "header has no 'descr'");
+    if (!haveFortran)
+      return fail(error, "header has no 'fortran_order'");
+    if (!haveShape)
+      return fail(error, "header has no 'shape'");
+    return true;
+  }
+
+private:
+  static bool fail(std::string &error, const std::string &msg) {
+    error = "malformed header: " + msg;
+    return false;
+  }
+  char peek() const { return pos < s.size() ? s[pos] : '\0'; }
+  bool consume(char c) {
+    if (peek() != c)
+      return false;
+    ++pos;
+    return true;
+  }
+  void skipWs() {
+    while (pos < s.size() &&
+           (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r'))
+      ++pos;
+  }
+  bool parseString(std::string &out) {
+    char q = peek();
+    if (q != '\'' && q != '"')
+      return false;
+    size_t end = s.find(q, pos + 1);
+    if (end == std::string::npos)
+      return false;
+    out = s.substr(pos + 1, end - pos - 1);
+    pos = end + 1;
+    return true;
+  }
+  bool parseShape(std::vector<int64_t> &shape, std::string &error) {
+    if (!consume('('))
+      return fail(error, "'shape' is not a tuple");
+    shape.clear();
+    while (true) {
+      skipWs();
+      if (consume(')'))
+        return true;
+      if (!std::isdigit(static_cast<unsigned char>(peek())))
+        return fail(error, "'shape' must hold non-negative integers");
+      int64_t v = 0;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) {
+        int digit = s[pos++] - '0';
+        if (v > (std::numeric_limits<int64_t>::max() - digit) / 10)
+          return fail(error, "a dim in 'shape' is too large");
+        v = v * 10 + digit;
+      }
+      if (peek() == 'L') // Python 2 long suffix
+        ++pos;
+      shape.push_back(v);
+      skipWs();
+      if (consume(','))
+        continue;
+      skipWs();
+      if (consume(')')) {
+        // A one-element tuple needs its trailing comma in Python, but be
+        // lenient: "(5)" is only an int in Python, numpy never writes it.
+        return true;
+      }
+      return fail(error, "expected ',' or ')' in 'shape'");
+    }
+  }
+
+  const std::string &s;
+  size_t pos = 0;
+};
+} // namespace
+
+bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error) {
+  static const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (size < 6 || std::memcmp(bytes, magic, 6) != 0) {
+    error = "not a .npy file (bad magic string)";
+    return false;
+  }
+  if (size < 8) {
+    error = "truncated header (file ends after the magic string)";
+    return false;
+  }
+  unsigned major = bytes[6], minor = bytes[7];
+  size_t lenBytes;
+  if (major == 1)
+    lenBytes = 2;
+  else if (major == 2 || major == 3)
+    lenBytes = 4;
+  else {
+    error = "unsupported .npy format version " + std::to_string(major) + "." +
+            std::to_string(minor);
+    return false;
+  }
+  if (minor != 0) {
+    error = "unsupported .npy format version " + std::to_string(major) + "." +
+            std::to_string(minor);
+    return false;
+  }
+  if (size < 8 + lenBytes) {
+    error = "truncated header (no header length)";
+    return false;
+  }
+  uint64_t headerLen = loadLE(bytes + 8, lenBytes);
+  size_t headerStart = 8 + lenBytes;
+  if (headerLen > size - headerStart) {
+    error = "truncated header (header says " + std::to_string(headerLen) +
+            " bytes, file has " + std::to_string(size - headerStart) + ")";
+    return false;
+  }
+  std::string header(reinterpret_cast<const char *>(bytes + headerStart),
+                     static_cast<size_t>(headerLen));
+  if (header.find('\0') != std::string::npos) {
+    error = "malformed header: contains a NUL byte";
+    return false;
+  }
+
+  std::string descrStr;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+  if (!HeaderParser(header).parse(descrStr, fortran, shape, error))
+    return false;
+
+  DType dtype;
+  if (descrStr == "<f2")
+    dtype = DType::F16;
+  else if (descrStr == "<f4")
+    dtype = DType::F32;
+  else if (descrStr == "<i4")
+    dtype = DType::I32;
+  else if (!descrStr.empty() && descrStr[0] == '>') {
+    error = "big-endian data ('" + descrStr + "') is not supported";
+    return false;
+  } else {
+    error = "unsupported dtype '" + descrStr +
+            "' (supported: <f2 float16, <f4 float32, <i4 int32)";
+    return false;
+  }
+  if (fortran) {
+    error = "Fortran-ordered arrays (fortran_order: True) are not supported";
+    return false;
+  }
+
+  const size_t esize = elementSize(dtype);
+  uint64_t count = 1;
+  const uint64_t limit = (uint64_t(1) << 62) / esize;
+  for (int64_t d : shape) {
+    if (d != 0 && count > limit / static_cast<uint64_t>(d)) {
+      error = "shape " + shapeToString(shape) + " is too large";
+      return false;
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  uint64_t dataBytes = count * esize;
+  size_t dataStart = headerStart + static_cast<size_t>(headerLen);
+  size_t have = size - dataStart;
+  if (dataBytes > have) {
+    error = "truncated data: shape " + shapeToString(shape) + " of " +
+            dtypeName(dtype) + " needs " + std::to_string(dataBytes) +
+            " bytes but the file has " + std::to_string(have);
+    return false;
+  }
+  if (dataBytes < have) {
+    error = "file has " + std::to_string(have - dataBytes) +
+            " unexpected bytes after the data of shape " +
+            shapeToString(shape);
+    return false;
+  }
+  out.dtype = dtype;
+  out.shape = std::move(shape);
+  out.data.assign(bytes + dataStart, bytes + dataStart + dataBytes);
+  return true;
+}
+
+bool readFile(const std::string &path, Array &out, std::string &error) {
+  errno = 0;
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = std::string("cannot open file: ") + std::strerror(errno);
+    return false;
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t buf[1 << 16];
+  while (true) {
+    size_t n = std::fread(buf, 1, sizeof buf, f);
+    bytes.insert(bytes.end(), buf, buf + n);
+    if (n < sizeof buf)
+      break;
+  }
+  bool bad = std::ferror(f);
+  int err = errno;
+  std::fclose(f);
+  if (bad) {
+    error = std::string("cannot read file: ") + std::strerror(err);
+    return false;
+  }
+  return parse(bytes.data(), bytes.size(), out, error);
+}
+
+bool serialize(const Array &array, std::vector<uint8_t> &out,
+               std::string &error) {
+  int64_t count = 1;
+  for (int64_t d : array.shape) {
+    if (d < 0) {
+      error = "negative dim in shape " + shapeToString(array.shape);
+      return false;
+    }
+    count *= d;
+  }
+  if (array.data.size() != static_cast<size_t>(count) * elementSize(array.dtype)) {
+    error = "data size does not match shape " + shapeToString(array.shape);
+    return false;
+  }
+  std::string dict = std::string("{'descr': '") + descr(array.dtype) +
+                     "', 'fortran_order': False, 'shape': " +
+                     shapeToString(array.shape) + ", }";
+  // Pad with spaces so that the data starts on a 64-byte boundary, then '\n'.
+  size_t prefix = 10;
+  unsigned major = 1;
+  if (dict.size() + 1 + prefix > 65535 + prefix) {
+    prefix = 12;
+    major = 2;
+  }
+  size_t total = prefix + dict.size() + 1;
+  size_t padded = (total + 63) / 64 * 64;
+  dict.append(padded - total, ' ');
+  dict += '\n';
+  out.clear();
+  out.reserve(padded + array.data.size());
+  const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  out.insert(out.end(), magic, magic + 6);
+  out.push_back(static_cast<uint8_t>(major));
+  out.push_back(0);
+  uint32_t len = static_cast<uint32_t>(dict.size());
+  for (size_t i = 0; i < prefix - 8; ++i)
+    out.push_back(static_cast<uint8_t>(len >> (8 * i)));
+  out.insert(out.end(), dict.begin(), dict.end());
+  out.insert(out.end(), array.data.begin(), array.data.end());
+  return true;
+}
+
+bool writeFile(const std::string &path, const Array &array,
+               std::string &error) {
+  std::vector<uint8_t> bytes;
+  if (!serialize(array, bytes, error))
+    return false;
+  errno = 0;
+  FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    error = std::string("cannot open file for writing: ") + std::strerror(errno);
+    return false;
+  }
+  size_t n = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  int err = errno;
+  bool ok = n == bytes.size();
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    error = std::string("cannot write file: ") + std::strerror(err);
+    return false;
+  }
+  return true;
+}
+
+} // namespace npy
+} // namespace flash

@@ -1,0 +1,116 @@
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-assign-layouts))' | FileCheck %s
+
+// FlashAttention-2's layouts: warps along M only, values covering BLOCK_M;
+// Q and K loaded straight into their operand layouts (K transposed), row
+// statistics as slices, and exactly one conversion: P from the accumulator
+// layout into the A-operand layout.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+// CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
+// CHECK-DAG: #[[B:.*]] = #tile.dot_op<1, #[[MMA]]>
+// CHECK-DAG: #[[BT:.*]] = #tile.dot_op<1, #[[MMA]], transposed = true>
+// CHECK-DAG: #[[ROWS:.*]] = #tile.slice<1, #[[MMA]]>
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<128x64xf16, #[[A]]>
+// CHECK: scf.for {{.*}} -> (tensor<128xf32, #[[ROWS]]>, tensor<128x64xf32, #[[MMA]]>)
+// CHECK:   %[[K:.*]] = tile.load {{.*}} -> tensor<64x64xf16, #[[BT]]>
+// CHECK:   %[[V:.*]] = tile.load {{.*}} -> tensor<64x64xf16, #[[B]]>
+// CHECK:   %[[S:.*]] = tile.mma %[[Q]], %[[K]], {{.*}} {transpose_b} {{.*}} -> tensor<128x64xf32, #[[MMA]]>
+// CHECK:   tile.reduce max %[[S]] axis = 1 : tensor<128x64xf32, #[[MMA]]> -> tensor<128xf32, #[[ROWS]]>
+// CHECK:   tile.expand_dims {{.*}} -> tensor<128x1xf32, #[[MMA]]>
+// CHECK:   tile.broadcast {{.*}} : tensor<128x1xf32, #[[MMA]]> -> tensor<128x64xf32, #[[MMA]]>
+// CHECK:   %[[P:.*]] = arith.truncf {{.*}} to tensor<128x64xf16, #[[MMA]]>
+// CHECK:   %[[PA:.*]] = tile.convert_layout %[[P]] : tensor<128x64xf16, #[[MMA]]> -> tensor<128x64xf16, #[[A]]>
+// CHECK:   tile.mma %[[PA]], %[[V]], {{.*}} -> tensor<128x64xf32, #[[MMA]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return
+func.func @attention(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                     %V: !tile.global<[N, 64], f16>, %n: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<128xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%m = %ninf, %acc = %zero)
+      -> (tensor<128xf32>, tensor<128x64xf32>) : i32 {
+    %k = tile.load %K[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+    %v = tile.load %V[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+    %s = tile.mma %q, %k, %zero {transpose_b} : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %bm = tile.reduce max %s axis = 1 : tensor<128x64xf32> -> tensor<128xf32>
+    %m2 = arith.maximumf %m, %bm : tensor<128xf32>
+    %col = tile.expand_dims %m2 axis = 1 : tensor<128xf32> -> tensor<128x1xf32>
+    %b = tile.broadcast %col : tensor<128x1xf32> -> tensor<128x64xf32>
+    %d = arith.subf %s, %b : tensor<128x64xf32>
+    %p = math.exp2 %d : tensor<128x64xf32>
+    %p16 = arith.truncf %p : tensor<128x64xf32> to tensor<128x64xf16>
+    %acc2 = tile.mma %p16, %v, %acc : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    scf.yield %m2, %acc2 : tensor<128xf32>, tensor<128x64xf32>
+  }
+  return
+}
+
+// -----
+
+// A kernel without MMA gets a blocked layout with 4 contiguous f32 per
+// thread; its row reductions and the vectors built from an iota get slices.
+// CHECK-DAG: #[[BLOCKED:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [2, 1], order = [1, 0]>
+// CHECK-DAG: #[[R:.*]] = #tile.slice<1, #[[BLOCKED]]>
+// CHECK-DAG: #[[C:.*]] = #tile.slice<0, #[[BLOCKED]]>
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK: tile.load {{.*}} -> tensor<16x128xf32, #[[BLOCKED]]>
+// CHECK: tile.reduce max {{.*}} -> tensor<16xf32, #[[R]]>
+// CHECK: tile.iota : tensor<128xi32, #[[C]]>
+// CHECK-NOT: tile.convert_layout
+func.func @softmax_rows(%X: !tile.global<[R, C], f32>, %c: i32) attributes {tile.num_warps = 2 : i32} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %X[%c0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[R, C], f32> -> tensor<16x128xf32>
+  %mx = tile.reduce max %x axis = 1 : tensor<16x128xf32> -> tensor<16xf32>
+  %col = tile.expand_dims %mx axis = 1 : tensor<16xf32> -> tensor<16x1xf32>
+  %b = tile.broadcast %col : tensor<16x1xf32> -> tensor<16x128xf32>
+  %cols = tile.iota : tensor<128xi32>
+  %limit = tile.splat %c : i32 -> tensor<128xi32>
+  %in = arith.cmpi slt, %cols, %limit : tensor<128xi32>
+  %row = tile.expand_dims %in axis = 0 : tensor<128xi1> -> tensor<1x128xi1>
+  %mask = tile.broadcast %row : tensor<1x128xi1> -> tensor<16x128xi1>
+  %y = arith.subf %x, %b : tensor<16x128xf32>
+  %z = arith.select %mask, %y, %x : tensor<16x128xi1>, tensor<16x128xf32>
+  tile.store %z, %X[%c0, %c0] window [0, 1] : tensor<16x128xf32> -> !tile.global<[R, C], f32>
+  return
+}
+
+// -----
+
+// The kernel's own TiledMMA wins over the default; an accumulator used as an
+// operand is converted at that use only.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [2, 2, 1], values = [1, 2, 1]>
+// CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
+// CHECK-DAG: #[[B:.*]] = #tile.dot_op<1, #[[MMA]]>
+// CHECK-LABEL: func.func @chosen
+// CHECK: %[[G:.*]] = tile.load {{.*}} -> tensor<64x64xf16, #[[A]]>
+// CHECK: %[[GB:.*]] = tile.convert_layout %[[G]] {{.*}} -> tensor<64x64xf16, #[[B]]>
+// CHECK: %[[C:.*]] = tile.mma %[[G]], %[[GB]], {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CHECK: %[[H:.*]] = arith.truncf %[[C]] {{.*}} to tensor<64x64xf16, #[[MMA]]>
+// CHECK: %[[HB:.*]] = tile.convert_layout %[[H]] {{.*}} -> tensor<64x64xf16, #[[B]]>
+// CHECK: tile.mma %{{.*}}, %[[HB]]
+func.func @chosen(%G: !tile.global<[64, 64], f16>, %R: !tile.global<[64, 64], f32>)
+    attributes {tile.num_warps = 4 : i32,
+                tile.mma_layout = #tile.mma<warps = [2, 2, 1], values = [1, 2, 1]>} {
+  %c0 = arith.constant 0 : i32
+  %a = tile.load %G[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %c = tile.mma %a, %a, %zero : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+  %h = arith.truncf %c : tensor<64x64xf32> to tensor<64x64xf16>
+  %d = tile.mma %a, %h, %zero : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+  tile.store %d, %R[%c0, %c0] window [0, 1] : tensor<64x64xf32> -> !tile.global<[64, 64], f32>
+  return
+}
+
+// -----
+
+// Functions that are not kernels (no tile.num_warps) are left alone.
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK: tensor<16x16xf32>)
+func.func @not_a_kernel(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %y = arith.addf %x, %x : tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
