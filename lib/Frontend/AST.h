@@ -1,0 +1,171 @@
+//===- AST.h - Abstract syntax tree of the tile language ------------------===//
+//
+// The parser produces one KernelDecl per file. Every node records the source
+// location of its first token so that diagnostics can point at it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASH_FRONTEND_AST_H
+#define FLASH_FRONTEND_AST_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flash {
+namespace ast {
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class ExprKind {
+  IntLit,    // 42
+  FloatLit,  // 1.5, 1e-3
+  BoolLit,   // true / false
+  InfLit,    // inf
+  NoneLit,   // None (only inside subscripts)
+  Name,      // identifier
+  Unary,     // -x, !x
+  Binary,    // a + b, ...
+  Call,      // f(a, b, k = v)
+  Subscript, // x[...]
+  List,      // [a, b] (shape argument of zeros/full)
+};
+
+enum class UnaryOp { Neg, Not };
+enum class BinaryOp {
+  Mul, Div, Rem, Add, Sub, Lt, Le, Gt, Ge, Eq, Ne, And, Or
+};
+
+const char *spelling(BinaryOp op);
+
+/// One entry of a subscript: an expression, `lo : hi`, `:`, or `None`.
+struct SubscriptEntry {
+  enum Kind { Index, Slice, Full, NewAxis } kind = Index;
+  llvm::SMLoc loc;
+  ExprPtr index; // Index
+  ExprPtr lo, hi; // Slice (both set)
+};
+
+struct KeywordArg {
+  std::string name;
+  llvm::SMLoc loc;
+  ExprPtr value;
+};
+
+struct Expr {
+  ExprKind kind;
+  llvm::SMLoc loc;
+  unsigned depth = 1; // height of the tree rooted here
+
+  // Literals.
+  int64_t intValue = 0;
+  double floatValue = 0;
+  bool boolValue = false;
+  // Name / Call callee.
+  std::string name;
+  llvm::SMLoc nameLoc;
+  // Unary / Binary.
+  UnaryOp unaryOp = UnaryOp::Neg;
+  BinaryOp binaryOp = BinaryOp::Add;
+  llvm::SMLoc opLoc;
+  ExprPtr lhs, rhs; // Unary uses lhs.
+  // Call / List.
+  std::vector<ExprPtr> args;
+  std::vector<KeywordArg> kwargs;
+  // Subscript: lhs is the base.
+  std::vector<SubscriptEntry> entries;
+
+  Expr(ExprKind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
+};
+
+/// Structural equality (used to recognise `lo : lo + SIZE`).
+bool structurallyEqual(const Expr &a, const Expr &b);
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+enum class StmtKind {
+  Let,          // let/var NAME[, NAME...] = expr;
+  Assign,       // NAME[, NAME...] = expr;
+  For,          // for NAME in range(lo, hi[, step]) { ... }
+  If,           // if cond { ... } else { ... }
+  StaticAssert, // static_assert(cond, "msg");
+  Grid,         // grid(e0[, e1[, e2]]);
+  Warps,        // warps(N);
+  ExprStmt,     // store(...);
+};
+
+struct Block {
+  llvm::SMLoc lbraceLoc;
+  std::vector<StmtPtr> stmts;
+};
+
+struct Stmt {
+  StmtKind kind;
+  llvm::SMLoc loc;
+
+  // Let / Assign.
+  bool isMutable = false;
+  std::vector<std::string> names;
+  std::vector<llvm::SMLoc> nameLocs;
+  ExprPtr value;
+
+  // For.
+  std::string loopVar;
+  llvm::SMLoc loopVarLoc;
+  ExprPtr lo, hi, step; // step may be null
+
+  // If: cond, thenBlock, and either elseBlock or elseIf (an If stmt).
+  ExprPtr cond;
+  Block body;     // For body / If then-block
+  Block elseBody; // If else-block (an `else if` is a one-statement block)
+  bool hasElse = false;
+
+  // StaticAssert.
+  std::string message;
+  bool hasMessage = false;
+
+  // Grid / Warps: args.
+  std::vector<ExprPtr> args;
+
+  Stmt(StmtKind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
+};
+
+struct ConstParam {
+  std::string name;
+  llvm::SMLoc loc;
+  enum Kind { Int, Float, Bool } kind = Int;
+  ExprPtr defaultValue;
+};
+
+struct Param {
+  std::string name;
+  llvm::SMLoc loc;
+  bool isTensor = false;
+  std::string elementType; // f16, bf16, f32, i32 (aliases normalised)
+  llvm::SMLoc typeLoc;
+  struct Dim {
+    std::string name; // symbol or const name; empty for a literal
+    int64_t literal = 0;
+    llvm::SMLoc loc;
+  };
+  std::vector<Dim> dims;
+};
+
+struct KernelDecl {
+  std::string name;
+  llvm::SMLoc loc;
+  std::vector<ConstParam> consts;
+  std::vector<Param> params;
+  Block body;
+};
+
+} // namespace ast
+} // namespace flash
+
+#endif // FLASH_FRONTEND_AST_H

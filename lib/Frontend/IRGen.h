@@ -1,0 +1,63 @@
+//===- IRGen.h - tile language AST -> tile IR -----------------------------===//
+//
+// The public entry point of the front end: compile the main buffer of a
+// SourceMgr (one `kernel`) into a verified builtin.module in the tile IR
+// described in docs/ir-conventions.md. All user errors are reported through
+// the DiagnosticPrinter; the result is null when compilation failed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASH_FRONTEND_IRGEN_H
+#define FLASH_FRONTEND_IRGEN_H
+
+#include "lib/Frontend/AST.h"
+#include "lib/Frontend/Diagnostics.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <string>
+
+namespace flash {
+
+/// A `-D NAME=VALUE` override of a compile-time constant parameter.
+struct Define {
+  std::string name;
+  std::string value;
+};
+
+enum class CompileStatus {
+  Success,
+  UserError,     // reported through the DiagnosticPrinter; exit code 1
+  InternalError, // IRGen produced IR that fails verification; exit code 2
+};
+
+/// Load the dialects the front end emits (tile, func, arith, math, scf,
+/// tensor) into `context`.
+void loadFrontendDialects(mlir::MLIRContext &context);
+
+/// Parse `-D` text "NAME=VALUE" into a Define; false if there is no '=' or
+/// the name is empty.
+bool parseDefine(llvm::StringRef text, Define &out);
+
+/// Lower an already parsed kernel. Does not run the verifier.
+mlir::OwningOpRef<mlir::ModuleOp>
+generateTileIR(const ast::KernelDecl &kernel, llvm::ArrayRef<Define> defines,
+               mlir::MLIRContext &context, DiagnosticPrinter &diags);
+
+/// Lex, parse, lower and verify the main buffer of `sourceMgr`. Loads the
+/// needed dialects into `context`. Returns null on any error; `status` (if
+/// given) tells user errors from internal ones. Internal errors (verifier
+/// failures) are printed to the DiagnosticPrinter's stream.
+mlir::OwningOpRef<mlir::ModuleOp>
+compileTileSource(llvm::SourceMgr &sourceMgr, llvm::ArrayRef<Define> defines,
+                  mlir::MLIRContext &context, DiagnosticPrinter &diags,
+                  CompileStatus *status = nullptr);
+
+} // namespace flash
+
+#endif // FLASH_FRONTEND_IRGEN_H

@@ -1,0 +1,956 @@
+//===- Parser.cpp - Recursive-descent parser of the tile language ---------===//
+
+#include "lib/Frontend/Parser.h"
+#include "lib/Frontend/Lexer.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+
+using namespace flash;
+using namespace flash::ast;
+
+const char *ast::spelling(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Mul: return "*";
+  case BinaryOp::Div: return "/";
+  case BinaryOp::Rem: return "%";
+  case BinaryOp::Add: return "+";
+  case BinaryOp::Sub: return "-";
+  case BinaryOp::Lt: return "<";
+  case BinaryOp::Le: return "<=";
+  case BinaryOp::Gt: return ">";
+  case BinaryOp::Ge: return ">=";
+  case BinaryOp::Eq: return "==";
+  case BinaryOp::Ne: return "!=";
+  case BinaryOp::And: return "&&";
+  case BinaryOp::Or: return "||";
+  }
+  return "?";
+}
+
+static bool equalPtr(const ExprPtr &a, const ExprPtr &b) {
+  if (!a || !b)
+    return !a && !b;
+  return structurallyEqual(*a, *b);
+}
+
+bool ast::structurallyEqual(const Expr &a, const Expr &b) {
+  if (a.kind != b.kind)
+    return false;
+  switch (a.kind) {
+  case ExprKind::IntLit:
+    return a.intValue == b.intValue;
+  case ExprKind::FloatLit:
+    return a.floatValue == b.floatValue;
+  case ExprKind::BoolLit:
+    return a.boolValue == b.boolValue;
+  case ExprKind::InfLit:
+  case ExprKind::NoneLit:
+    return true;
+  case ExprKind::Name:
+    return a.name == b.name;
+  case ExprKind::Unary:
+    return a.unaryOp == b.unaryOp && equalPtr(a.lhs, b.lhs);
+  case ExprKind::Binary:
+    return a.binaryOp == b.binaryOp && equalPtr(a.lhs, b.lhs) &&
+           equalPtr(a.rhs, b.rhs);
+  case ExprKind::Call:
+  case ExprKind::List:
+  case ExprKind::Subscript:
+    // Calls may have effects or differ per evaluation; never equal.
+    return false;
+  }
+  return false;
+}
+
+namespace {
+
+class Parser {
+public:
+  Parser(std::vector<Token> &tokens, DiagnosticPrinter &diags)
+      : toks(tokens), diags(diags) {}
+
+  std::unique_ptr<KernelDecl> parseKernel();
+
+private:
+  std::vector<Token> &toks;
+  size_t pos = 0;
+  DiagnosticPrinter &diags;
+  bool failed = false;
+  unsigned recursion = 0;
+  // Inside `kernel NAME< ... >`, a top-level '>' closes the list.
+  bool noGreater = false;
+
+  struct DepthGuard {
+    Parser &p;
+    bool ok;
+    DepthGuard(Parser &p, llvm::SMLoc loc) : p(p) {
+      ok = ++p.recursion <= kMaxNestingDepth;
+      if (!ok)
+        p.error(loc, "nesting is too deep (the limit is " +
+                         llvm::Twine(kMaxNestingDepth) + " levels)");
+    }
+    ~DepthGuard() { --p.recursion; }
+  };
+
+  const Token &tok() const { return toks[pos]; }
+  const Token &peek(unsigned n = 1) const {
+    return toks[std::min(pos + n, toks.size() - 1)];
+  }
+  bool is(Tok k) const { return tok().kind == k; }
+  bool isIdent(llvm::StringRef name) const {
+    return tok().kind == Tok::Ident && tok().text == name;
+  }
+  void consume() {
+    if (pos + 1 < toks.size())
+      ++pos;
+  }
+  bool consumeIf(Tok k) {
+    if (!is(k))
+      return false;
+    consume();
+    return true;
+  }
+
+  std::nullptr_t error(llvm::SMLoc loc, const llvm::Twine &msg) {
+    if (!failed)
+      diags.error(loc, msg);
+    failed = true;
+    return nullptr;
+  }
+  bool expect(Tok k, llvm::StringRef context = "") {
+    if (is(k)) {
+      consume();
+      return true;
+    }
+    std::string msg = std::string("expected ") + tokSpelling(k);
+    if (!context.empty())
+      msg += " " + context.str();
+    msg += ", found " + describeToken(tok());
+    error(tok().loc, msg);
+    return false;
+  }
+  /// Expect a closing token; on EOF also note where the group opened.
+  bool expectClose(Tok k, Tok open, llvm::SMLoc openLoc,
+                   llvm::StringRef context = "") {
+    if (is(k)) {
+      consume();
+      return true;
+    }
+    bool wasFailed = failed;
+    expect(k, context);
+    if (!wasFailed)
+      diags.note(openLoc, std::string("to match this ") + tokSpelling(open));
+    return false;
+  }
+
+  ExprPtr make(ExprKind kind, llvm::SMLoc loc) {
+    return std::make_unique<Expr>(kind, loc);
+  }
+  bool finish(Expr &e) {
+    unsigned d = 0;
+    if (e.lhs) d = std::max(d, e.lhs->depth);
+    if (e.rhs) d = std::max(d, e.rhs->depth);
+    for (auto &a : e.args) d = std::max(d, a->depth);
+    for (auto &k : e.kwargs) d = std::max(d, k.value->depth);
+    for (auto &s : e.entries) {
+      if (s.index) d = std::max(d, s.index->depth);
+      if (s.lo) d = std::max(d, s.lo->depth);
+      if (s.hi) d = std::max(d, s.hi->depth);
+    }
+    e.depth = d + 1;
+    if (e.depth > kMaxNestingDepth) {
+      error(e.loc, "expression is nested too deeply (the limit is " +
+                       llvm::Twine(kMaxNestingDepth) + " levels)");
+      return false;
+    }
+    return true;
+  }
+
+  ExprPtr parseExpr();
+  ExprPtr parseOr();
+  ExprPtr parseAnd();
+  ExprPtr parseCompare();
+  ExprPtr parseAdd();
+  ExprPtr parseMul();
+  ExprPtr parseUnary();
+  ExprPtr parsePostfix();
+  ExprPtr parsePrimary();
+  ExprPtr parseCallArgs(ExprPtr call);
+  bool parseSubscriptEntry(SubscriptEntry &entry);
+
+  bool parseBlock(Block &block, llvm::StringRef what);
+  StmtPtr parseStmt();
+  StmtPtr parseIf();
+  StmtPtr parseFor();
+  StmtPtr parseBuiltinStmt(StmtKind kind);
+  bool parseConstParam(KernelDecl &k);
+  bool parseParam(KernelDecl &k);
+};
+
+} // namespace
+
+ExprPtr Parser::parseExpr() {
+  DepthGuard guard(*this, tok().loc);
+  if (!guard.ok)
+    return nullptr;
+  return parseOr();
+}
+
+static ExprPtr makeBinary(BinaryOp op, llvm::SMLoc opLoc, ExprPtr lhs,
+                          ExprPtr rhs) {
+  auto e = std::make_unique<Expr>(ExprKind::Binary, lhs->loc);
+  e->binaryOp = op;
+  e->opLoc = opLoc;
+  e->lhs = std::move(lhs);
+  e->rhs = std::move(rhs);
+  return e;
+}
+
+ExprPtr Parser::parseOr() {
+  ExprPtr lhs = parseAnd();
+  while (lhs && is(Tok::OrOr)) {
+    llvm::SMLoc opLoc = tok().loc;
+    consume();
+    ExprPtr rhs = parseAnd();
+    if (!rhs)
+      return nullptr;
+    lhs = makeBinary(BinaryOp::Or, opLoc, std::move(lhs), std::move(rhs));
+    if (!finish(*lhs))
+      return nullptr;
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseAnd() {
+  ExprPtr lhs = parseCompare();
+  while (lhs && is(Tok::AndAnd)) {
+    llvm::SMLoc opLoc = tok().loc;
+    consume();
+    ExprPtr rhs = parseCompare();
+    if (!rhs)
+      return nullptr;
+    lhs = makeBinary(BinaryOp::And, opLoc, std::move(lhs), std::move(rhs));
+    if (!finish(*lhs))
+      return nullptr;
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseCompare() {
+  ExprPtr lhs = parseAdd();
+  while (lhs) {
+    BinaryOp op;
+    switch (tok().kind) {
+    case Tok::Less: op = BinaryOp::Lt; break;
+    case Tok::LessEq: op = BinaryOp::Le; break;
+    case Tok::Greater:
+      if (noGreater)
+        return lhs;
+      op = BinaryOp::Gt;
+      break;
+    case Tok::GreaterEq:
+      if (noGreater)
+        return lhs;
+      op = BinaryOp::Ge;
+      break;
+    case Tok::EqEq: op = BinaryOp::Eq; break;
+    case Tok::NotEq: op = BinaryOp::Ne; break;
+    default:
+      return lhs;
+    }
+    llvm::SMLoc opLoc = tok().loc;
+    consume();
+    ExprPtr rhs = parseAdd();
+    if (!rhs)
+      return nullptr;
+    lhs = makeBinary(op, opLoc, std::move(lhs), std::move(rhs));
+    if (!finish(*lhs))
+      return nullptr;
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseAdd() {
+  ExprPtr lhs = parseMul();
+  while (lhs && (is(Tok::Plus) || is(Tok::Minus))) {
+    BinaryOp op = is(Tok::Plus) ? BinaryOp::Add : BinaryOp::Sub;
+    llvm::SMLoc opLoc = tok().loc;
+    consume();
+    ExprPtr rhs = parseMul();
+    if (!rhs)
+      return nullptr;
+    lhs = makeBinary(op, opLoc, std::move(lhs), std::move(rhs));
+    if (!finish(*lhs))
+      return nullptr;
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseMul() {
+  ExprPtr lhs = parseUnary();
+  while (lhs && (is(Tok::Star) || is(Tok::Slash) || is(Tok::Percent))) {
+    BinaryOp op = is(Tok::Star)    ? BinaryOp::Mul
+                  : is(Tok::Slash) ? BinaryOp::Div
+                                   : BinaryOp::Rem;
+    llvm::SMLoc opLoc = tok().loc;
+    consume();
+    ExprPtr rhs = parseUnary();
+    if (!rhs)
+      return nullptr;
+    lhs = makeBinary(op, opLoc, std::move(lhs), std::move(rhs));
+    if (!finish(*lhs))
+      return nullptr;
+  }
+  return lhs;
+}
+
+ExprPtr Parser::parseUnary() {
+  if (is(Tok::Minus) || is(Tok::Bang)) {
+    DepthGuard guard(*this, tok().loc);
+    if (!guard.ok)
+      return nullptr;
+    auto e = make(ExprKind::Unary, tok().loc);
+    e->unaryOp = is(Tok::Minus) ? UnaryOp::Neg : UnaryOp::Not;
+    e->opLoc = tok().loc;
+    consume();
+    e->lhs = parseUnary();
+    if (!e->lhs || !finish(*e))
+      return nullptr;
+    return e;
+  }
+  return parsePostfix();
+}
+
+bool Parser::parseSubscriptEntry(SubscriptEntry &entry) {
+  entry.loc = tok().loc;
+  if (is(Tok::Colon)) {
+    consume();
+    entry.kind = SubscriptEntry::Full;
+    if (!is(Tok::Comma) && !is(Tok::RBracket)) {
+      error(tok().loc, "expected ',' or ']' after ':' (an open slice ': hi' "
+                       "is not supported; write 'lo : hi')");
+      return false;
+    }
+    return true;
+  }
+  if (is(Tok::KwNone)) {
+    consume();
+    entry.kind = SubscriptEntry::NewAxis;
+    return true;
+  }
+  ExprPtr e = parseExpr();
+  if (!e)
+    return false;
+  if (is(Tok::Colon)) {
+    consume();
+    if (is(Tok::Comma) || is(Tok::RBracket)) {
+      error(tok().loc, "expected the end of the slice after ':' (write "
+                       "'start : start + SIZE')");
+      return false;
+    }
+    ExprPtr hi = parseExpr();
+    if (!hi)
+      return false;
+    entry.kind = SubscriptEntry::Slice;
+    entry.lo = std::move(e);
+    entry.hi = std::move(hi);
+    return true;
+  }
+  entry.kind = SubscriptEntry::Index;
+  entry.index = std::move(e);
+  return true;
+}
+
+ExprPtr Parser::parsePostfix() {
+  ExprPtr base = parsePrimary();
+  while (base && is(Tok::LBracket)) {
+    llvm::SMLoc open = tok().loc;
+    consume();
+    auto e = make(ExprKind::Subscript, base->loc);
+    e->opLoc = open;
+    e->lhs = std::move(base);
+    bool saved = noGreater;
+    noGreater = false;
+    if (is(Tok::RBracket)) {
+      noGreater = saved;
+      return error(tok().loc, "expected a subscript entry, found ']'");
+    }
+    while (true) {
+      SubscriptEntry entry;
+      if (!parseSubscriptEntry(entry))
+        return nullptr;
+      e->entries.push_back(std::move(entry));
+      if (e->entries.size() > 64)
+        return error(tok().loc, "too many subscript entries");
+      if (consumeIf(Tok::Comma))
+        continue;
+      if (!expectClose(Tok::RBracket, Tok::LBracket, open, "in subscript"))
+        return nullptr;
+      break;
+    }
+    noGreater = saved;
+    if (!finish(*e))
+      return nullptr;
+    base = std::move(e);
+  }
+  return base;
+}
+
+ExprPtr Parser::parseCallArgs(ExprPtr call) {
+  llvm::SMLoc open = tok().loc;
+  consume(); // (
+  bool saved = noGreater;
+  noGreater = false;
+  while (!is(Tok::RParen)) {
+    if (is(Tok::Ident) && peek().kind == Tok::Assign) {
+      KeywordArg kw;
+      kw.name = tok().text.str();
+      kw.loc = tok().loc;
+      for (auto &other : call->kwargs)
+        if (other.name == kw.name)
+          return error(kw.loc, "keyword argument '" + kw.name +
+                                   "' given more than once");
+      consume();
+      consume();
+      kw.value = parseExpr();
+      if (!kw.value)
+        return nullptr;
+      call->kwargs.push_back(std::move(kw));
+    } else {
+      if (!call->kwargs.empty())
+        return error(tok().loc, "positional argument after a keyword "
+                                "argument");
+      ExprPtr arg = parseExpr();
+      if (!arg)
+        return nullptr;
+      call->args.push_back(std::move(arg));
+    }
+    if (call->args.size() + call->kwargs.size() > 64)
+      return error(tok().loc, "too many arguments");
+    if (consumeIf(Tok::Comma))
+      continue;
+    if (!is(Tok::RParen)) {
+      expectClose(Tok::RParen, Tok::LParen, open, "after argument");
+      return nullptr;
+    }
+  }
+  consume(); // )
+  noGreater = saved;
+  if (!finish(*call))
+    return nullptr;
+  return call;
+}
+
+ExprPtr Parser::parsePrimary() {
+  const Token &t = tok();
+  switch (t.kind) {
+  case Tok::IntLit: {
+    auto e = make(ExprKind::IntLit, t.loc);
+    e->intValue = t.intValue;
+    consume();
+    return e;
+  }
+  case Tok::FloatLit: {
+    auto e = make(ExprKind::FloatLit, t.loc);
+    e->floatValue = t.floatValue;
+    consume();
+    return e;
+  }
+  case Tok::KwTrue:
+  case Tok::KwFalse: {
+    auto e = make(ExprKind::BoolLit, t.loc);
+    e->boolValue = t.kind == Tok::KwTrue;
+    consume();
+    return e;
+  }
+  case Tok::KwInf: {
+    auto e = make(ExprKind::InfLit, t.loc);
+    consume();
+    return e;
+  }
+  case Tok::KwNone:
+    return error(t.loc, "'None' is only allowed inside a subscript, as in "
+                        "'x[:, None]'");
+  case Tok::Ident: {
+    if (peek().kind == Tok::LParen) {
+      auto e = make(ExprKind::Call, t.loc);
+      e->name = t.text.str();
+      e->nameLoc = t.loc;
+      consume();
+      DepthGuard guard(*this, t.loc);
+      if (!guard.ok)
+        return nullptr;
+      return parseCallArgs(std::move(e));
+    }
+    auto e = make(ExprKind::Name, t.loc);
+    e->name = t.text.str();
+    e->nameLoc = t.loc;
+    consume();
+    return e;
+  }
+  case Tok::LParen: {
+    llvm::SMLoc open = t.loc;
+    consume();
+    bool saved = noGreater;
+    noGreater = false;
+    ExprPtr e = parseExpr();
+    noGreater = saved;
+    if (!e)
+      return nullptr;
+    if (!expectClose(Tok::RParen, Tok::LParen, open))
+      return nullptr;
+    return e;
+  }
+  case Tok::LBracket: {
+    llvm::SMLoc open = t.loc;
+    consume();
+    auto e = make(ExprKind::List, open);
+    bool saved = noGreater;
+    noGreater = false;
+    while (!is(Tok::RBracket)) {
+      ExprPtr item = parseExpr();
+      if (!item)
+        return nullptr;
+      e->args.push_back(std::move(item));
+      if (e->args.size() > 64)
+        return error(tok().loc, "too many list elements");
+      if (consumeIf(Tok::Comma))
+        continue;
+      if (!expectClose(Tok::RBracket, Tok::LBracket, open, "in list"))
+        return nullptr;
+      noGreater = saved;
+      if (!finish(*e))
+        return nullptr;
+      return e;
+    }
+    consume();
+    noGreater = saved;
+    if (!finish(*e))
+      return nullptr;
+    return e;
+  }
+  default:
+    return error(t.loc, "expected an expression, found " + describeToken(t));
+  }
+}
+
+bool Parser::parseBlock(Block &block, llvm::StringRef what) {
+  if (!is(Tok::LBrace)) {
+    error(tok().loc, "expected '{' to begin " + what + ", found " +
+                         describeToken(tok()));
+    return false;
+  }
+  block.lbraceLoc = tok().loc;
+  DepthGuard guard(*this, tok().loc);
+  if (!guard.ok)
+    return false;
+  consume();
+  while (!is(Tok::RBrace)) {
+    if (is(Tok::Eof)) {
+      error(tok().loc, "expected '}' at end of input");
+      diags.note(block.lbraceLoc, "to match this '{'");
+      return false;
+    }
+    StmtPtr s = parseStmt();
+    if (!s)
+      return false;
+    block.stmts.push_back(std::move(s));
+  }
+  consume();
+  return true;
+}
+
+StmtPtr Parser::parseBuiltinStmt(StmtKind kind) {
+  auto s = std::make_unique<Stmt>(kind, tok().loc);
+  consume(); // name
+  llvm::SMLoc open = tok().loc;
+  consume(); // (
+  while (!is(Tok::RParen)) {
+    if (kind == StmtKind::StaticAssert && s->args.size() == 1 &&
+        is(Tok::StringLit)) {
+      s->message = tok().stringValue;
+      s->hasMessage = true;
+      consume();
+      if (!expectClose(Tok::RParen, Tok::LParen, open,
+                       "after the static_assert message"))
+        return nullptr;
+      if (!expect(Tok::Semi, "after static_assert(...)"))
+        return nullptr;
+      return s;
+    }
+    if (is(Tok::Ident) && peek().kind == Tok::Assign)
+      return error(tok().loc, "'" + tok().text + "' takes no keyword "
+                                                  "arguments");
+    ExprPtr arg = parseExpr();
+    if (!arg)
+      return nullptr;
+    s->args.push_back(std::move(arg));
+    if (s->args.size() > 16)
+      return error(tok().loc, "too many arguments");
+    if (consumeIf(Tok::Comma))
+      continue;
+    if (!is(Tok::RParen)) {
+      expectClose(Tok::RParen, Tok::LParen, open, "after argument");
+      return nullptr;
+    }
+  }
+  consume();
+  if (!expect(Tok::Semi, "after statement"))
+    return nullptr;
+  return s;
+}
+
+StmtPtr Parser::parseFor() {
+  auto s = std::make_unique<Stmt>(StmtKind::For, tok().loc);
+  consume(); // for
+  if (!is(Tok::Ident))
+    return error(tok().loc, "expected a loop variable name after 'for', found " +
+                                describeToken(tok()));
+  s->loopVar = tok().text.str();
+  s->loopVarLoc = tok().loc;
+  consume();
+  if (!expect(Tok::KwIn, "after the loop variable"))
+    return nullptr;
+  if (!isIdent("range"))
+    return error(tok().loc, "expected 'range(lo, hi[, step])' after 'in', "
+                            "found " +
+                                describeToken(tok()));
+  llvm::SMLoc rangeLoc = tok().loc;
+  consume();
+  if (!is(Tok::LParen))
+    return error(tok().loc, "expected '(' after 'range', found " +
+                                describeToken(tok()));
+  llvm::SMLoc open = tok().loc;
+  consume();
+  std::vector<ExprPtr> args;
+  while (!is(Tok::RParen)) {
+    ExprPtr e = parseExpr();
+    if (!e)
+      return nullptr;
+    args.push_back(std::move(e));
+    if (args.size() > 3)
+      return error(args.back()->loc, "range() takes 2 or 3 arguments "
+                                     "(lo, hi[, step])");
+    if (consumeIf(Tok::Comma))
+      continue;
+    if (!is(Tok::RParen)) {
+      expectClose(Tok::RParen, Tok::LParen, open, "after argument");
+      return nullptr;
+    }
+  }
+  consume();
+  if (args.size() < 2)
+    return error(rangeLoc, "range() takes 2 or 3 arguments (lo, hi[, step]), "
+                           "got " +
+                               llvm::Twine(args.size()));
+  s->lo = std::move(args[0]);
+  s->hi = std::move(args[1]);
+  if (args.size() == 3)
+    s->step = std::move(args[2]);
+  if (!parseBlock(s->body, "the loop body"))
+    return nullptr;
+  return s;
+}
+
+StmtPtr Parser::parseIf() {
+  auto s = std::make_unique<Stmt>(StmtKind::If, tok().loc);
+  DepthGuard guard(*this, tok().loc);
+  if (!guard.ok)
+    return nullptr;
+  consume(); // if
+  s->cond = parseExpr();
+  if (!s->cond)
+    return nullptr;
+  if (!parseBlock(s->body, "the 'if' body"))
+    return nullptr;
+  if (consumeIf(Tok::KwElse)) {
+    s->hasElse = true;
+    if (is(Tok::KwIf)) {
+      s->elseBody.lbraceLoc = tok().loc;
+      StmtPtr nested = parseIf();
+      if (!nested)
+        return nullptr;
+      s->elseBody.stmts.push_back(std::move(nested));
+    } else if (!parseBlock(s->elseBody, "the 'else' body")) {
+      return nullptr;
+    }
+  }
+  return s;
+}
+
+StmtPtr Parser::parseStmt() {
+  const Token &t = tok();
+  switch (t.kind) {
+  case Tok::KwLet:
+  case Tok::KwVar: {
+    auto s = std::make_unique<Stmt>(StmtKind::Let, t.loc);
+    s->isMutable = t.kind == Tok::KwVar;
+    const char *kw = s->isMutable ? "var" : "let";
+    consume();
+    while (true) {
+      if (!is(Tok::Ident))
+        return error(tok().loc, llvm::Twine("expected a name after '") + kw +
+                                    "', found " + describeToken(tok()));
+      s->names.push_back(tok().text.str());
+      s->nameLocs.push_back(tok().loc);
+      consume();
+      if (s->names.size() > 16)
+        return error(tok().loc, "too many names in one declaration");
+      if (!consumeIf(Tok::Comma))
+        break;
+    }
+    if (!expect(Tok::Assign, "in declaration"))
+      return nullptr;
+    s->value = parseExpr();
+    if (!s->value)
+      return nullptr;
+    if (!expect(Tok::Semi, "after declaration"))
+      return nullptr;
+    return s;
+  }
+  case Tok::KwFor:
+    return parseFor();
+  case Tok::KwIf:
+    return parseIf();
+  case Tok::KwElse:
+    return error(t.loc, "'else' without a matching 'if'");
+  case Tok::LBrace:
+    return error(t.loc, "unexpected '{': nested blocks need 'if' or 'for'");
+  case Tok::Ident: {
+    if (peek().kind == Tok::LParen) {
+      if (t.text == "static_assert")
+        return parseBuiltinStmt(StmtKind::StaticAssert);
+      if (t.text == "grid")
+        return parseBuiltinStmt(StmtKind::Grid);
+      if (t.text == "warps")
+        return parseBuiltinStmt(StmtKind::Warps);
+    }
+    if (peek().kind == Tok::Assign || peek().kind == Tok::Comma) {
+      auto s = std::make_unique<Stmt>(StmtKind::Assign, t.loc);
+      while (true) {
+        if (!is(Tok::Ident))
+          return error(tok().loc, "expected a variable name, found " +
+                                      describeToken(tok()));
+        s->names.push_back(tok().text.str());
+        s->nameLocs.push_back(tok().loc);
+        consume();
+        if (s->names.size() > 16)
+          return error(tok().loc, "too many names in one assignment");
+        if (!consumeIf(Tok::Comma))
+          break;
+      }
+      if (!expect(Tok::Assign, "in assignment"))
+        return nullptr;
+      s->value = parseExpr();
+      if (!s->value)
+        return nullptr;
+      if (!expect(Tok::Semi, "after assignment"))
+        return nullptr;
+      return s;
+    }
+    [[fallthrough]];
+  }
+  default: {
+    auto s = std::make_unique<Stmt>(StmtKind::ExprStmt, t.loc);
+    s->value = parseExpr();
+    if (!s->value)
+      return nullptr;
+    if (is(Tok::Assign))
+      return error(tok().loc, "only a variable name (or a list of names) can "
+                              "be assigned to");
+    if (!expect(Tok::Semi, "after expression"))
+      return nullptr;
+    return s;
+  }
+  }
+}
+
+bool Parser::parseConstParam(KernelDecl &k) {
+  ConstParam c;
+  if (!is(Tok::Ident)) {
+    error(tok().loc, "expected a constant parameter name, found " +
+                         describeToken(tok()));
+    return false;
+  }
+  c.name = tok().text.str();
+  c.loc = tok().loc;
+  consume();
+  if (!expect(Tok::Colon, "after the constant parameter name"))
+    return false;
+  if (!is(Tok::Ident) ||
+      (tok().text != "int" && tok().text != "float" && tok().text != "bool")) {
+    error(tok().loc, "expected the type of constant parameter '" + c.name +
+                         "' (int, float or bool), found " +
+                         describeToken(tok()));
+    return false;
+  }
+  c.kind = tok().text == "int"     ? ConstParam::Int
+           : tok().text == "float" ? ConstParam::Float
+                                   : ConstParam::Bool;
+  consume();
+  if (!is(Tok::Assign)) {
+    error(tok().loc, "constant parameter '" + c.name +
+                         "' needs a default value ('= VALUE'), found " +
+                         describeToken(tok()));
+    return false;
+  }
+  consume();
+  noGreater = true;
+  c.defaultValue = parseExpr();
+  noGreater = false;
+  if (!c.defaultValue)
+    return false;
+  k.consts.push_back(std::move(c));
+  return true;
+}
+
+bool Parser::parseParam(KernelDecl &k) {
+  Param p;
+  if (!is(Tok::Ident)) {
+    error(tok().loc, "expected a parameter name, found " +
+                         describeToken(tok()));
+    return false;
+  }
+  p.name = tok().text.str();
+  p.loc = tok().loc;
+  consume();
+  if (!expect(Tok::Colon, "after the parameter name"))
+    return false;
+  if (!is(Tok::Ident)) {
+    error(tok().loc, "expected the type of parameter '" + p.name +
+                         "', found " + describeToken(tok()));
+    return false;
+  }
+  std::string ty = tok().text.str();
+  p.typeLoc = tok().loc;
+  consume();
+  if (ty == "int")
+    ty = "i32";
+  else if (ty == "float")
+    ty = "f32";
+  p.elementType = ty;
+  if (is(Tok::LBracket)) {
+    p.isTensor = true;
+    if (ty != "f16" && ty != "bf16" && ty != "f32" && ty != "i32") {
+      error(p.typeLoc, "unknown tensor element type '" + ty +
+                           "' (expected f16, bf16, f32 or i32)");
+      return false;
+    }
+    llvm::SMLoc open = tok().loc;
+    consume();
+    while (true) {
+      Param::Dim d;
+      d.loc = tok().loc;
+      if (is(Tok::Ident)) {
+        d.name = tok().text.str();
+      } else if (is(Tok::IntLit)) {
+        d.literal = tok().intValue;
+      } else {
+        error(tok().loc, "expected a dimension (a symbol name, a constant "
+                         "name or an integer), found " +
+                             describeToken(tok()));
+        return false;
+      }
+      consume();
+      p.dims.push_back(std::move(d));
+      if (p.dims.size() > 8) {
+        error(p.dims.back().loc, "tensor parameter '" + p.name +
+                                     "' has more than 8 dims");
+        return false;
+      }
+      if (consumeIf(Tok::Comma))
+        continue;
+      if (!expectClose(Tok::RBracket, Tok::LBracket, open, "in tensor shape"))
+        return false;
+      break;
+    }
+  } else if (ty != "f32" && ty != "i32") {
+    if (ty == "f16" || ty == "bf16" || ty == "bool")
+      error(p.typeLoc, "scalar parameter '" + p.name + "' must be f32 or i32, "
+                       "not " + ty + " (tensor parameters need a shape, e.g. " +
+                       ty + "[N])");
+    else
+      error(p.typeLoc, "unknown type '" + ty + "' for parameter '" + p.name +
+                           "' (expected f32, i32, or a tensor such as "
+                           "f16[N, D])");
+    return false;
+  }
+  k.params.push_back(std::move(p));
+  return true;
+}
+
+std::unique_ptr<KernelDecl> Parser::parseKernel() {
+  auto k = std::make_unique<KernelDecl>();
+  if (!is(Tok::KwKernel))
+    return error(tok().loc, "expected 'kernel' at the start of the file, "
+                            "found " +
+                                describeToken(tok()));
+  k->loc = tok().loc;
+  consume();
+  if (!is(Tok::Ident))
+    return error(tok().loc, "expected the kernel name after 'kernel', found " +
+                                describeToken(tok()));
+  k->name = tok().text.str();
+  consume();
+  if (is(Tok::Less)) {
+    llvm::SMLoc open = tok().loc;
+    consume();
+    while (!is(Tok::Greater)) {
+      if (!parseConstParam(*k))
+        return nullptr;
+      if (k->consts.size() > 256)
+        return error(tok().loc, "too many constant parameters");
+      if (consumeIf(Tok::Comma))
+        continue;
+      if (!is(Tok::Greater)) {
+        expect(Tok::Greater, "to close the constant parameter list");
+        diags.note(open, "to match this '<'");
+        return nullptr;
+      }
+    }
+    consume();
+  }
+  if (!is(Tok::LParen))
+    return error(tok().loc, "expected '(' to begin the parameter list of "
+                            "kernel '" +
+                                k->name + "', found " + describeToken(tok()));
+  llvm::SMLoc open = tok().loc;
+  consume();
+  while (!is(Tok::RParen)) {
+    if (!parseParam(*k))
+      return nullptr;
+    if (k->params.size() > 256)
+      return error(tok().loc, "too many parameters");
+    if (consumeIf(Tok::Comma))
+      continue;
+    if (!is(Tok::RParen)) {
+      expectClose(Tok::RParen, Tok::LParen, open, "after parameter");
+      return nullptr;
+    }
+  }
+  consume(); // )
+  if (!parseBlock(k->body, "the kernel body"))
+    return nullptr;
+  if (!is(Tok::Eof)) {
+    if (is(Tok::KwKernel))
+      return error(tok().loc, "only one kernel per file is allowed");
+    return error(tok().loc, "expected end of input after the kernel body, "
+                            "found " +
+                                describeToken(tok()));
+  }
+  if (failed)
+    return nullptr;
+  return k;
+}
+
+std::unique_ptr<KernelDecl> flash::parseKernel(DiagnosticPrinter &diags) {
+  llvm::SourceMgr &sm = diags.getSourceMgr();
+  const llvm::MemoryBuffer *buf = sm.getMemoryBuffer(sm.getMainFileID());
+  std::vector<Token> tokens;
+  if (!lexBuffer(buf->getBuffer(), diags, tokens))
+    return nullptr;
+  Parser parser(tokens, diags);
+  return parser.parseKernel();
+}

@@ -1,0 +1,43 @@
+//===- FuzzFrontend.cpp - libFuzzer target for the tile front end ---------===//
+//
+// Feeds arbitrary bytes through lexer, parser, IRGen and the MLIR verifier.
+// User errors are expected and swallowed; a crash, an assertion, a hang or a
+// verifier failure (an internal error: sema should have caught it) is a bug.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Frontend/IRGen.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static mlir::MLIRContext *context = [] {
+    auto *ctx = new mlir::MLIRContext(mlir::MLIRContext::Threading::DISABLED);
+    flash::loadFrontendDialects(*ctx);
+    return ctx;
+  }();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size),
+          "fuzz.tile"),
+      llvm::SMLoc());
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  flash::DiagnosticPrinter diags(sourceMgr, os);
+  flash::CompileStatus status;
+  auto module = flash::compileTileSource(sourceMgr, {}, *context, diags,
+                                         &status);
+  if (status == flash::CompileStatus::InternalError) {
+    fprintf(stderr, "%s\n", out.c_str());
+    abort(); // sema let something through that the verifier rejects
+  }
+  return 0;
+}

@@ -1,0 +1,282 @@
+//===- flashc.cpp - the flashc driver -------------------------------------===//
+//
+//   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile] [-o OUT]
+//   flashc run FILE.tile --target=interp [-D ...]... --arg NAME=FILE.npy|NUMBER
+//          ... --out NAME=FILE.npy ...
+//
+// Exit codes: 0 success, 1 user error, 2 internal error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Frontend/IRGen.h"
+#include "lib/Transforms/Pipelines.h"
+
+#if defined(FLASHC_HAVE_RUN) && __has_include("lib/Run/Run.h")
+#include "lib/Run/Run.h"
+#define FLASHC_RUN_AVAILABLE 1
+#endif
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/PrettyStackTrace.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace cl = llvm::cl;
+
+namespace {
+enum class EmitKind { Tile };
+
+cl::OptionCategory flashcCategory("flashc options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.tile>"),
+                               cl::cat(flashcCategory));
+cl::list<std::string>
+    defineOpts("D", cl::Prefix,
+               cl::desc("Override a compile-time constant: -D NAME=VALUE"),
+               cl::value_desc("NAME=VALUE"), cl::cat(flashcCategory));
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to emit"), cl::init(EmitKind::Tile),
+    cl::values(clEnumValN(EmitKind::Tile, "tile",
+                          "tile IR after the tile pipeline (default)")),
+    cl::cat(flashcCategory));
+cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::cat(flashcCategory));
+cl::opt<std::string> targetOpt("target",
+                               cl::desc("flashc run: where to run the kernel "
+                                        "(interp; emulate and cuda are not "
+                                        "implemented yet)"),
+                               cl::value_desc("target"), cl::init(""),
+                               cl::cat(flashcCategory));
+cl::list<std::string> argOpts("arg",
+                              cl::desc("flashc run: bind a kernel parameter: "
+                                       "NAME=FILE.npy or NAME=NUMBER"),
+                              cl::value_desc("NAME=VALUE"),
+                              cl::cat(flashcCategory));
+cl::list<std::string> outOpts("out",
+                              cl::desc("flashc run: write a tensor parameter "
+                                       "after the run: NAME=FILE.npy"),
+                              cl::value_desc("NAME=FILE"),
+                              cl::cat(flashcCategory));
+
+cl::opt<std::string> replayCorpus(
+    "replay-corpus", cl::Hidden,
+    cl::desc("Testing: compile every file of DIR (a fuzz corpus) in one "
+             "process; fail on internal errors or crashes"),
+    cl::value_desc("dir"), cl::init(""));
+
+/// Compiles every file under `dir` (diagnostics discarded). Inputs must be
+/// accepted or rejected with a user error; a crash names the input in the
+/// stack dump.
+int replayDirectory(const std::string &dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (it->type() == llvm::sys::fs::file_type::regular_file)
+      files.push_back(it->path());
+  if (ec || files.empty()) {
+    llvm::errs() << "flashc: error: cannot read corpus directory '" << dir
+                 << "'\n";
+    return 1;
+  }
+  std::sort(files.begin(), files.end());
+  mlir::MLIRContext context;
+  flash::loadFrontendDialects(context);
+  unsigned failures = 0;
+  for (const std::string &file : files) {
+    llvm::PrettyStackTraceFormat trace("flashc: replaying '%s'", file.c_str());
+    auto buf = llvm::MemoryBuffer::getFile(file, /*IsText=*/true);
+    if (!buf) {
+      llvm::outs() << "FAIL " << file << ": cannot read\n";
+      ++failures;
+      continue;
+    }
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(*buf), llvm::SMLoc());
+    std::string diagText;
+    llvm::raw_string_ostream diagOS(diagText);
+    flash::DiagnosticPrinter diags(sourceMgr, diagOS);
+    flash::CompileStatus status;
+    auto module =
+        flash::compileTileSource(sourceMgr, {}, context, diags, &status);
+    if (status == flash::CompileStatus::InternalError) {
+      llvm::outs() << "FAIL " << file << ": internal error\n" << diagText;
+      ++failures;
+      continue;
+    }
+    if (!module)
+      continue;
+    mlir::PassManager pm(&context);
+    flash::buildTilePipeline(pm);
+    if (mlir::failed(pm.run(*module))) {
+      llvm::outs() << "FAIL " << file << ": the tile pipeline failed\n";
+      ++failures;
+    }
+  }
+  llvm::outs() << "replayed " << files.size() << " inputs, " << failures
+               << " failures\n";
+  return failures ? 2 : 0;
+}
+
+bool splitPair(const std::string &s, std::pair<std::string, std::string> &p) {
+  auto pos = s.find('=');
+  if (pos == std::string::npos || pos == 0)
+    return false;
+  p = {s.substr(0, pos), s.substr(pos + 1)};
+  return true;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+
+  bool runMode = false;
+  std::vector<const char *> args(argv, argv + argc);
+  if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
+    runMode = true;
+    args.erase(args.begin() + 1);
+  }
+  cl::HideUnrelatedOptions(flashcCategory);
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "flashc (tile language compiler)\n"; });
+  if (!cl::ParseCommandLineOptions(
+          (int)args.size(), args.data(),
+          "flashc: the tile language compiler\n\n"
+          "  flashc FILE.tile [-D NAME=VALUE]... [--emit=tile] [-o OUT]\n"
+          "  flashc run FILE.tile --target=interp [-D NAME=VALUE]...\n"
+          "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n\n"
+          "Exit codes: 0 success, 1 user error, 2 internal error.\n",
+          &llvm::errs()))
+    return 1;
+
+  if (!replayCorpus.empty())
+    return replayDirectory(replayCorpus);
+  if (inputFile.empty()) {
+    llvm::errs() << "flashc: error: no input file (see flashc --help)\n";
+    return 1;
+  }
+  if (!runMode && (!argOpts.empty() || !outOpts.empty() ||
+                   !targetOpt.empty())) {
+    llvm::errs() << "flashc: error: --target, --arg and --out are only valid "
+                    "with 'flashc run'\n";
+    return 1;
+  }
+  if (runMode) {
+    if (targetOpt.empty()) {
+      llvm::errs() << "flashc: error: flashc run needs --target=interp\n";
+      return 1;
+    }
+    if (targetOpt == "emulate" || targetOpt == "cuda") {
+      llvm::errs() << "flashc: error: target '" << targetOpt
+                   << "' is not implemented yet\n";
+      return 1;
+    }
+    if (targetOpt != "interp") {
+      llvm::errs() << "flashc: error: unknown target '" << targetOpt
+                   << "' (expected interp, emulate or cuda)\n";
+      return 1;
+    }
+    if (outputFile != "-") {
+      llvm::errs() << "flashc: error: -o is not valid with 'flashc run'; use "
+                      "--out NAME=FILE.npy\n";
+      return 1;
+    }
+  }
+
+  std::vector<flash::Define> defines;
+  for (const std::string &d : defineOpts) {
+    flash::Define def;
+    if (!flash::parseDefine(d, def)) {
+      llvm::errs() << "flashc: error: -D expects NAME=VALUE, got '" << d
+                   << "'\n";
+      return 1;
+    }
+    defines.push_back(def);
+  }
+
+  auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
+  if (std::error_code ec = fileOrErr.getError()) {
+    llvm::errs() << "flashc: error: cannot open '" << inputFile
+                 << "': " << ec.message() << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
+
+  mlir::MLIRContext context;
+  flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
+  flash::CompileStatus status;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      flash::compileTileSource(sourceMgr, defines, context, diags, &status);
+  if (!module)
+    return status == flash::CompileStatus::InternalError ? 2 : 1;
+
+  // The lead's tile pipeline (canonicalize + cse + ...). Pass failures on
+  // IR that passed the verifier are internal errors.
+  {
+    mlir::PassManager pm(&context);
+    flash::buildTilePipeline(pm);
+    if (mlir::failed(pm.run(*module))) {
+      llvm::errs() << "flashc: internal error: the tile pipeline failed\n";
+      return 2;
+    }
+  }
+
+  if (runMode) {
+#ifdef FLASHC_RUN_AVAILABLE
+    flash::RunRequest request;
+    request.target = targetOpt;
+    for (const std::string &a : argOpts) {
+      std::pair<std::string, std::string> p;
+      if (!splitPair(a, p)) {
+        llvm::errs() << "flashc: error: --arg expects NAME=FILE.npy or "
+                        "NAME=NUMBER, got '" << a << "'\n";
+        return 1;
+      }
+      request.args.push_back(p);
+    }
+    for (const std::string &o : outOpts) {
+      std::pair<std::string, std::string> p;
+      if (!splitPair(o, p)) {
+        llvm::errs() << "flashc: error: --out expects NAME=FILE.npy, got '"
+                     << o << "'\n";
+        return 1;
+      }
+      request.outs.push_back(p);
+    }
+    return flash::runKernel(*module, request);
+#else
+    llvm::errs() << "flashc: error: this build of flashc has no interpreter "
+                    "(lib/Run is missing)\n";
+    return 2;
+#endif
+  }
+
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "flashc: error: " << errorMessage << "\n";
+    return 1;
+  }
+  switch (emitKind) {
+  case EmitKind::Tile:
+    module->print(output->os());
+    output->os() << "\n";
+    break;
+  }
+  output->keep();
+  return 0;
+}
