@@ -97,6 +97,7 @@ enum class StmtKind {
   StaticAssert, // static_assert(cond, "msg");
   Grid,         // grid(e0[, e1[, e2]]);
   Warps,        // warps(N);
+  MmaLayout,    // mma_layout([wM, wN, wK], [vM, vN, vK]);
   ExprStmt,     // store(...);
 };
 

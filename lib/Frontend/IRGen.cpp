@@ -543,6 +543,9 @@ private:
   void bindParamsAndSymbols(mlir::func::FuncOp f, bool withTensors);
 
   int64_t numWarps = 4;
+  // mma_layout(): the TiledMMA the kernel asks for, if any.
+  const Stmt *mmaLayoutStmt = nullptr;
+  int64_t mmaWarps[3] = {1, 1, 1}, mmaValues[3] = {1, 1, 1};
   bool sawWarps = false;
 };
 
@@ -2063,11 +2066,47 @@ bool IRGen::emitStmt(const Stmt &s) {
     auto n = evalConstInt(*s.args[0], "the argument of warps()");
     if (!n)
       return false;
-    if (*n <= 0 || *n > 1024)
+    if (*n <= 0 || *n > 32)
       return error(s.args[0]->loc, "the number of warps must be between 1 "
-                                   "and 1024, got " + Twine(*n)),
+                                   "and 32 (1024 threads), got " + Twine(*n)),
              false;
     numWarps = *n;
+    return true;
+  }
+  case StmtKind::MmaLayout: {
+    if (s.args.size() != 2)
+      return error(s.loc, "mma_layout() expects two lists, the warps and the "
+                          "register repeats along M, N, K: "
+                          "mma_layout([4, 1, 1], [2, 1, 1]), got " +
+                              Twine(s.args.size()) + " arguments"),
+             false;
+    for (unsigned i = 0; i < 2; ++i) {
+      const Expr &list = *s.args[i];
+      const char *what = i == 0 ? "warps" : "register repeats";
+      if (list.kind != ExprKind::List || list.args.size() != 3)
+        return error(list.loc, Twine("the ") + what +
+                                   " of mma_layout() must be a list of three "
+                                   "integers [M, N, K]"),
+               false;
+      for (unsigned d = 0; d < 3; ++d) {
+        auto v = evalConstInt(*list.args[d], Twine("an entry of the ") +
+                                                 what + " of mma_layout()");
+        if (!v)
+          return false;
+        if (*v < 1 || *v > 64)
+          return error(list.args[d]->loc,
+                       Twine("the ") + what +
+                           " of mma_layout() must be between 1 and 64, got " +
+                           Twine(*v)),
+                 false;
+        (i == 0 ? mmaWarps : mmaValues)[d] = *v;
+      }
+    }
+    if (mmaWarps[2] != 1)
+      return error(s.args[0]->loc, "mma_layout() cannot put warps along K "
+                                   "(that would need a cross-warp reduction)"),
+             false;
+    mmaLayoutStmt = &s;
     return true;
   }
   case StmtKind::ExprStmt: {
@@ -2319,8 +2358,11 @@ static void findNested(const Block &b, StmtKind kind,
 }
 
 bool IRGen::checkGridWarps(const Stmt **gridStmt) {
-  for (StmtKind kind : {StmtKind::Grid, StmtKind::Warps}) {
-    const char *name = kind == StmtKind::Grid ? "grid" : "warps";
+  for (StmtKind kind :
+       {StmtKind::Grid, StmtKind::Warps, StmtKind::MmaLayout}) {
+    const char *name = kind == StmtKind::Grid    ? "grid"
+                       : kind == StmtKind::Warps ? "warps"
+                                                 : "mma_layout";
     std::vector<const Stmt *> top, all;
     for (auto &s : kernel.body.stmts)
       if (s->kind == kind)
@@ -2449,6 +2491,17 @@ mlir::OwningOpRef<mlir::ModuleOp> IRGen::run() {
                     builder.getI32IntegerAttr(numWarps));
   kernelFn->setAttr(flash::tile::kConstantsAttrName,
                     builder.getDictionaryAttr(consts));
+  if (mmaLayoutStmt) {
+    int64_t warps = mmaWarps[0] * mmaWarps[1] * mmaWarps[2];
+    if (warps != numWarps) {
+      error(mmaLayoutStmt->loc, "mma_layout() spreads the MMA over " +
+                                    Twine(warps) + " warps but the kernel has " +
+                                    Twine(numWarps) + " (see warps())");
+      return nullptr;
+    }
+    kernelFn->setAttr(flash::tile::kMmaLayoutAttrName,
+                      flash::tile::MmaLayoutAttr::get(&ctx, mmaWarps, mmaValues));
+  }
   return module;
 }
 

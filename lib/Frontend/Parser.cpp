@@ -726,6 +726,8 @@ StmtPtr Parser::parseStmt() {
         return parseBuiltinStmt(StmtKind::Grid);
       if (t.text == "warps")
         return parseBuiltinStmt(StmtKind::Warps);
+      if (t.text == "mma_layout")
+        return parseBuiltinStmt(StmtKind::MmaLayout);
     }
     if (peek().kind == Tok::Assign || peek().kind == Tok::Comma) {
       auto s = std::make_unique<Stmt>(StmtKind::Assign, t.loc);

@@ -220,18 +220,30 @@ private:
     return failure(walk.wasInterrupted());
   }
 
-  /// Checks that every member of the class of `root` fits `layout`.
+  static Operation *producer(Value v) {
+    return v.getDefiningOp() ? v.getDefiningOp()
+                             : v.getParentRegion()->getParentOp();
+  }
+
+  /// Checks that every member of the class of `root` fits `layout`. Errors
+  /// point at a member that has a source location (constants hoisted by
+  /// canonicalization have none).
   LogicalResult assign(Value root, Attribute layout) {
-    for (Value v : members[root]) {
+    ArrayRef<Value> values = members[root];
+    for (Value v : values) {
       auto shape = cast<RankedTensorType>(v.getType()).getShape();
       std::string error = cast<LayoutAttrInterface>(layout).checkShape(shape);
-      if (!error.empty()) {
-        Operation *at = v.getDefiningOp() ? v.getDefiningOp()
-                                          : v.getParentRegion()->getParentOp();
-        return at->emitOpError() << "cannot lay out a tile of shape "
-                                 << shapeString(shape) << " as " << layout
-                                 << ": " << error;
-      }
+      if (error.empty())
+        continue;
+      Operation *at = producer(v);
+      for (Value other : values)
+        if (!isa<UnknownLoc>(producer(other)->getLoc())) {
+          at = producer(other);
+          break;
+        }
+      return at->emitOpError() << "cannot lay out a tile of shape "
+                               << shapeString(shape) << " as " << layout
+                               << ": " << error;
     }
     classLayout[root] = layout;
     return success();

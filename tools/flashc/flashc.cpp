@@ -1,6 +1,6 @@
 //===- flashc.cpp - the flashc driver -------------------------------------===//
 //
-//   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile] [-o OUT]
+//   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout] [-o OUT]
 //   flashc run FILE.tile --target=interp [-D ...]... --arg NAME=FILE.npy|NUMBER
 //          ... --out NAME=FILE.npy ...
 //
@@ -11,11 +11,9 @@
 #include "lib/Frontend/IRGen.h"
 #include "lib/Transforms/Pipelines.h"
 
-#if defined(FLASHC_HAVE_RUN) && __has_include("lib/Run/Run.h")
 #include "lib/Run/Run.h"
-#define FLASHC_RUN_AVAILABLE 1
-#endif
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -36,7 +34,7 @@
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitKind { Tile };
+enum class EmitKind { Tile, Layout };
 
 cl::OptionCategory flashcCategory("flashc options");
 
@@ -49,7 +47,9 @@ cl::list<std::string>
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to emit"), cl::init(EmitKind::Tile),
     cl::values(clEnumValN(EmitKind::Tile, "tile",
-                          "tile IR after the tile pipeline (default)")),
+                          "tile IR after the tile pipeline (default)"),
+               clEnumValN(EmitKind::Layout, "layout",
+                          "tile IR with a distributed layout on every tile")),
     cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           (int)args.size(), args.data(),
           "flashc: the tile language compiler\n\n"
-          "  flashc FILE.tile [-D NAME=VALUE]... [--emit=tile] [-o OUT]\n"
+          "  flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout] [-o OUT]\n"
           "  flashc run FILE.tile --target=interp [-D NAME=VALUE]...\n"
           "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n\n"
           "Exit codes: 0 success, 1 user error, 2 internal error.\n",
@@ -217,6 +217,7 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
 
   mlir::MLIRContext context;
+  context.printOpOnDiagnostic(false); // the source line says more to users
   flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
   flash::CompileStatus status;
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -224,19 +225,27 @@ int main(int argc, char **argv) {
   if (!module)
     return status == flash::CompileStatus::InternalError ? 2 : 1;
 
-  // The lead's tile pipeline (canonicalize + cse + ...). Pass failures on
-  // IR that passed the verifier are internal errors.
+  // Each emit level is one named pipeline (flash-opt runs the same ones).
+  // The tile pipeline only cleans up verified IR: its failure is a bug. Later
+  // stages reject kernels they cannot lower, with a diagnostic at the
+  // source: a user error.
   {
+    mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, &context);
     mlir::PassManager pm(&context);
-    flash::buildTilePipeline(pm);
+    bool lowering = !runMode && emitKind != EmitKind::Tile;
+    if (lowering)
+      flash::buildLayoutPipeline(pm);
+    else
+      flash::buildTilePipeline(pm);
     if (mlir::failed(pm.run(*module))) {
+      if (lowering)
+        return 1;
       llvm::errs() << "flashc: internal error: the tile pipeline failed\n";
       return 2;
     }
   }
 
   if (runMode) {
-#ifdef FLASHC_RUN_AVAILABLE
     flash::RunRequest request;
     request.target = targetOpt;
     for (const std::string &a : argOpts) {
@@ -258,11 +267,6 @@ int main(int argc, char **argv) {
       request.outs.push_back(p);
     }
     return flash::runKernel(*module, request);
-#else
-    llvm::errs() << "flashc: error: this build of flashc has no interpreter "
-                    "(lib/Run is missing)\n";
-    return 2;
-#endif
   }
 
   std::string errorMessage;
@@ -271,12 +275,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "flashc: error: " << errorMessage << "\n";
     return 1;
   }
-  switch (emitKind) {
-  case EmitKind::Tile:
-    module->print(output->os());
-    output->os() << "\n";
-    break;
-  }
+  module->print(output->os());
+  output->os() << "\n";
   output->keep();
   return 0;
 }
