@@ -1,5 +1,6 @@
 //===- flash-opt.cpp - mlir-opt with flashc's dialects and passes ---------===//
 #include "dialect/Tile/TileDialect.h"
+#include "lib/Conversion/Passes.h"
 #include "lib/Transforms/Passes.h"
 #include "lib/Transforms/Pipelines.h"
 
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   flash::registerTilePasses();
+  flash::registerConversionPasses();
   flash::registerFlashPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "flashc optimizer driver\n", registry));
