@@ -1,0 +1,25 @@
+#ifndef FLASH_CONVERSION_PASSES_TD
+#define FLASH_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTileToSIMT : Pass<"convert-tile-to-simt", "mlir::ModuleOp"> {
+  let summary = "Lower layout-assigned tile IR to one thread's program (SIMT level)";
+  let description = [{
+    Every kernel `func.func` (one with `tile.num_warps`) becomes a `gpu.func`
+    kernel in `gpu.module @flashc_kernels`: tiles become `vector<R x T>` of
+    the thread's registers (R from the layout), global tensors a
+    `!llvm.ptr<1>` plus one i32 per dim, layout conversions register repacks
+    (decided at compile time from the layout functions) or shared-memory
+    round trips, reductions in-thread folds plus `nvvm.shfl.sync bfly`, and
+    `tile.mma` one `nvvm.mma.sync` m16n8k16 per atom and k-step. Grid
+    functions stay on the host side unchanged. The form is documented in
+    docs/ir-conventions.md, "SIMT level".
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
+    "mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"];
+}
+
+#endif // FLASH_CONVERSION_PASSES_TD

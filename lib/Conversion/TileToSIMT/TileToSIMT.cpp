@@ -1,0 +1,1460 @@
+//===- TileToSIMT.cpp - layout-assigned tile IR to one thread's program ---===//
+//
+// Lowers every kernel of a layout-assigned tile module to the SIMT level (see
+// docs/ir-conventions.md, "SIMT level"): a tile of shape S in layout L becomes
+// the vector<R x T> of the registers one thread holds, R =
+// L.getNumRegisters(S), register r holding the element
+// layoutCoord(L, S, warp, lane, r).
+//
+// Everything that moves data between registers, lanes, warps and memory is
+// decided at COMPILE TIME by evaluating the layout functions with int64_t over
+// every (warp, lane) of the CTA: which input register of the same thread holds
+// an output register's element (register repacks), which lanes a butterfly
+// shuffle must combine, which thread is the first holder of an element (the
+// only one that writes it), whether a run of registers is a contiguous,
+// aligned global vector. The same functions instantiated with IndexValue
+// (IndexBuilder.h) emit the per-thread index arithmetic, so no layout formula
+// is written twice.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/Passes.h"
+#include "lib/Conversion/TileToSIMT/IndexBuilder.h"
+
+#include "dialect/Tile/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <numeric>
+
+namespace flash {
+#define GEN_PASS_DEF_CONVERTTILETOSIMT
+#include "lib/Conversion/Passes.h.inc"
+} // namespace flash
+
+using namespace mlir;
+using namespace flash::tile;
+using flash::simt::IndexBuilder;
+using flash::simt::IndexValue;
+
+namespace {
+
+constexpr llvm::StringLiteral kSharedGlobalName = "__flashc_smem";
+constexpr llvm::StringLiteral kSharedBytesAttrName = "flashc.shared_bytes";
+constexpr llvm::StringLiteral kParamsAttrName = "flashc.params";
+constexpr int64_t kWarp = layout::kWarpSize;
+
+//===----------------------------------------------------------------------===//
+// Compile-time view of a distributed tile
+//===----------------------------------------------------------------------===//
+
+/// A tile type with its layout, evaluated at compile time.
+struct TileInfo {
+  RankedTensorType type;
+  Attribute layout;
+  SmallVector<int64_t, 2> shape;
+  int64_t regs = 0;
+
+  static std::optional<TileInfo> get(Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return std::nullopt;
+    auto iface = dyn_cast_or_null<LayoutAttrInterface>(tensor.getEncoding());
+    if (!iface)
+      return std::nullopt;
+    TileInfo info;
+    info.type = tensor;
+    info.layout = tensor.getEncoding();
+    info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    info.regs = iface.getNumRegisters(tensor.getShape());
+    return info;
+  }
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    return n;
+  }
+  layout::Coord coord(int64_t thread, int64_t reg) const {
+    return layoutCoord<int64_t>(layout, shape, thread / kWarp, thread % kWarp,
+                                reg);
+  }
+  /// Row-major position of a coordinate in the tile.
+  int64_t linear(ArrayRef<int64_t> c) const {
+    int64_t index = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      index = index * shape[d] + c[d];
+    return index;
+  }
+  int64_t linearCoord(int64_t thread, int64_t reg) const {
+    return linear(coord(thread, reg));
+  }
+  /// Linear coordinates of every register of every thread: [thread][reg].
+  std::vector<std::vector<int64_t>> table(int64_t numThreads) const {
+    std::vector<std::vector<int64_t>> result(numThreads);
+    for (int64_t t = 0; t < numThreads; ++t)
+      for (int64_t r = 0; r < regs; ++r)
+        result[t].push_back(linearCoord(t, r));
+    return result;
+  }
+  VectorType vectorType() const {
+    return VectorType::get({regs}, type.getElementType());
+  }
+};
+
+std::string describe(Attribute attr) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  attr.print(os);
+  return s;
+}
+
+/// Which registers each thread writes so that every element is written once:
+/// register r of (warp, lane) writes iff that thread is the first (lowest
+/// thread id) holding the element. Result: [reg][warp] lane masks.
+std::vector<std::vector<uint32_t>>
+firstHolderMasks(const std::vector<std::vector<int64_t>> &table,
+                 int64_t numElements, int64_t numWarps) {
+  std::vector<int64_t> first(numElements, -1);
+  for (int64_t t = 0, e = table.size(); t < e; ++t)
+    for (int64_t lin : table[t])
+      if (first[lin] < 0)
+        first[lin] = t;
+  int64_t regs = table.empty() ? 0 : table[0].size();
+  std::vector<std::vector<uint32_t>> masks(regs,
+                                           std::vector<uint32_t>(numWarps, 0));
+  for (int64_t t = 0, e = table.size(); t < e; ++t)
+    for (int64_t r = 0; r < regs; ++r)
+      if (first[table[t][r]] == t)
+        masks[r][t / kWarp] |= 1u << (t % kWarp);
+  return masks;
+}
+
+//===----------------------------------------------------------------------===//
+// IR helpers
+//===----------------------------------------------------------------------===//
+
+int64_t getNumWarps(Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  auto attr = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
+  return attr ? attr.getInt() : 1;
+}
+
+struct ThreadIds {
+  Value warp, lane;
+};
+
+/// tid.x, warp = tid / 32 and lane = tid % 32, created once at the top of the
+/// kernel's entry block (the first three ops after the i32 constant 32).
+ThreadIds getThreadIds(OpBuilder &builder, Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  Block &entry = func.getFunctionBody().front();
+  auto it = entry.begin();
+  if (it != entry.end() && isa<NVVM::ThreadIdXOp>(*it)) {
+    Operation *c32 = it->getNextNode();
+    auto div = cast<arith::DivUIOp>(c32->getNextNode());
+    auto rem = cast<arith::RemUIOp>(div->getNextNode());
+    return {div.getResult(), rem.getResult()};
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&entry);
+  Location loc = func.getLoc();
+  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+  Value c32 = arith::ConstantIntOp::create(builder, loc, kWarp, 32);
+  Value warp = arith::DivUIOp::create(builder, loc, tid, c32);
+  Value lane = arith::RemUIOp::create(builder, loc, tid, c32);
+  return {warp, lane};
+}
+
+Value i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+
+/// A predicate that is true on the lanes set in `perWarp[warp]`, or null
+/// when every lane of every warp is set.
+Value lanePredicate(OpBuilder &b, Location loc, ThreadIds ids,
+                    ArrayRef<uint32_t> perWarp) {
+  bool uniform = llvm::all_equal(perWarp);
+  if (uniform && perWarp.front() == 0xffffffffu)
+    return {};
+  Value mask;
+  if (uniform) {
+    mask = i32Const(b, loc, static_cast<int32_t>(perWarp.front()));
+  } else {
+    mask = i32Const(b, loc, static_cast<int32_t>(perWarp.back()));
+    for (int64_t w = perWarp.size() - 2; w >= 0; --w) {
+      Value isW = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        ids.warp, i32Const(b, loc, w));
+      mask = arith::SelectOp::create(
+          b, loc, isW, i32Const(b, loc, static_cast<int32_t>(perWarp[w])),
+          mask);
+    }
+  }
+  Value shifted = arith::ShRUIOp::create(b, loc, mask, ids.lane);
+  Value bit = arith::AndIOp::create(b, loc, shifted, i32Const(b, loc, 1));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit,
+                               i32Const(b, loc, 0));
+}
+
+Value andPredicates(OpBuilder &b, Location loc, Value a, Value c) {
+  if (!a)
+    return c;
+  if (!c)
+    return a;
+  return arith::AndIOp::create(b, loc, a, c);
+}
+
+/// Runs `body` under `pred` (or unconditionally when `pred` is null).
+void emitGuarded(OpBuilder &b, Location loc, Value pred,
+                 llvm::function_ref<void()> body) {
+  if (!pred) {
+    body();
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
+/// Storage type of an element in shared memory (i1 as i8).
+Type sharedElementType(Type elem) {
+  if (elem.isInteger(1))
+    return IntegerType::get(elem.getContext(), 8);
+  return elem;
+}
+int64_t byteWidth(Type elem) {
+  return std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8);
+}
+
+void noteSharedBytes(Operation *op, int64_t bytes) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  int64_t current = 0;
+  if (auto attr = func->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
+    current = attr.getInt();
+  if (bytes > current)
+    func->setAttr(kSharedBytesAttrName,
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                   bytes));
+}
+
+Value sharedBase(OpBuilder &b, Location loc) {
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  return LLVM::AddressOfOp::create(b, loc, ptr3, kSharedGlobalName);
+}
+
+Value sharedAddress(OpBuilder &b, Location loc, Value base, Type elem,
+                    Value index) {
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  return LLVM::GEPOp::create(b, loc, ptr3, sharedElementType(elem), base,
+                             ValueRange{index});
+}
+
+void storeShared(OpBuilder &b, Location loc, Value base, Value value,
+                 Value index) {
+  Type elem = value.getType();
+  if (elem.isInteger(1))
+    value = arith::ExtUIOp::create(b, loc, b.getI8Type(), value);
+  LLVM::StoreOp::create(b, loc, value, sharedAddress(b, loc, base, elem, index),
+                        byteWidth(sharedElementType(elem)));
+}
+
+Value loadShared(OpBuilder &b, Location loc, Value base, Type elem,
+                 Value index) {
+  Type stored = sharedElementType(elem);
+  Value v = LLVM::LoadOp::create(b, loc, stored,
+                                 sharedAddress(b, loc, base, elem, index),
+                                 byteWidth(stored));
+  if (elem.isInteger(1))
+    v = arith::TruncIOp::create(b, loc, elem, v);
+  return v;
+}
+
+void barrier(OpBuilder &b, Location loc) { NVVM::BarrierOp::create(b, loc); }
+
+SmallVector<Value> extractAll(OpBuilder &b, Location loc, Value vec,
+                              int64_t n) {
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(vector::ExtractOp::create(b, loc, vec, i));
+  return out;
+}
+
+IndexValue linearIndex(IndexBuilder *ib, ArrayRef<int64_t> shape,
+                       ArrayRef<IndexValue> coord) {
+  IndexValue index(ib, int64_t(0));
+  for (size_t d = 0; d < shape.size(); ++d)
+    index = index * shape[d] + coord[d];
+  return index;
+}
+
+/// A map from output-tile coordinates to input-tile coordinates, the same for
+/// compile-time evaluation and IR emission.
+struct CoordMap {
+  enum Kind { Identity, Transpose, Broadcast, ExpandDims } kind = Identity;
+  int64_t axis = 0;
+  SmallVector<int64_t, 2> inShape;
+
+  template <typename Int>
+  layout::CoordOf<Int> apply(const layout::CoordOf<Int> &out) const {
+    switch (kind) {
+    case Identity:
+      return out;
+    case Transpose:
+      return {out[1], out[0]};
+    case Broadcast: {
+      layout::CoordOf<Int> in;
+      for (size_t d = 0; d < out.size(); ++d)
+        in.push_back(inShape[d] == 1 ? out[d] * 0 : out[d]);
+      return in;
+    }
+    case ExpandDims: {
+      layout::CoordOf<Int> in(out);
+      in.erase(in.begin() + axis);
+      return in;
+    }
+    }
+    return out;
+  }
+};
+
+/// For each output register, the input register of the same thread that
+/// holds the element the output register needs, if that is the same for
+/// every thread of the CTA.
+std::optional<SmallVector<int64_t>> planRepack(const TileInfo &in,
+                                               const TileInfo &out,
+                                               const CoordMap &map,
+                                               int64_t numWarps) {
+  SmallVector<int64_t> plan(out.regs, -1);
+  for (int64_t t = 0; t < numWarps * kWarp; ++t) {
+    llvm::DenseMap<int64_t, int64_t> held;
+    for (int64_t r = 0; r < in.regs; ++r)
+      held.try_emplace(in.linearCoord(t, r), r);
+    for (int64_t r = 0; r < out.regs; ++r) {
+      auto it = held.find(in.linear(map.apply(out.coord(t, r))));
+      if (it == held.end())
+        return std::nullopt;
+      if (t == 0)
+        plan[r] = it->second;
+      else if (plan[r] != it->second)
+        return std::nullopt;
+    }
+  }
+  return plan;
+}
+
+Value emitRepack(OpBuilder &b, Location loc, Value src, ArrayRef<int64_t> plan,
+                 int64_t srcRegs) {
+  bool identity = static_cast<int64_t>(plan.size()) == srcRegs;
+  for (size_t i = 0; identity && i < plan.size(); ++i)
+    identity = plan[i] == static_cast<int64_t>(i);
+  if (identity)
+    return src;
+  return vector::ShuffleOp::create(b, loc, src, src, plan);
+}
+
+/// Moves a tile between layouts through shared memory: the first holder of
+/// each input element writes it (row-major in the input shape), barrier,
+/// every thread reads the elements of its output registers, barrier (so the
+/// buffer can be reused).
+Value emitSharedExchange(OpBuilder &b, Location loc, Operation *op, Value src,
+                         const TileInfo &in, const TileInfo &out,
+                         const CoordMap &map) {
+  int64_t numWarps = getNumWarps(op);
+  ThreadIds ids = getThreadIds(b, op);
+  Type elem = in.type.getElementType();
+  noteSharedBytes(op, in.numElements() * byteWidth(sharedElementType(elem)));
+  IndexBuilder ib{b, loc};
+  IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+  auto masks =
+      firstHolderMasks(in.table(numWarps * kWarp), in.numElements(), numWarps);
+
+  Value base = sharedBase(b, loc);
+  SmallVector<Value> values = extractAll(b, loc, src, in.regs);
+  for (int64_t r = 0; r < in.regs; ++r) {
+    if (llvm::all_of(masks[r], [](uint32_t m) { return m == 0; }))
+      continue;
+    auto coord = layoutCoord<IndexValue>(in.layout, in.shape, warp, lane, r);
+    Value index = linearIndex(&ib, in.shape, coord);
+    Value pred = lanePredicate(b, loc, ids, masks[r]);
+    emitGuarded(b, loc, pred,
+                [&] { storeShared(b, loc, base, values[r], index); });
+  }
+  barrier(b, loc);
+  SmallVector<Value> results;
+  for (int64_t r = 0; r < out.regs; ++r) {
+    auto coord = map.apply(
+        layoutCoord<IndexValue>(out.layout, out.shape, warp, lane, r));
+    Value index = linearIndex(&ib, in.shape, coord);
+    results.push_back(loadShared(b, loc, base, elem, index));
+  }
+  barrier(b, loc);
+  return vector::FromElementsOp::create(b, loc, out.vectorType(), results);
+}
+
+/// Register repack when possible, shared memory otherwise.
+Value emitLayoutMove(OpBuilder &b, Location loc, Operation *op, Value src,
+                     const TileInfo &in, const TileInfo &out,
+                     const CoordMap &map) {
+  if (auto plan = planRepack(in, out, map, getNumWarps(op)))
+    return emitRepack(b, loc, src, *plan, in.regs);
+  return emitSharedExchange(b, loc, op, src, in, out, map);
+}
+
+//===----------------------------------------------------------------------===//
+// Global tensors: after signature expansion every !tile.global value is an
+// unrealized_conversion_cast of (!llvm.ptr<1>, i32 dims...).
+//===----------------------------------------------------------------------===//
+
+struct GlobalView {
+  GlobalType type;
+  Value ptr;
+  SmallVector<IndexValue, 4> dims;
+};
+
+std::optional<GlobalView> getGlobalView(Value source, IndexBuilder *ib) {
+  auto cast = source.getDefiningOp<UnrealizedConversionCastOp>();
+  auto type = dyn_cast<GlobalType>(source.getType());
+  if (!cast || !type || cast.getInputs().size() != type.getRank() + 1)
+    return std::nullopt;
+  GlobalView view{type, cast.getInputs()[0], {}};
+  for (unsigned d = 0; d < type.getRank(); ++d) {
+    if (type.isStaticDim(d))
+      view.dims.push_back(IndexValue(ib, type.getShape()[d]));
+    else
+      view.dims.push_back(IndexValue(ib, cast.getInputs()[d + 1]));
+  }
+  return view;
+}
+
+/// A known divisor of an i32 value (1 when nothing is known).
+int64_t knownMultiple(Value v, int depth = 0) {
+  constexpr int64_t kAny = int64_t(1) << 30;
+  if (depth > 12)
+    return 1;
+  if (auto c = v.getDefiningOp<arith::ConstantIntOp>())
+    return c.value() == 0 ? kAny : std::abs(c.value());
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return std::min(kAny, knownMultiple(mul.getLhs(), depth + 1) *
+                              knownMultiple(mul.getRhs(), depth + 1));
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return std::gcd(knownMultiple(add.getLhs(), depth + 1),
+                    knownMultiple(add.getRhs(), depth + 1));
+  if (auto sub = v.getDefiningOp<arith::SubIOp>())
+    return std::gcd(knownMultiple(sub.getLhs(), depth + 1),
+                    knownMultiple(sub.getRhs(), depth + 1));
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+      if (arg == loop.getInductionVar())
+        return std::gcd(knownMultiple(loop.getLowerBound(), depth + 1),
+                        knownMultiple(loop.getStep(), depth + 1));
+  return 1;
+}
+
+/// The widest vector (elements) in which runs of registers can be accessed:
+/// registers kV..kV+V-1 of every thread are consecutive along the tile dim
+/// that runs along the last global dim, start at a multiple of V, the last
+/// global dim is static and a multiple of V and the window offset along it a
+/// known multiple of V (so each vector is aligned and wholly in or out of
+/// bounds). For stores the run must also have one writer.
+int64_t chooseVectorWidth(const TileInfo &tile, ArrayRef<int64_t> window,
+                          const GlobalView &view, Value lastOffset,
+                          int64_t numWarps,
+                          const std::vector<std::vector<uint32_t>> *writers) {
+  unsigned last = view.type.getRank() - 1;
+  auto it = llvm::find(window, static_cast<int64_t>(last));
+  if (it == window.end() || !view.type.isStaticDim(last))
+    return 1;
+  size_t tileDim = it - window.begin();
+  int64_t bytes = byteWidth(tile.type.getElementType());
+  if (tile.type.getElementType().isInteger(1))
+    return 1;
+  int64_t lastDim = view.type.getShape()[last];
+  int64_t offsetMultiple = knownMultiple(lastOffset);
+  for (int64_t v = 16 / bytes; v >= 2; v /= 2) {
+    if (tile.regs % v || lastDim % v || offsetMultiple % v)
+      continue;
+    bool ok = true;
+    for (int64_t t = 0; ok && t < numWarps * kWarp; ++t) {
+      for (int64_t r0 = 0; ok && r0 < tile.regs; r0 += v) {
+        layout::Coord first = tile.coord(t, r0);
+        if (first[tileDim] % v) {
+          ok = false;
+          break;
+        }
+        for (int64_t j = 1; ok && j < v; ++j) {
+          layout::Coord c = tile.coord(t, r0 + j);
+          for (size_t d = 0; d < c.size(); ++d)
+            if (c[d] != first[d] + (d == tileDim ? j : 0))
+              ok = false;
+          if (writers && (*writers)[r0 + j] != (*writers)[r0])
+            ok = false;
+        }
+      }
+    }
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+/// Per-access address and bounds predicate of a window access.
+struct AccessPoint {
+  Value address; // !llvm.ptr<1>
+  Value inBounds;
+};
+
+AccessPoint windowAccess(OpBuilder &b, Location loc, IndexBuilder *ib,
+                         const GlobalView &view, ValueRange offsets,
+                         ArrayRef<int64_t> window,
+                         ArrayRef<IndexValue> tileCoord) {
+  unsigned rank = view.type.getRank();
+  Type i64 = b.getI64Type();
+  Value linear, inBounds;
+  Value stride = arith::ConstantIntOp::create(b, loc, 1, 64);
+  for (int64_t g = rank - 1; g >= 0; --g) {
+    IndexValue idx(ib, offsets[g]);
+    auto it = llvm::find(window, g);
+    if (it != window.end())
+      idx = idx + tileCoord[it - window.begin()];
+    // 0 <= idx < dim (signed), unless provable from constants.
+    std::optional<int64_t> ci = idx.getConstant(), cd = view.dims[g].getConstant();
+    if (!(ci && cd && *ci >= 0 && *ci < *cd)) {
+      Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                       idx.get(), i32Const(b, loc, 0));
+      Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       idx.get(), view.dims[g].get());
+      inBounds = andPredicates(b, loc, inBounds,
+                               arith::AndIOp::create(b, loc, lo, hi));
+    }
+    Value term = arith::MulIOp::create(
+        b, loc, arith::ExtSIOp::create(b, loc, i64, idx.get()), stride);
+    linear = linear ? arith::AddIOp::create(b, loc, linear, term).getResult()
+                    : term;
+    if (g > 0)
+      stride = arith::MulIOp::create(
+          b, loc, stride,
+          arith::ExtUIOp::create(b, loc, i64, view.dims[g].get()));
+  }
+  auto ptr1 = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value address = LLVM::GEPOp::create(b, loc, ptr1, view.type.getElementType(),
+                                      view.ptr, ValueRange{linear});
+  return {address, inBounds};
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+struct TileOpConversion : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+};
+
+struct ProgramIdLowering : TileOpConversion<ProgramIdOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(ProgramIdOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type i32 = rewriter.getI32Type();
+    Location loc = op.getLoc();
+    Value v;
+    switch (op.getAxis()) {
+    case 0:
+      v = NVVM::BlockIdXOp::create(rewriter, loc, i32);
+      break;
+    case 1:
+      v = NVVM::BlockIdYOp::create(rewriter, loc, i32);
+      break;
+    default:
+      v = NVVM::BlockIdZOp::create(rewriter, loc, i32);
+    }
+    rewriter.replaceOp(op, v);
+    return success();
+  }
+};
+
+struct NumProgramsLowering : TileOpConversion<NumProgramsOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(NumProgramsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type i32 = rewriter.getI32Type();
+    Location loc = op.getLoc();
+    Value v;
+    switch (op.getAxis()) {
+    case 0:
+      v = NVVM::GridDimXOp::create(rewriter, loc, i32);
+      break;
+    case 1:
+      v = NVVM::GridDimYOp::create(rewriter, loc, i32);
+      break;
+    default:
+      v = NVVM::GridDimZOp::create(rewriter, loc, i32);
+    }
+    rewriter.replaceOp(op, v);
+    return success();
+  }
+};
+
+struct DimLowering : TileOpConversion<DimOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    IndexBuilder ib{rewriter, op.getLoc()};
+    auto view = getGlobalView(op.getSource(), &ib);
+    if (!view)
+      return op.emitOpError("source is not a kernel tensor parameter");
+    rewriter.replaceOp(op, view->dims[op.getIndex()].get());
+    return success();
+  }
+};
+
+struct ConstantLowering : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getType());
+    if (!tile)
+      return failure();
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!dense || !dense.isSplat())
+      return op.emitOpError("only splat constants of tiles can be lowered, "
+                            "in layout ")
+             << describe(tile->layout);
+    auto value = DenseElementsAttr::get(tile->vectorType(),
+                                        dense.getSplatValue<Attribute>());
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+    return success();
+  }
+};
+
+/// arith/math ops on tiles: the same op on the register vectors.
+struct ElementwiseLowering : ConversionPattern {
+  ElementwiseLowering(const TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+        isa<arith::ConstantOp>(op) || op->getNumRegions() != 0)
+      return failure();
+    SmallVector<Type> types;
+    if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), types)))
+      return failure();
+    IRMapping mapping;
+    mapping.map(op->getOperands(), operands);
+    Operation *clone = rewriter.clone(*op, mapping);
+    for (auto [result, type] : llvm::zip(clone->getResults(), types))
+      result.setType(type);
+    rewriter.replaceOp(op, clone->getResults());
+    return success();
+  }
+};
+
+struct SplatLowering : TileOpConversion<SplatOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getType());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, tile->vectorType(),
+                                                     adaptor.getValue());
+    return success();
+  }
+};
+
+struct IotaLowering : TileOpConversion<IotaOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getType());
+    Location loc = op.getLoc();
+    ThreadIds ids = getThreadIds(rewriter, op);
+    IndexBuilder ib{rewriter, loc};
+    SmallVector<Value> elems;
+    for (int64_t r = 0; r < tile->regs; ++r)
+      elems.push_back(layoutCoord<IndexValue>(tile->layout, tile->shape,
+                                              IndexValue(&ib, ids.warp),
+                                              IndexValue(&ib, ids.lane), r)[0]
+                          .get());
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, tile->vectorType(),
+                                                        elems);
+    return success();
+  }
+};
+
+/// expand_dims, broadcast, convert_layout and trans: a register repack when
+/// every thread already holds what it needs, shared memory otherwise.
+template <typename OpTy>
+struct LayoutMoveLowering : TileOpConversion<OpTy> {
+  using TileOpConversion<OpTy>::TileOpConversion;
+  using OpAdaptor = typename OpTy::Adaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto in = TileInfo::get(op.getInput().getType());
+    auto out = TileInfo::get(op.getType());
+    CoordMap map;
+    if constexpr (std::is_same_v<OpTy, ExpandDimsOp>) {
+      map.kind = CoordMap::ExpandDims;
+      map.axis = op.getAxis();
+    } else if constexpr (std::is_same_v<OpTy, BroadcastOp>) {
+      map.kind = CoordMap::Broadcast;
+      map.inShape = in->shape;
+    } else if constexpr (std::is_same_v<OpTy, TransOp>) {
+      map.kind = CoordMap::Transpose;
+    }
+    Value result = emitLayoutMove(rewriter, op.getLoc(), op, adaptor.getInput(),
+                                  *in, *out, map);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+struct ReducePlan {
+  SmallVector<SmallVector<int64_t>> groups; // input registers per output reg
+  SmallVector<int64_t> butterflies;         // shfl.bfly lane offsets
+  bool crossWarp = false;
+  std::vector<std::vector<uint32_t>> writers;   // [reg][warp] lane masks
+  std::vector<std::vector<uint32_t>> readWarps; // [reg][warp] warp masks
+};
+
+FailureOr<ReducePlan> planReduce(ReduceOp op, const TileInfo &in,
+                                 const TileInfo &out, int64_t numWarps) {
+  int64_t axis = op.getAxis();
+  int64_t threads = numWarps * kWarp;
+  int64_t extent = in.shape[axis];
+  ReducePlan plan;
+  auto outTable = out.table(threads);
+  // In-thread groups: input registers whose kept coordinate is the output
+  // register's coordinate; coverage: reduced coordinates combined so far.
+  std::vector<std::vector<llvm::BitVector>> cover(
+      threads, std::vector<llvm::BitVector>(out.regs, llvm::BitVector(extent)));
+  for (int64_t t = 0; t < threads; ++t) {
+    for (int64_t r = 0; r < out.regs; ++r) {
+      SmallVector<int64_t> group;
+      for (int64_t ri = 0; ri < in.regs; ++ri) {
+        layout::Coord c = in.coord(t, ri);
+        int64_t reduced = c[axis];
+        c.erase(c.begin() + axis);
+        if (out.linear(c) == outTable[t][r]) {
+          group.push_back(ri);
+          cover[t][r].set(reduced);
+        }
+      }
+      if (group.empty())
+        return op.emitOpError("thread ")
+               << t << " holds no element of output register " << r
+               << " of layout " << describe(out.layout) << " in layout "
+               << describe(in.layout);
+      if (t == 0)
+        plan.groups.push_back(group);
+      else if (plan.groups[r] != group)
+        return op.emitOpError("the in-thread grouping of layout ")
+               << describe(in.layout)
+               << " along axis " << axis << " differs between threads";
+    }
+  }
+  // Butterflies: lane bits whose flip keeps every kept coordinate and brings
+  // new reduced coordinates.
+  for (int64_t bit = 1; bit < kWarp; bit <<= 1) {
+    bool ok = true;
+    for (int64_t t = 0; ok && t < threads; ++t)
+      for (int64_t r = 0; ok && r < out.regs; ++r) {
+        int64_t p = t ^ bit;
+        ok = outTable[p][r] == outTable[t][r] && cover[p][r].any() &&
+             !cover[t][r].anyCommon(cover[p][r]);
+      }
+    if (!ok)
+      continue;
+    plan.butterflies.push_back(bit);
+    auto next = cover;
+    for (int64_t t = 0; t < threads; ++t)
+      for (int64_t r = 0; r < out.regs; ++r)
+        next[t][r] |= cover[t ^ bit][r];
+    cover = std::move(next);
+  }
+  bool complete = true;
+  for (int64_t t = 0; complete && t < threads; ++t)
+    for (int64_t r = 0; complete && r < out.regs; ++r)
+      complete = cover[t][r].all();
+  if (complete)
+    return plan;
+
+  // Across warps through shared memory: warp w's partial of output element k
+  // (all lanes of w holding k must agree on what they combined).
+  plan.crossWarp = true;
+  int64_t outElems = out.numElements();
+  std::vector<std::vector<std::optional<llvm::BitVector>>> warpCover(
+      numWarps, std::vector<std::optional<llvm::BitVector>>(outElems));
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t r = 0; r < out.regs; ++r) {
+      auto &slot = warpCover[t / kWarp][outTable[t][r]];
+      if (!slot)
+        slot = cover[t][r];
+      else if (*slot != cover[t][r])
+        return op.emitOpError("lanes of one warp hold different partial "
+                              "reductions in layout ")
+               << describe(in.layout);
+    }
+  plan.writers = firstHolderMasks(outTable, outElems, numWarps);
+  // Only the first holder within each warp writes its warp's slot.
+  {
+    std::vector<std::vector<int64_t>> firstInWarp(
+        numWarps, std::vector<int64_t>(outElems, -1));
+    for (int64_t t = 0; t < threads; ++t)
+      for (int64_t r = 0; r < out.regs; ++r) {
+        int64_t &f = firstInWarp[t / kWarp][outTable[t][r]];
+        if (f < 0)
+          f = t;
+      }
+    plan.writers.assign(out.regs, std::vector<uint32_t>(numWarps, 0));
+    for (int64_t t = 0; t < threads; ++t)
+      for (int64_t r = 0; r < out.regs; ++r)
+        if (firstInWarp[t / kWarp][outTable[t][r]] == t)
+          plan.writers[r][t / kWarp] |= 1u << (t % kWarp);
+  }
+  plan.readWarps.assign(out.regs, std::vector<uint32_t>(numWarps, 0));
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t r = 0; r < out.regs; ++r) {
+      int64_t k = outTable[t][r];
+      llvm::BitVector acc(extent);
+      uint32_t warps = 0;
+      for (int64_t w = 0; w < numWarps; ++w) {
+        auto &c = warpCover[w][k];
+        if (!c || c->none() || acc.anyCommon(*c))
+          continue;
+        acc |= *c;
+        warps |= 1u << w;
+      }
+      if (!acc.all())
+        return op.emitOpError("the warps of layout ")
+               << describe(in.layout) << " do not cover axis " << axis;
+      uint32_t &slot = plan.readWarps[r][t / kWarp];
+      if (t % kWarp == 0)
+        slot = warps;
+      else if (slot != warps)
+        return op.emitOpError("lanes of one warp would combine different "
+                              "warps in layout ")
+               << describe(in.layout);
+    }
+  return plan;
+}
+
+struct ReduceLowering : TileOpConversion<ReduceOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto in = TileInfo::get(op.getInput().getType());
+    auto out = TileInfo::get(op.getType());
+    Type elem = in->type.getElementType();
+    bool isFloat = isa<FloatType>(elem);
+    if (!elem.isF32() && !elem.isInteger(32))
+      return op.emitOpError("reductions of ")
+             << elem << " tiles are not supported (f32 and i32 only), layout "
+             << describe(in->layout);
+    int64_t numWarps = getNumWarps(op);
+    auto plan = planReduce(op, *in, *out, numWarps);
+    if (failed(plan))
+      return failure();
+
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    bool isMax = op.getKind() == ReduceKind::Max;
+    auto combine = [&](Value x, Value y) -> Value {
+      if (isFloat)
+        return isMax ? arith::MaximumFOp::create(b, loc, x, y).getResult()
+                     : arith::AddFOp::create(b, loc, x, y).getResult();
+      return isMax ? arith::MaxSIOp::create(b, loc, x, y).getResult()
+                   : arith::AddIOp::create(b, loc, x, y).getResult();
+    };
+    auto identity = [&]() -> Value {
+      if (isFloat)
+        return arith::ConstantOp::create(
+            b, loc, b.getFloatAttr(elem, isMax ? -INFINITY : 0.0));
+      return i32Const(b, loc,
+                      isMax ? std::numeric_limits<int32_t>::min() : 0);
+    };
+
+    SmallVector<Value> inputs = extractAll(b, loc, adaptor.getInput(), in->regs);
+    SmallVector<Value> partial;
+    for (auto &group : plan->groups) {
+      Value acc = inputs[group.front()];
+      for (int64_t ri : llvm::drop_begin(group))
+        acc = combine(acc, inputs[ri]);
+      partial.push_back(acc);
+    }
+    if (!plan->butterflies.empty()) {
+      Value all = i32Const(b, loc, -1), clamp = i32Const(b, loc, 0x1f);
+      for (int64_t offset : plan->butterflies) {
+        Value off = i32Const(b, loc, offset);
+        for (Value &p : partial) {
+          Value other = NVVM::ShflOp::create(b, loc, elem, all, p, off, clamp,
+                                             NVVM::ShflKind::bfly, UnitAttr());
+          p = combine(p, other);
+        }
+      }
+    }
+    if (plan->crossWarp) {
+      ThreadIds ids = getThreadIds(b, op);
+      IndexBuilder ib{b, loc};
+      IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+      int64_t outElems = out->numElements();
+      noteSharedBytes(op, numWarps * outElems * byteWidth(elem));
+      Value base = sharedBase(b, loc);
+      SmallVector<Value> keys;
+      for (int64_t r = 0; r < out->regs; ++r) {
+        auto coord = layoutCoord<IndexValue>(out->layout, out->shape, warp,
+                                             lane, r);
+        keys.push_back(linearIndex(&ib, out->shape, coord).get());
+      }
+      for (int64_t r = 0; r < out->regs; ++r) {
+        Value slot = (warp * outElems + IndexValue(&ib, keys[r])).get();
+        emitGuarded(b, loc, lanePredicate(b, loc, ids, plan->writers[r]),
+                    [&] { storeShared(b, loc, base, partial[r], slot); });
+      }
+      barrier(b, loc);
+      for (int64_t r = 0; r < out->regs; ++r) {
+        ArrayRef<uint32_t> reads = plan->readWarps[r];
+        Value acc;
+        if (llvm::all_equal(reads)) {
+          for (int64_t w = 0; w < numWarps; ++w)
+            if (reads.front() & (1u << w)) {
+              Value slot = (IndexValue(&ib, w * outElems) +
+                            IndexValue(&ib, keys[r])).get();
+              Value v = loadShared(b, loc, base, elem, slot);
+              acc = acc ? combine(acc, v) : v;
+            }
+        } else {
+          // The warps to combine depend on this thread's warp.
+          Value mask = i32Const(b, loc, reads.back());
+          for (int64_t w = numWarps - 2; w >= 0; --w) {
+            Value isW = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              ids.warp, i32Const(b, loc, w));
+            mask = arith::SelectOp::create(b, loc, isW,
+                                           i32Const(b, loc, reads[w]), mask);
+          }
+          uint32_t any = 0;
+          for (uint32_t m : reads)
+            any |= m;
+          acc = identity();
+          for (int64_t w = 0; w < numWarps; ++w) {
+            if (!(any & (1u << w)))
+              continue;
+            Value bit = arith::AndIOp::create(
+                b, loc, arith::ShRUIOp::create(b, loc, mask, i32Const(b, loc, w)),
+                i32Const(b, loc, 1));
+            Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                               bit, i32Const(b, loc, 0));
+            auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, cond,
+                                          /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+              Value slot = (IndexValue(&ib, w * outElems) +
+                            IndexValue(&ib, keys[r])).get();
+              scf::YieldOp::create(b, loc, loadShared(b, loc, base, elem, slot));
+              b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+              scf::YieldOp::create(b, loc, identity());
+            }
+            acc = combine(acc, ifOp.getResult(0));
+          }
+        }
+        partial[r] = acc;
+      }
+      barrier(b, loc);
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, out->vectorType(),
+                                                        partial);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// MMA
+//===----------------------------------------------------------------------===//
+
+struct MmaLowering : TileOpConversion<MmaOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto a = TileInfo::get(op.getA().getType());
+    auto b = TileInfo::get(op.getB().getType());
+    auto c = TileInfo::get(op.getAcc().getType());
+    auto aLayout = dyn_cast<DotOperandLayoutAttr>(a->layout);
+    auto bLayout = dyn_cast<DotOperandLayoutAttr>(b->layout);
+    auto cLayout = dyn_cast<MmaLayoutAttr>(c->layout);
+    if (!cLayout || !isa<MmaLayoutAttr>(TileInfo::get(op.getType())->layout))
+      return op.emitOpError("accumulator layout must be #tile.mma, got ")
+             << describe(c->layout);
+    if (!aLayout || aLayout.getOperandIndex() != 0 ||
+        aLayout.getParent() != cLayout)
+      return op.emitOpError("operand A layout must be #tile.dot_op<0, ")
+             << describe(cLayout) << ">, got " << describe(a->layout);
+    if (!bLayout || bLayout.getOperandIndex() != 1 ||
+        bLayout.getParent() != cLayout)
+      return op.emitOpError("operand B layout must be #tile.dot_op<1, ")
+             << describe(cLayout) << ">, got " << describe(b->layout);
+    if (aLayout.getTransposed() != op.getTransposeA())
+      return op.emitOpError("transpose_a requires operand A in the transposed "
+                            "dot_op layout and vice versa, got ")
+             << describe(a->layout);
+    if (bLayout.getTransposed() != op.getTransposeB())
+      return op.emitOpError("transpose_b requires operand B in the transposed "
+                            "dot_op layout and vice versa, got ")
+             << describe(b->layout);
+    layout::MmaParams params = cLayout.getParams();
+    if (params.warps[2] != 1)
+      return op.emitOpError("warps along K are not supported, layout ")
+             << describe(cLayout);
+    Type opElem = a->type.getElementType();
+    if (opElem != b->type.getElementType())
+      return op.emitOpError("operands must have the same element type");
+
+    SmallVector<int64_t, 2> aShape = a->shape, bShape = b->shape;
+    if (op.getTransposeA())
+      std::swap(aShape[0], aShape[1]);
+    if (op.getTransposeB())
+      std::swap(bShape[0], bShape[1]);
+    auto [aM, aK] = layout::mmaAtomsPerWarp(params, layout::MmaRole::OperandA,
+                                            aShape);
+    auto [bK, bN] = layout::mmaAtomsPerWarp(params, layout::MmaRole::OperandB,
+                                            bShape);
+    auto [cM, cN] =
+        layout::mmaAtomsPerWarp(params, layout::MmaRole::Acc, c->shape);
+    if (aM != cM || bN != cN || aK != bK || c->shape[0] == 1 ||
+        c->shape[1] == 1)
+      return op.emitOpError("the atoms of A (")
+             << aM << " x " << aK << "), B (" << bK << " x " << bN
+             << ") and the accumulator (" << cM << " x " << cN
+             << ") per warp do not match in layout " << describe(cLayout);
+
+    Location loc = op.getLoc();
+    OpBuilder &builder = rewriter;
+    MLIRContext *ctx = op.getContext();
+    bool bf16 = opElem.isBF16();
+    auto pairType = VectorType::get({2}, opElem);
+    Type i32 = builder.getI32Type();
+    auto pair = [&](Value vec, int64_t first) -> Value {
+      Value v = vector::ShuffleOp::create(builder, loc, vec, vec,
+                                          ArrayRef<int64_t>{first, first + 1});
+      if (bf16) // the NVVM verifier wants bf16 pairs packed in i32
+        v = LLVM::BitcastOp::create(builder, loc, i32, v);
+      return v;
+    };
+    (void)pairType;
+    Type f32 = builder.getF32Type();
+    auto resultType =
+        LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    NVVM::MMATypes ptx = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+
+    SmallVector<Value> acc = extractAll(builder, loc, adaptor.getAcc(), c->regs);
+    for (int64_t m = 0; m < cM; ++m) {
+      for (int64_t n = 0; n < cN; ++n) {
+        int64_t cFirst = layout::mmaAtomFirstRegister(
+            params, layout::MmaRole::Acc, c->shape, m, n);
+        SmallVector<Value> cRegs(acc.begin() + cFirst,
+                                 acc.begin() + cFirst + 4);
+        for (int64_t k = 0; k < aK; ++k) {
+          int64_t aFirst = layout::mmaAtomFirstRegister(
+              params, layout::MmaRole::OperandA, aShape, m, k);
+          int64_t bFirst = layout::mmaAtomFirstRegister(
+              params, layout::MmaRole::OperandB, bShape, k, n);
+          SmallVector<Value> aRegs, bRegs;
+          for (int64_t i = 0; i < 4; ++i)
+            aRegs.push_back(pair(adaptor.getA(), aFirst + 2 * i));
+          for (int64_t i = 0; i < 2; ++i)
+            bRegs.push_back(pair(adaptor.getB(), bFirst + 2 * i));
+          Value d = NVVM::MmaOp::create(
+              builder, loc, resultType, aRegs, bRegs, cRegs,
+              ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+              std::array<NVVM::MMATypes, 2>{ptx, ptx},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t i = 0; i < 4; ++i)
+            cRegs[i] = LLVM::ExtractValueOp::create(builder, loc, d,
+                                                    ArrayRef<int64_t>{i});
+        }
+        for (int64_t i = 0; i < 4; ++i)
+          acc[cFirst + i] = cRegs[i];
+      }
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, c->vectorType(),
+                                                        acc);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Global loads and stores
+//===----------------------------------------------------------------------===//
+
+Value padConstant(OpBuilder &b, Location loc, Attribute pad, Type elem) {
+  if (auto f = dyn_cast<FloatAttr>(pad))
+    if (isa<FloatType>(elem))
+      return arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(elem, f.getValueAsDouble()));
+  if (auto i = dyn_cast<IntegerAttr>(pad)) {
+    if (isa<FloatType>(elem))
+      return arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(elem, double(i.getValue().getSExtValue())));
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(elem, i.getValue().getSExtValue()));
+  }
+  if (auto bl = dyn_cast<BoolAttr>(pad))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(elem, bl.getValue()));
+  return {};
+}
+
+struct LoadLowering : TileOpConversion<LoadOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getType());
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    IndexBuilder ib{b, loc};
+    auto view = getGlobalView(op.getSource(), &ib);
+    if (!view)
+      return op.emitOpError("source is not a kernel tensor parameter");
+    Type elem = tile->type.getElementType();
+    Value pad = padConstant(b, loc, op.getPad(), elem);
+    if (!pad)
+      return op.emitOpError("unsupported pad value ") << op.getPad();
+    int64_t numWarps = getNumWarps(op);
+    ArrayRef<int64_t> window = op.getWindow();
+    int64_t width =
+        chooseVectorWidth(*tile, window, *view, op.getOffsets().back(),
+                          numWarps, /*writers=*/nullptr);
+    ThreadIds ids = getThreadIds(b, op);
+    IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+    Type accessType = width == 1 ? elem : VectorType::get({width}, elem);
+    Value padValue =
+        width == 1 ? pad : vector::BroadcastOp::create(b, loc, accessType, pad);
+    SmallVector<Value> elems;
+    for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
+      auto coord =
+          layoutCoord<IndexValue>(tile->layout, tile->shape, warp, lane, r0);
+      AccessPoint at = windowAccess(b, loc, &ib, *view, adaptor.getOffsets(),
+                                    window, coord);
+      int64_t align = width * byteWidth(elem);
+      Value loaded;
+      if (!at.inBounds) {
+        loaded = LLVM::LoadOp::create(b, loc, accessType, at.address, align);
+      } else {
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{accessType},
+                                      at.inBounds, /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{LLVM::LoadOp::create(b, loc, accessType, at.address,
+                                            align)});
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, padValue);
+        loaded = ifOp.getResult(0);
+      }
+      if (width == 1)
+        elems.push_back(loaded);
+      else
+        llvm::append_range(elems, extractAll(b, loc, loaded, width));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, tile->vectorType(),
+                                                        elems);
+    return success();
+  }
+};
+
+struct StoreLowering : TileOpConversion<StoreOp> {
+  using TileOpConversion::TileOpConversion;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getValue().getType());
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    IndexBuilder ib{b, loc};
+    auto view = getGlobalView(op.getDest(), &ib);
+    if (!view)
+      return op.emitOpError("destination is not a kernel tensor parameter");
+    Type elem = tile->type.getElementType();
+    int64_t numWarps = getNumWarps(op);
+    auto writers = firstHolderMasks(tile->table(numWarps * kWarp),
+                                    tile->numElements(), numWarps);
+    ArrayRef<int64_t> window = op.getWindow();
+    int64_t width = chooseVectorWidth(*tile, window, *view,
+                                      op.getOffsets().back(), numWarps,
+                                      &writers);
+    ThreadIds ids = getThreadIds(b, op);
+    IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+    Value value = adaptor.getValue();
+    for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
+      if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
+        continue;
+      auto coord =
+          layoutCoord<IndexValue>(tile->layout, tile->shape, warp, lane, r0);
+      AccessPoint at = windowAccess(b, loc, &ib, *view, adaptor.getOffsets(),
+                                    window, coord);
+      Value pred = andPredicates(b, loc, at.inBounds,
+                                 lanePredicate(b, loc, ids, writers[r0]));
+      Value part;
+      if (width == 1) {
+        part = vector::ExtractOp::create(b, loc, value, r0);
+      } else {
+        SmallVector<int64_t> indices;
+        for (int64_t j = 0; j < width; ++j)
+          indices.push_back(r0 + j);
+        part = vector::ShuffleOp::create(b, loc, value, value, indices);
+      }
+      int64_t align = width * byteWidth(elem);
+      emitGuarded(b, loc, pred, [&] {
+        LLVM::StoreOp::create(b, loc, part, at.address, align);
+      });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+bool hasTensorType(Operation *op) {
+  auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
+  return llvm::any_of(op->getOperandTypes(), isTensor) ||
+         llvm::any_of(op->getResultTypes(), isTensor);
+}
+
+/// Replaces every !tile.global parameter by (!llvm.ptr<1>, i32 per dim) and
+/// records what the launcher needs in `tile.params`.
+void expandSignature(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  OpBuilder b(ctx);
+  Block &entry = func.getBody().front();
+  auto ptr1 = LLVM::LLVMPointerType::get(ctx, 1);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> types;
+  SmallVector<Attribute> argAttrs, params;
+  unsigned oldCount = entry.getNumArguments();
+  b.setInsertionPointToStart(&entry);
+  for (unsigned i = 0; i < oldCount; ++i) {
+    BlockArgument arg = entry.getArgument(i);
+    auto nameAttr = func.getArgAttrOfType<StringAttr>(i, kArgNameAttrName);
+    std::string name =
+        nameAttr ? nameAttr.str() : ("arg" + std::to_string(i));
+    auto named = [&](StringRef n) {
+      return b.getDictionaryAttr(
+          b.getNamedAttr(kArgNameAttrName, b.getStringAttr(n)));
+    };
+    if (auto global = dyn_cast<GlobalType>(arg.getType())) {
+      SmallVector<Value> parts;
+      types.push_back(ptr1);
+      argAttrs.push_back(named(name));
+      parts.push_back(entry.addArgument(ptr1, arg.getLoc()));
+      SmallVector<Attribute> dims;
+      for (unsigned d = 0; d < global.getRank(); ++d) {
+        types.push_back(i32);
+        argAttrs.push_back(named(name + ".d" + std::to_string(d)));
+        parts.push_back(entry.addArgument(i32, arg.getLoc()));
+        dims.push_back(b.getStringAttr(global.getDimLabel(d)));
+      }
+      params.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("name", b.getStringAttr(name)),
+          b.getNamedAttr("kind", b.getStringAttr("tensor")),
+          b.getNamedAttr("element", TypeAttr::get(global.getElementType())),
+          b.getNamedAttr("dims", b.getArrayAttr(dims)),
+      }));
+      auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(),
+                                                     TypeRange{global}, parts);
+      arg.replaceAllUsesWith(cast.getResult(0));
+    } else {
+      types.push_back(arg.getType());
+      argAttrs.push_back(named(name));
+      arg.replaceAllUsesWith(entry.addArgument(arg.getType(), arg.getLoc()));
+      params.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("name", b.getStringAttr(name)),
+          b.getNamedAttr("kind", b.getStringAttr("scalar")),
+          b.getNamedAttr("element", TypeAttr::get(arg.getType())),
+      }));
+    }
+  }
+  entry.eraseArguments(0, oldCount);
+  func.setFunctionType(b.getFunctionType(types, {}));
+  func.setAllArgAttrs(argAttrs);
+  func->setAttr(kParamsAttrName, b.getArrayAttr(params));
+}
+
+struct ConvertTileToSIMTPass
+    : flash::impl::ConvertTileToSIMTBase<ConvertTileToSIMTPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(kNumWarpsAttrName))
+        kernels.push_back(func);
+    if (kernels.empty())
+      return;
+
+    // Every tile must carry a layout.
+    bool ok = true;
+    for (func::FuncOp kernel : kernels) {
+      if (kernel.getNumResults() != 0) {
+        kernel.emitOpError("a kernel must not return values");
+        ok = false;
+      }
+      kernel.walk([&](Operation *op) {
+        auto bad = [](Type t) {
+          auto tensor = dyn_cast<RankedTensorType>(t);
+          return tensor &&
+                 !isa_and_nonnull<LayoutAttrInterface>(tensor.getEncoding());
+        };
+        bool missing = llvm::any_of(op->getResultTypes(), bad) ||
+                       llvm::any_of(op->getOperandTypes(), bad);
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            missing |= llvm::any_of(block.getArgumentTypes(), bad);
+        if (missing) {
+          op->emitOpError("has a tile without a layout encoding: run "
+                          "tile-assign-layouts first");
+          ok = false;
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+    }
+    if (!ok)
+      return signalPassFailure();
+
+    for (func::FuncOp kernel : kernels)
+      expandSignature(kernel);
+
+    TypeConverter converter;
+    RewritePatternSet patterns(ctx);
+    flash::populateTileToSIMTPatterns(converter, patterns);
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<TileDialect>();
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
+                           vector::VectorDialect, gpu::GPUDialect>();
+    target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
+        [](Operation *op) { return !hasTensorType(op); });
+    target.addLegalOp<UnrealizedConversionCastOp, func::FuncOp,
+                      func::ReturnOp>();
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (func::FuncOp kernel : kernels)
+      if (failed(applyPartialConversion(kernel, target, frozen)))
+        return signalPassFailure();
+
+    // The casts standing for global tensors are dead now.
+    for (func::FuncOp kernel : kernels) {
+      SmallVector<UnrealizedConversionCastOp> casts;
+      kernel.walk([&](UnrealizedConversionCastOp c) { casts.push_back(c); });
+      for (auto c : casts) {
+        if (!c->use_empty()) {
+          c->getUses().begin()->getOwner()->emitOpError(
+              "uses a kernel tensor parameter in a way that cannot be lowered");
+          return signalPassFailure();
+        }
+        c.erase();
+      }
+    }
+
+    // Host side stays; kernels move into gpu.module @flashc_kernels.
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    auto gpuModule =
+        gpu::GPUModuleOp::create(b, module.getLoc(), "flashc_kernels");
+    b.setInsertionPointToStart(gpuModule.getBody());
+    int64_t sharedBytes = 0;
+    for (func::FuncOp kernel : kernels)
+      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
+        sharedBytes = std::max(sharedBytes, attr.getInt());
+    if (sharedBytes > 0) {
+      auto type = LLVM::LLVMArrayType::get(b.getI8Type(), sharedBytes);
+      LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/false,
+                             LLVM::Linkage::Internal, kSharedGlobalName,
+                             Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    }
+    for (func::FuncOp kernel : kernels) {
+      auto gpuFunc = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getName(),
+                                            kernel.getFunctionType());
+      gpuFunc.getBody().takeBody(kernel.getBody());
+      gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                       b.getUnitAttr());
+      int64_t numWarps =
+          kernel->getAttrOfType<IntegerAttr>(kNumWarpsAttrName).getInt();
+      gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+          {static_cast<int32_t>(numWarps * kWarp), 1, 1}));
+      // The tile dialect's verifier allows only tile.constants outside a
+      // func.func: tile.num_warps, tile.grid, tile.mma_layout travel as
+      // flashc.num_warps, flashc.grid, flashc.mma_layout.
+      for (NamedAttribute attr : kernel->getDiscardableAttrs()) {
+        StringRef name = attr.getName().getValue();
+        if (name.starts_with("tile.") && name != kConstantsAttrName)
+          gpuFunc->setAttr(("flashc." + name.drop_front(5)).str(),
+                           attr.getValue());
+        else
+          gpuFunc->setAttr(attr.getName(), attr.getValue());
+      }
+      if (!gpuFunc->hasAttr(kSharedBytesAttrName))
+        gpuFunc->setAttr(kSharedBytesAttrName, b.getI64IntegerAttr(0));
+      for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+        gpuFunc.setArgAttrs(i, kernel.getArgAttrDict(i));
+      SmallVector<func::ReturnOp> returns;
+      gpuFunc.walk([&](func::ReturnOp r) { returns.push_back(r); });
+      for (func::ReturnOp r : returns) {
+        OpBuilder rb(r);
+        gpu::ReturnOp::create(rb, r.getLoc());
+        r.erase();
+      }
+      kernel.erase();
+    }
+  }
+};
+
+} // namespace
+
+void flash::populateTileToSIMTPatterns(TypeConverter &converter,
+                                       RewritePatternSet &patterns) {
+  converter.addConversion([](Type t) { return t; });
+  converter.addConversion([](RankedTensorType t) -> std::optional<Type> {
+    auto tile = TileInfo::get(t);
+    if (!tile)
+      return Type(); // no layout: not convertible
+    return tile->vectorType();
+  });
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ProgramIdLowering, NumProgramsLowering, DimLowering,
+               ConstantLowering, SplatLowering, IotaLowering,
+               LayoutMoveLowering<ExpandDimsOp>, LayoutMoveLowering<BroadcastOp>,
+               LayoutMoveLowering<ConvertLayoutOp>, LayoutMoveLowering<TransOp>,
+               ReduceLowering, MmaLowering, LoadLowering, StoreLowering>(
+      converter, ctx);
+  patterns.add<ElementwiseLowering>(converter, ctx);
+}

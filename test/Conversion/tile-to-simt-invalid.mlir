@@ -1,0 +1,53 @@
+// RUN: flash-opt %s --split-input-file --convert-tile-to-simt -verify-diagnostics
+
+// Tiles without a layout: the layout assignment has not run.
+func.func @no_layout(%X: !tile.global<[16, 16], f32> {tile.name = "X"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  // expected-error@+1 {{'tile.load' op has a tile without a layout encoding: run tile-assign-layouts first}}
+  %x = tile.load %X[%c0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[16, 16], f32> -> tensor<16x16xf32>
+  tile.store %x, %X[%c0, %c0] window [0, 1] : tensor<16x16xf32> -> !tile.global<[16, 16], f32>
+  return
+}
+
+// -----
+
+// transpose_b needs B in the transposed operand layout.
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#B = #tile.dot_op<1, #mma>
+func.func @mma_transpose_mismatch(%a: tensor<16x16xf16, #A>, %b: tensor<16x16xf16, #B>,
+                                  %c: tensor<16x16xf32, #mma>)
+    attributes {tile.num_warps = 1 : i32} {
+  // expected-error@+2 {{'tile.mma' op transpose_b requires operand B in the transposed dot_op layout and vice versa, got #tile.dot_op<1,}}
+  // expected-error@+1 {{failed to legalize operation 'tile.mma'}}
+  %d = tile.mma %a, %b, %c {transpose_b} : tensor<16x16xf16, #A>, tensor<16x16xf16, #B> -> tensor<16x16xf32, #mma>
+  return
+}
+
+// -----
+
+// Operands must be the dot_op layouts of the accumulator's #tile.mma.
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+#blocked = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [1, 0]>
+#B = #tile.dot_op<1, #mma>
+func.func @mma_operand_layout(%a: tensor<16x16xf16, #blocked>, %b: tensor<16x8xf16, #B>,
+                              %c: tensor<16x8xf32, #mma>)
+    attributes {tile.num_warps = 1 : i32} {
+  // expected-error@+2 {{'tile.mma' op operand A layout must be #tile.dot_op<0, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>, got #tile.blocked}}
+  // expected-error@+1 {{failed to legalize operation 'tile.mma'}}
+  %d = tile.mma %a, %b, %c : tensor<16x16xf16, #blocked>, tensor<16x8xf16, #B> -> tensor<16x8xf32, #mma>
+  return
+}
+
+// -----
+
+// Reductions shuffle 32-bit values: f16 reductions are not supported.
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+#rows = #tile.slice<1, #mma>
+func.func @reduce_f16(%s: tensor<16x8xf16, #mma>) attributes {tile.num_warps = 1 : i32} {
+  // expected-error@+2 {{'tile.reduce' op reductions of 'f16' tiles are not supported (f32 and i32 only), layout #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>}}
+  // expected-error@+1 {{failed to legalize operation 'tile.reduce'}}
+  %m = tile.reduce max %s axis = 1 : tensor<16x8xf16, #mma> -> tensor<16xf16, #rows>
+  return
+}
