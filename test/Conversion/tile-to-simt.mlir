@@ -42,12 +42,14 @@
 // CHECK: vector.from_elements {{.*}} : vector<64xf16>
 // The loop carries m, l (4 rows per thread) and the accumulator (64 f32).
 // CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<64xf32>) : i32 {
-// K^T: 128 registers (every warp holds all of K), also as pairs.
+// K^T and V are only used by one MMA each: their loads are fused into it, one
+// B fragment (4 registers) before the MMAs that use it, instead of 128
+// registers held across the whole product. K^T's pairs are adjacent in
+// memory; V's B layout runs k down the rows, so its loads are scalar.
+// CHECK-NOT: vector<128xf16>
 // CHECK:   llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> vector<2xf16>
-// CHECK:   vector.from_elements {{.*}} : vector<128xf16>
-// V in the B layout: k runs down the rows, so scalar loads.
-// CHECK:   llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> f16
-// CHECK:   vector.from_elements {{.*}} : vector<128xf16>
+// CHECK:   vector.from_elements {{.*}} : vector<4xf16>
+// CHECK:   nvvm.mma.sync
 // CHECK:   nvvm.mma.sync
 // The row max: in-thread maximum, then lanes 1 and 2 apart (the quad).
 // CHECK:   nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32, %c31_i32 : f32 -> f32
@@ -59,6 +61,9 @@
 // CHECK:   arith.truncf %{{.*}} : vector<64xf32> to vector<64xf16>
 // S -> P: a register repack.
 // CHECK:   vector.shuffle {{.*}} : vector<64xf16>, vector<64xf16>
+// CHECK:   llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<1> -> f16
+// CHECK:   vector.from_elements {{.*}} : vector<4xf16>
+// CHECK:   nvvm.mma.sync
 // CHECK:   scf.yield %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>, vector<4xf32>, vector<64xf32>
 // Store of O: pairs of the accumulator layout, masked, each element once.
 // CHECK: scf.if
@@ -340,5 +345,36 @@ func.func @masked(%X: !tile.global<[N, 64], f16> {tile.name = "X"},
   %x32 = arith.extf %x : tensor<16x64xf16, #blocked> to tensor<16x64xf32, #blocked>
   %m = tile.reduce max %x32 axis = 1 : tensor<16x64xf32, #blocked> -> tensor<16xf32, #rows>
   tile.store %m, %M[%r0] window [0] : tensor<16xf32, #rows> -> !tile.global<[N], f32>
+  return
+}
+
+// -----
+
+// A write between a load and the MMA that uses it keeps the load in place
+// (all 16 B registers loaded before the store); a load with no write in
+// between is fused (4 registers per fragment, loaded after the store).
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#B = #tile.dot_op<1, #mma>
+// CHECK-LABEL: gpu.func @fusion
+// CHECK: %[[B1:.*]] = vector.from_elements {{.*}} : vector<16xf16>
+// CHECK: llvm.store
+// CHECK: vector.shuffle %[[B1]], %[[B1]] [0, 1]
+// CHECK: nvvm.mma.sync
+// CHECK: vector.from_elements {{.*}} : vector<4xf16>
+// CHECK-NOT: vector<16xf16>
+// CHECK: nvvm.mma.sync
+func.func @fusion(%G: !tile.global<[16, 32], f16> {tile.name = "G"},
+                  %R: !tile.global<[16, 32], f32> {tile.name = "R"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<16x32xf32, #mma>
+  %a = tile.load %G[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[16, 32], f16> -> tensor<16x16xf16, #A>
+  %b1 = tile.load %G[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[16, 32], f16> -> tensor<16x32xf16, #B>
+  tile.store %zero, %R[%c0, %c0] window [0, 1] : tensor<16x32xf32, #mma> -> !tile.global<[16, 32], f32>
+  %c1 = tile.mma %a, %b1, %zero : tensor<16x16xf16, #A>, tensor<16x32xf16, #B> -> tensor<16x32xf32, #mma>
+  %b2 = tile.load %G[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[16, 32], f16> -> tensor<16x32xf16, #B>
+  %c2 = tile.mma %a, %b2, %c1 : tensor<16x16xf16, #A>, tensor<16x32xf16, #B> -> tensor<16x32xf32, #mma>
+  tile.store %c2, %R[%c0, %c0] window [0, 1] : tensor<16x32xf32, #mma> -> !tile.global<[16, 32], f32>
   return
 }

@@ -992,6 +992,120 @@ struct ReduceLowering : TileOpConversion<ReduceOp> {
 // MMA
 //===----------------------------------------------------------------------===//
 
+Value padConstant(OpBuilder &b, Location loc, Attribute pad, Type elem) {
+  if (auto f = dyn_cast<FloatAttr>(pad))
+    if (isa<FloatType>(elem))
+      return arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(elem, f.getValueAsDouble()));
+  if (auto i = dyn_cast<IntegerAttr>(pad)) {
+    if (isa<FloatType>(elem))
+      return arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(elem, double(i.getValue().getSExtValue())));
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(elem, i.getValue().getSExtValue()));
+  }
+  if (auto bl = dyn_cast<BoolAttr>(pad))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(elem, bl.getValue()));
+  return {};
+}
+
+/// Everything a load needs to fetch any of its registers.
+struct WindowLoad {
+  GlobalView view;
+  SmallVector<Value, 4> offsets;
+  TileInfo tile;
+  int64_t width; // registers per access
+  Type accessType;
+  Value padValue;
+  IndexValue warp, lane;
+};
+
+FailureOr<WindowLoad> prepareWindowLoad(OpBuilder &b, Location loc,
+                                        IndexBuilder *ib, LoadOp op,
+                                        ValueRange offsets) {
+  auto tile = TileInfo::get(op.getType());
+  auto view = getGlobalView(op.getSource(), ib);
+  if (!view)
+    return op.emitOpError("source is not a kernel tensor parameter");
+  Type elem = tile->type.getElementType();
+  Value pad = padConstant(b, loc, op.getPad(), elem);
+  if (!pad)
+    return op.emitOpError("unsupported pad value ") << op.getPad();
+  int64_t width = chooseVectorWidth(*tile, op.getWindow(), *view, offsets.back(),
+                                    getNumWarps(op), /*writers=*/nullptr);
+  ThreadIds ids = getThreadIds(b, op);
+  Type accessType = width == 1 ? elem : VectorType::get({width}, elem);
+  Value padValue =
+      width == 1 ? pad : vector::BroadcastOp::create(b, loc, accessType, pad);
+  return WindowLoad{*view,      llvm::to_vector<4>(offsets), *tile, width,
+                    accessType, padValue, IndexValue(ib, ids.warp),
+                    IndexValue(ib, ids.lane)};
+}
+
+/// Loads registers [first, first + count) of the load's tile; out-of-bounds
+/// elements take the pad value and are never touched.
+SmallVector<Value> emitWindowLoads(OpBuilder &b, Location loc, IndexBuilder *ib,
+                                   LoadOp op, const WindowLoad &load,
+                                   int64_t first, int64_t count) {
+  const TileInfo &tile = load.tile;
+  Type elem = tile.type.getElementType();
+  SmallVector<Value> elems;
+  for (int64_t r0 = first; r0 < first + count; r0 += load.width) {
+    auto coord = layoutCoord<IndexValue>(tile.layout, tile.shape, load.warp,
+                                         load.lane, r0);
+    AccessPoint at = windowAccess(b, loc, ib, load.view, load.offsets,
+                                  op.getWindow(), coord);
+    int64_t align = load.width * byteWidth(elem);
+    Value loaded;
+    if (!at.inBounds) {
+      loaded = LLVM::LoadOp::create(b, loc, load.accessType, at.address, align);
+    } else {
+      auto ifOp = scf::IfOp::create(b, loc, TypeRange{load.accessType},
+                                    at.inBounds, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(b, loc,
+                           ValueRange{LLVM::LoadOp::create(
+                               b, loc, load.accessType, at.address, align)});
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, load.padValue);
+      loaded = ifOp.getResult(0);
+    }
+    if (load.width == 1)
+      elems.push_back(loaded);
+    else
+      llvm::append_range(elems, extractAll(b, loc, loaded, load.width));
+  }
+  return elems;
+}
+
+/// Marks the loads that fusedMmaUser accepts (set before the conversion).
+constexpr llvm::StringLiteral kFusedIntoMmaAttr = "flashc.fused_into_mma";
+
+/// A load whose only use is the B operand of an MMA later in the same block,
+/// with no write to memory in between, is fetched fragment by fragment inside
+/// the MMA: each fragment lives for one k-step instead of the whole tile
+/// living across the MMA (K and V of attention would otherwise pin hundreds
+/// of registers).
+MmaOp fusedMmaUser(LoadOp load) {
+  if (!load->hasOneUse())
+    return {};
+  OpOperand &use = *load->getUses().begin();
+  auto mma = dyn_cast<MmaOp>(use.getOwner());
+  if (!mma || use.getOperandNumber() != 1 ||
+      mma->getBlock() != load->getBlock())
+    return {};
+  for (Operation *op = load->getNextNode(); op != mma; op = op->getNextNode()) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects ? !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+                       op->getNumRegions() != 0
+                 : effects.hasEffect<MemoryEffects::Write>())
+      return {};
+  }
+  return mma;
+}
+
 struct MmaLowering : TileOpConversion<MmaOp> {
   using TileOpConversion::TileOpConversion;
   LogicalResult
@@ -1052,7 +1166,6 @@ struct MmaLowering : TileOpConversion<MmaOp> {
     OpBuilder &builder = rewriter;
     MLIRContext *ctx = op.getContext();
     bool bf16 = opElem.isBF16();
-    auto pairType = VectorType::get({2}, opElem);
     Type i32 = builder.getI32Type();
     auto pair = [&](Value vec, int64_t first) -> Value {
       Value v = vector::ShuffleOp::create(builder, loc, vec, vec,
@@ -1061,29 +1174,56 @@ struct MmaLowering : TileOpConversion<MmaOp> {
         v = LLVM::BitcastOp::create(builder, loc, i32, v);
       return v;
     };
-    (void)pairType;
     Type f32 = builder.getF32Type();
     auto resultType =
         LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
     NVVM::MMATypes ptx = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
 
+    // B fragments come from B's registers, or straight from global memory
+    // when B's load is fused into this MMA (see fusedMmaUser).
+    IndexBuilder ib{builder, loc};
+    auto bLoad = op.getB().getDefiningOp<LoadOp>();
+    FailureOr<WindowLoad> fused = failure();
+    if (bLoad && bLoad->hasAttr(kFusedIntoMmaAttr)) {
+      SmallVector<Value> offsets;
+      for (Value offset : bLoad.getOffsets())
+        offsets.push_back(rewriter.getRemappedValue(offset));
+      fused = prepareWindowLoad(builder, loc, &ib, bLoad, offsets);
+      if (failed(fused))
+        return failure();
+    }
+    auto bFragment = [&](int64_t first) -> SmallVector<Value> {
+      SmallVector<Value> regs;
+      Value source = adaptor.getB();
+      if (succeeded(fused)) {
+        SmallVector<Value> elems =
+            emitWindowLoads(builder, loc, &ib, bLoad, *fused, first, 4);
+        source = vector::FromElementsOp::create(
+            builder, loc, VectorType::get({4}, opElem), elems);
+        first = 0;
+      }
+      for (int64_t i = 0; i < 2; ++i)
+        regs.push_back(pair(source, first + 2 * i));
+      return regs;
+    };
+
+    // n, k outermost so that each B fragment is live for one column of
+    // atoms; A and the accumulator stay in registers throughout.
     SmallVector<Value> acc = extractAll(builder, loc, adaptor.getAcc(), c->regs);
-    for (int64_t m = 0; m < cM; ++m) {
-      for (int64_t n = 0; n < cN; ++n) {
-        int64_t cFirst = layout::mmaAtomFirstRegister(
-            params, layout::MmaRole::Acc, c->shape, m, n);
-        SmallVector<Value> cRegs(acc.begin() + cFirst,
-                                 acc.begin() + cFirst + 4);
-        for (int64_t k = 0; k < aK; ++k) {
+    for (int64_t n = 0; n < cN; ++n) {
+      for (int64_t k = 0; k < aK; ++k) {
+        SmallVector<Value> bRegs = bFragment(layout::mmaAtomFirstRegister(
+            params, layout::MmaRole::OperandB, bShape, k, n));
+        for (int64_t m = 0; m < cM; ++m) {
+          int64_t cFirst = layout::mmaAtomFirstRegister(
+              params, layout::MmaRole::Acc, c->shape, m, n);
           int64_t aFirst = layout::mmaAtomFirstRegister(
               params, layout::MmaRole::OperandA, aShape, m, k);
-          int64_t bFirst = layout::mmaAtomFirstRegister(
-              params, layout::MmaRole::OperandB, bShape, k, n);
-          SmallVector<Value> aRegs, bRegs;
+          SmallVector<Value> aRegs;
           for (int64_t i = 0; i < 4; ++i)
             aRegs.push_back(pair(adaptor.getA(), aFirst + 2 * i));
-          for (int64_t i = 0; i < 2; ++i)
-            bRegs.push_back(pair(adaptor.getB(), bFirst + 2 * i));
+          SmallVector<Value> cRegs(acc.begin() + cFirst,
+                                   acc.begin() + cFirst + 4);
           Value d = NVVM::MmaOp::create(
               builder, loc, resultType, aRegs, bRegs, cRegs,
               ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
@@ -1091,11 +1231,9 @@ struct MmaLowering : TileOpConversion<MmaOp> {
               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                              NVVM::MMALayout::col});
           for (int64_t i = 0; i < 4; ++i)
-            cRegs[i] = LLVM::ExtractValueOp::create(builder, loc, d,
-                                                    ArrayRef<int64_t>{i});
+            acc[cFirst + i] = LLVM::ExtractValueOp::create(
+                builder, loc, d, ArrayRef<int64_t>{i});
         }
-        for (int64_t i = 0; i < 4; ++i)
-          acc[cFirst + i] = cRegs[i];
       }
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, c->vectorType(),
@@ -1108,80 +1246,25 @@ struct MmaLowering : TileOpConversion<MmaOp> {
 // Global loads and stores
 //===----------------------------------------------------------------------===//
 
-Value padConstant(OpBuilder &b, Location loc, Attribute pad, Type elem) {
-  if (auto f = dyn_cast<FloatAttr>(pad))
-    if (isa<FloatType>(elem))
-      return arith::ConstantOp::create(
-          b, loc, b.getFloatAttr(elem, f.getValueAsDouble()));
-  if (auto i = dyn_cast<IntegerAttr>(pad)) {
-    if (isa<FloatType>(elem))
-      return arith::ConstantOp::create(
-          b, loc, b.getFloatAttr(elem, double(i.getValue().getSExtValue())));
-    return arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(elem, i.getValue().getSExtValue()));
-  }
-  if (auto bl = dyn_cast<BoolAttr>(pad))
-    return arith::ConstantOp::create(b, loc,
-                                     b.getIntegerAttr(elem, bl.getValue()));
-  return {};
-}
-
 struct LoadLowering : TileOpConversion<LoadOp> {
   using TileOpConversion::TileOpConversion;
   LogicalResult
   matchAndRewrite(LoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto tile = TileInfo::get(op.getType());
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
-    IndexBuilder ib{b, loc};
-    auto view = getGlobalView(op.getSource(), &ib);
-    if (!view)
-      return op.emitOpError("source is not a kernel tensor parameter");
-    Type elem = tile->type.getElementType();
-    Value pad = padConstant(b, loc, op.getPad(), elem);
-    if (!pad)
-      return op.emitOpError("unsupported pad value ") << op.getPad();
-    int64_t numWarps = getNumWarps(op);
-    ArrayRef<int64_t> window = op.getWindow();
-    int64_t width =
-        chooseVectorWidth(*tile, window, *view, op.getOffsets().back(),
-                          numWarps, /*writers=*/nullptr);
-    ThreadIds ids = getThreadIds(b, op);
-    IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
-    Type accessType = width == 1 ? elem : VectorType::get({width}, elem);
-    Value padValue =
-        width == 1 ? pad : vector::BroadcastOp::create(b, loc, accessType, pad);
-    SmallVector<Value> elems;
-    for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
-      auto coord =
-          layoutCoord<IndexValue>(tile->layout, tile->shape, warp, lane, r0);
-      AccessPoint at = windowAccess(b, loc, &ib, *view, adaptor.getOffsets(),
-                                    window, coord);
-      int64_t align = width * byteWidth(elem);
-      Value loaded;
-      if (!at.inBounds) {
-        loaded = LLVM::LoadOp::create(b, loc, accessType, at.address, align);
-      } else {
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange{accessType},
-                                      at.inBounds, /*withElseRegion=*/true);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        scf::YieldOp::create(
-            b, loc,
-            ValueRange{LLVM::LoadOp::create(b, loc, accessType, at.address,
-                                            align)});
-        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-        scf::YieldOp::create(b, loc, padValue);
-        loaded = ifOp.getResult(0);
-      }
-      if (width == 1)
-        elems.push_back(loaded);
-      else
-        llvm::append_range(elems, extractAll(b, loc, loaded, width));
+    if (op->hasAttr(kFusedIntoMmaAttr)) { // the MMA fetches its registers
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, rewriter.getZeroAttr(tile->vectorType()));
+      return success();
     }
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, tile->vectorType(),
-                                                        elems);
+    Location loc = op.getLoc();
+    IndexBuilder ib{rewriter, loc};
+    auto load = prepareWindowLoad(rewriter, loc, &ib, op, adaptor.getOffsets());
+    if (failed(load))
+      return failure();
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+        op, tile->vectorType(),
+        emitWindowLoads(rewriter, loc, &ib, op, *load, 0, tile->regs));
     return success();
   }
 };
@@ -1348,6 +1431,12 @@ struct ConvertTileToSIMTPass
     if (!ok)
       return signalPassFailure();
 
+    // Decided before any op is rewritten, while the uses are intact.
+    for (func::FuncOp kernel : kernels)
+      kernel.walk([&](LoadOp load) {
+        if (fusedMmaUser(load))
+          load->setAttr(kFusedIntoMmaAttr, UnitAttr::get(ctx));
+      });
     for (func::FuncOp kernel : kernels)
       expandSignature(kernel);
 
