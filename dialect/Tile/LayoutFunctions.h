@@ -118,14 +118,23 @@ struct DimSpread {
   }
 };
 
+/// Wraps a coordinate into a dim the layout's step overhangs (several
+/// threads then hold each element). When the step tiles the dim, coordinates
+/// are in range already: no modulo, so that generated index arithmetic stays
+/// "thread part + constant" and folds into address offsets.
+template <typename Int>
+Int wrap(Int coord, int64_t size, int64_t step) {
+  return step > size ? coord % size : coord;
+}
+
 /// Coordinate along a dim: repeat `rep`, value `value` (compile time) and a
 /// position `inAtom` (thread dependent) inside the atom.
 template <typename Int>
 Int place(const DimSpread<Int> &dim, int64_t size, int64_t rep, int64_t value,
           Int inAtom) {
-  return (dim.warpCoord * dim.warpExtent() + inAtom +
-          (rep * dim.step() + value * dim.atom)) %
-         size;
+  return wrap(dim.warpCoord * dim.warpExtent() + inAtom +
+                  (rep * dim.step() + value * dim.atom),
+              size, dim.step());
 }
 
 template <typename Int>
@@ -258,9 +267,10 @@ CoordOf<Int> blockedCoord(const BlockedParams &params,
     detail::DimSpread<Int> s = spread(d);
     // The lane's position counts in blocks of sizePerThread: it plays the
     // role the atom's values play in an MMA layout.
-    coord.push_back((s.warpCoord * s.warpExtent() + laneCoord[d] * s.atom +
-                     (rep[d] * s.step() + elem[d])) %
-                    shape[d]);
+    coord.push_back(
+        detail::wrap(s.warpCoord * s.warpExtent() + laneCoord[d] * s.atom +
+                         (rep[d] * s.step() + elem[d]),
+                     shape[d], s.step()));
   }
   return coord;
 }

@@ -53,7 +53,7 @@ public:
       return b;
     if (b.constant == 0)
       return a;
-    return a.emit<mlir::arith::AddIOp>(b);
+    return a.emitNoSignedWrap<mlir::arith::AddIOp>(b);
   }
   friend IndexValue operator*(const IndexValue &a, const IndexValue &b) {
     if (a.constant && b.constant)
@@ -64,7 +64,7 @@ public:
       return b;
     if (b.constant == 1)
       return a;
-    return a.emit<mlir::arith::MulIOp>(b);
+    return a.emitNoSignedWrap<mlir::arith::MulIOp>(b);
   }
   friend IndexValue operator/(const IndexValue &a, const IndexValue &b) {
     if (a.constant && b.constant)
@@ -95,6 +95,16 @@ public:
 #undef FLASH_INDEX_MIXED
 
 private:
+  /// Index sums and products never leave i32 (dims and offsets are i32, tiles
+  /// are small); saying so lets LLVM move constants through the sign
+  /// extension into address offsets.
+  template <typename OpTy>
+  IndexValue emitNoSignedWrap(const IndexValue &other) const {
+    IndexBuilder *b = ib ? ib : other.ib;
+    return {b, OpTy::create(b->builder, b->loc, get(), other.get(),
+                            mlir::arith::IntegerOverflowFlags::nsw)
+                   .getResult()};
+  }
   template <typename OpTy>
   IndexValue emit(const IndexValue &other) const {
     IndexBuilder *b = ib ? ib : other.ib;

@@ -513,43 +513,167 @@ struct AccessPoint {
   Value inBounds;
 };
 
-AccessPoint windowAccess(OpBuilder &b, Location loc, IndexBuilder *ib,
-                         const GlobalView &view, ValueRange offsets,
-                         ArrayRef<int64_t> window,
-                         ArrayRef<IndexValue> tileCoord) {
-  unsigned rank = view.type.getRank();
-  Type i64 = b.getI64Type();
-  Value linear, inBounds;
-  Value stride = arith::ConstantIntOp::create(b, loc, 1, 64);
-  for (int64_t g = rank - 1; g >= 0; --g) {
-    IndexValue idx(ib, offsets[g]);
-    auto it = llvm::find(window, g);
-    if (it != window.end())
-      idx = idx + tileCoord[it - window.begin()];
-    // 0 <= idx < dim (signed), unless provable from constants.
-    std::optional<int64_t> ci = idx.getConstant(), cd = view.dims[g].getConstant();
-    if (!(ci && cd && *ci >= 0 && *ci < *cd)) {
+/// The offset of every register's coordinate from register 0's, when it is
+/// the same for every thread (always, unless a layout wraps around a tile
+/// smaller than its step): [register][tile dim].
+std::optional<std::vector<layout::Coord>>
+uniformRegisterOffsets(const TileInfo &tile, int64_t numThreads) {
+  std::vector<layout::Coord> offsets(tile.regs);
+  for (int64_t t = 0; t < numThreads; ++t) {
+    layout::Coord origin = tile.coord(t, 0);
+    for (int64_t r = 0; r < tile.regs; ++r) {
+      layout::Coord c = tile.coord(t, r);
+      for (size_t d = 0; d < c.size(); ++d)
+        c[d] -= origin[d];
+      if (t == 0)
+        offsets[r] = c;
+      else if (c != offsets[r])
+        return std::nullopt;
+    }
+  }
+  return offsets;
+}
+
+/// Addresses and bounds predicates of the registers of one tile window.
+/// The thread-dependent part of every index is computed once; each register
+/// then adds constants, so all accesses of a tile share one base pointer with
+/// immediate offsets (instead of one pointer per register, which loop
+/// strength reduction would keep alive across the loop), and dims that the
+/// window provably stays inside are not checked.
+class WindowAddressing {
+public:
+  WindowAddressing(OpBuilder &b, Location loc, IndexBuilder *ib,
+                   const GlobalView &view, ValueRange offsets,
+                   ArrayRef<int64_t> window, const TileInfo &tile,
+                   int64_t numThreads, IndexValue warp, IndexValue lane)
+      : b(b), loc(loc), ib(ib), view(view), window(window), tile(tile),
+        warp(warp), lane(lane) {
+    unsigned rank = view.type.getRank();
+    registerOffsets = uniformRegisterOffsets(tile, numThreads);
+    layout::CoordOf<IndexValue> origin;
+    if (registerOffsets)
+      origin = layoutCoord<IndexValue>(tile.layout, tile.shape, warp, lane, 0);
+    Type i64 = b.getI64Type();
+    std::optional<int64_t> staticStride = 1;
+    Value stride = arith::ConstantIntOp::create(b, loc, 1, 64);
+    index.resize(rank);
+    strides.resize(rank);
+    staticStrides.resize(rank);
+    checked.resize(rank);
+    for (int64_t g = rank - 1; g >= 0; --g) {
+      index[g] = IndexValue(ib, offsets[g]);
+      int64_t extent = 1;
+      if (int64_t d = tileDimOf(g); d >= 0) {
+        extent = tile.shape[d];
+        if (registerOffsets)
+          index[g] = index[g] + origin[d];
+      }
+      // The window stays inside a static dim when its offset is a known
+      // constant: no check for that dim.
+      std::optional<int64_t> offset = IndexValue(ib, offsets[g]).getConstant();
+      std::optional<int64_t> size = view.dims[g].getConstant();
+      checked[g] = !(offset && size && *offset >= 0 && *offset + extent <= *size);
+      strides[g] = stride;
+      staticStrides[g] = staticStride;
+      if (g == 0)
+        break;
+      stride = arith::MulIOp::create(
+          b, loc, stride, arith::ExtUIOp::create(b, loc, i64, view.dims[g].get()));
+      staticStride = staticStride && size ? std::optional<int64_t>(*staticStride * *size)
+                                          : std::nullopt;
+    }
+    if (registerOffsets)
+      base = gep(view.ptr, linear(index));
+  }
+
+  AccessPoint at(int64_t reg) {
+    unsigned rank = view.type.getRank();
+    SmallVector<IndexValue, 4> idx(index.begin(), index.end());
+    if (registerOffsets) {
+      for (unsigned g = 0; g < rank; ++g)
+        if (int64_t d = tileDimOf(g); d >= 0)
+          idx[g] = idx[g] + (*registerOffsets)[reg][d];
+    } else {
+      auto coord = layoutCoord<IndexValue>(tile.layout, tile.shape, warp, lane, reg);
+      for (unsigned g = 0; g < rank; ++g)
+        if (int64_t d = tileDimOf(g); d >= 0)
+          idx[g] = idx[g] + coord[d];
+    }
+    Value inBounds;
+    for (unsigned g = 0; g < rank; ++g) {
+      if (!checked[g])
+        continue;
       Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                       idx.get(), i32Const(b, loc, 0));
+                                       idx[g].get(), i32Const(b, loc, 0));
       Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                       idx.get(), view.dims[g].get());
+                                       idx[g].get(), view.dims[g].get());
       inBounds = andPredicates(b, loc, inBounds,
                                arith::AndIOp::create(b, loc, lo, hi));
     }
-    Value term = arith::MulIOp::create(
-        b, loc, arith::ExtSIOp::create(b, loc, i64, idx.get()), stride);
-    linear = linear ? arith::AddIOp::create(b, loc, linear, term).getResult()
-                    : term;
-    if (g > 0)
-      stride = arith::MulIOp::create(
-          b, loc, stride,
-          arith::ExtUIOp::create(b, loc, i64, view.dims[g].get()));
+    if (!registerOffsets)
+      return {gep(view.ptr, linear(idx)), inBounds};
+    // Register offset = sum over tile dims of offset * stride: a constant
+    // when the strides are static.
+    int64_t constant = 0;
+    Value dynamic;
+    for (unsigned g = 0; g < rank; ++g) {
+      int64_t d = tileDimOf(g);
+      if (d < 0 || (*registerOffsets)[reg][d] == 0)
+        continue;
+      int64_t delta = (*registerOffsets)[reg][d];
+      if (staticStrides[g]) {
+        constant += delta * *staticStrides[g];
+        continue;
+      }
+      Value term = arith::MulIOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, delta, 64), strides[g]);
+      dynamic = dynamic ? arith::AddIOp::create(b, loc, dynamic, term).getResult()
+                        : term;
+    }
+    Value address = base;
+    if (dynamic)
+      address = gep(address, dynamic);
+    if (constant)
+      address = gep(address, arith::ConstantIntOp::create(b, loc, constant, 64));
+    return {address, inBounds};
   }
-  auto ptr1 = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value address = LLVM::GEPOp::create(b, loc, ptr1, view.type.getElementType(),
-                                      view.ptr, ValueRange{linear});
-  return {address, inBounds};
-}
+
+private:
+  /// The tile dim that runs along global dim g, or -1.
+  int64_t tileDimOf(int64_t g) const {
+    auto it = llvm::find(window, g);
+    return it == window.end() ? -1 : it - window.begin();
+  }
+  Value linear(ArrayRef<IndexValue> idx) {
+    Value sum;
+    for (unsigned g = 0; g < idx.size(); ++g) {
+      Value term = arith::MulIOp::create(
+          b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), idx[g].get()),
+          strides[g]);
+      sum = sum ? arith::AddIOp::create(b, loc, sum, term).getResult() : term;
+    }
+    return sum;
+  }
+  Value gep(Value ptr, Value elements) {
+    auto ptr1 = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    return LLVM::GEPOp::create(b, loc, ptr1, view.type.getElementType(), ptr,
+                               ValueRange{elements});
+  }
+
+  OpBuilder &b;
+  Location loc;
+  IndexBuilder *ib;
+  const GlobalView &view;
+  ArrayRef<int64_t> window;
+  const TileInfo &tile;
+  IndexValue warp, lane;
+  std::optional<std::vector<layout::Coord>> registerOffsets;
+  SmallVector<IndexValue, 4> index; // per global dim, without register offsets
+  SmallVector<Value, 4> strides;    // i64, elements
+  SmallVector<std::optional<int64_t>, 4> staticStrides;
+  SmallVector<bool, 4> checked;
+  Value base;
+};
 
 //===----------------------------------------------------------------------===//
 // Patterns
@@ -1045,17 +1169,15 @@ FailureOr<WindowLoad> prepareWindowLoad(OpBuilder &b, Location loc,
 
 /// Loads registers [first, first + count) of the load's tile; out-of-bounds
 /// elements take the pad value and are never touched.
-SmallVector<Value> emitWindowLoads(OpBuilder &b, Location loc, IndexBuilder *ib,
-                                   LoadOp op, const WindowLoad &load,
-                                   int64_t first, int64_t count) {
+SmallVector<Value> emitWindowLoads(OpBuilder &b, Location loc,
+                                   WindowAddressing &addressing,
+                                   const WindowLoad &load, int64_t first,
+                                   int64_t count) {
   const TileInfo &tile = load.tile;
   Type elem = tile.type.getElementType();
   SmallVector<Value> elems;
   for (int64_t r0 = first; r0 < first + count; r0 += load.width) {
-    auto coord = layoutCoord<IndexValue>(tile.layout, tile.shape, load.warp,
-                                         load.lane, r0);
-    AccessPoint at = windowAccess(b, loc, ib, load.view, load.offsets,
-                                  op.getWindow(), coord);
+    AccessPoint at = addressing.at(r0);
     int64_t align = load.width * byteWidth(elem);
     Value loaded;
     if (!at.inBounds) {
@@ -1184,6 +1306,7 @@ struct MmaLowering : TileOpConversion<MmaOp> {
     IndexBuilder ib{builder, loc};
     auto bLoad = op.getB().getDefiningOp<LoadOp>();
     FailureOr<WindowLoad> fused = failure();
+    std::optional<WindowAddressing> bAddressing;
     if (bLoad && bLoad->hasAttr(kFusedIntoMmaAttr)) {
       SmallVector<Value> offsets;
       for (Value offset : bLoad.getOffsets())
@@ -1191,13 +1314,16 @@ struct MmaLowering : TileOpConversion<MmaOp> {
       fused = prepareWindowLoad(builder, loc, &ib, bLoad, offsets);
       if (failed(fused))
         return failure();
+      bAddressing.emplace(builder, loc, &ib, fused->view, fused->offsets,
+                          bLoad.getWindow(), fused->tile,
+                          getNumWarps(op) * kWarp, fused->warp, fused->lane);
     }
     auto bFragment = [&](int64_t first) -> SmallVector<Value> {
       SmallVector<Value> regs;
       Value source = adaptor.getB();
       if (succeeded(fused)) {
         SmallVector<Value> elems =
-            emitWindowLoads(builder, loc, &ib, bLoad, *fused, first, 4);
+            emitWindowLoads(builder, loc, *bAddressing, *fused, first, 4);
         source = vector::FromElementsOp::create(
             builder, loc, VectorType::get({4}, opElem), elems);
         first = 0;
@@ -1262,9 +1388,12 @@ struct LoadLowering : TileOpConversion<LoadOp> {
     auto load = prepareWindowLoad(rewriter, loc, &ib, op, adaptor.getOffsets());
     if (failed(load))
       return failure();
+    WindowAddressing addressing(rewriter, loc, &ib, load->view, load->offsets,
+                                op.getWindow(), load->tile,
+                                getNumWarps(op) * kWarp, load->warp, load->lane);
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
         op, tile->vectorType(),
-        emitWindowLoads(rewriter, loc, &ib, op, *load, 0, tile->regs));
+        emitWindowLoads(rewriter, loc, addressing, *load, 0, tile->regs));
     return success();
   }
 };
@@ -1291,14 +1420,13 @@ struct StoreLowering : TileOpConversion<StoreOp> {
                                       &writers);
     ThreadIds ids = getThreadIds(b, op);
     IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+    WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(),
+                                window, *tile, numWarps * kWarp, warp, lane);
     Value value = adaptor.getValue();
     for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
       if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
         continue;
-      auto coord =
-          layoutCoord<IndexValue>(tile->layout, tile->shape, warp, lane, r0);
-      AccessPoint at = windowAccess(b, loc, &ib, *view, adaptor.getOffsets(),
-                                    window, coord);
+      AccessPoint at = addressing.at(r0);
       Value pred = andPredicates(b, loc, at.inBounds,
                                  lanePredicate(b, loc, ids, writers[r0]));
       Value part;
