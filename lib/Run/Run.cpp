@@ -1,12 +1,18 @@
 //===- Run.cpp - `flashc run`: bind arguments, run a kernel, write outputs ===//
 
 #include "lib/Run/Run.h"
+#include "lib/Conversion/Passes.h"
+#include "lib/Emulator/Emulator.h"
 #include "lib/Interp/Interpreter.h"
 #include "lib/Runtime/Npy.h"
+#include "lib/Transforms/Pipelines.h"
 
 #include "dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Timer.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -57,11 +63,17 @@ bool parseInteger(const std::string &s, long long &out, bool &overflow) {
   return true;
 }
 
+/// A kernel parameter as the user binds it: from the tile-level kernel's
+/// argument types, or from a SIMT kernel's `flashc.params` attribute.
 struct Param {
   std::string name;
   unsigned index;
-  Type type;
-  tile::GlobalType global; // null for scalars
+  Type type;                        // the tile-level type (null from SIMT)
+  std::string declared;             // the declared type, for messages
+  bool tensor = false;
+  Type elemType;                    // element type (tensors) or scalar type
+  std::vector<int64_t> staticDims;  // tensors: size, or -1 for a symbol
+  std::vector<std::string> dimNames;
   interp::ElemType elem;
   bool given = false;
   std::string text; // the --arg value
@@ -92,6 +104,9 @@ private:
     return s.empty() ? "(none)" : s;
   }
   bool collectParams();
+  bool collectSIMTParams();
+  bool lowerToSIMT();
+  int runEmulator(std::vector<interp::RtValue> &gridArgs);
   void bindTensor(Param &p);
   void bindScalar(Param &p);
   std::optional<npy::DType> npyDTypeFor(interp::ElemType e) const;
@@ -101,6 +116,7 @@ private:
   llvm::raw_ostream &diag;
   unsigned numErrors = 0;
   func::FuncOp kernel, gridFn;
+  gpu::GPUFuncOp simtKernel;
   std::vector<Param> params;
   llvm::StringMap<unsigned> byName;
   /// symbol -> (value, name of the param that bound it)
@@ -136,10 +152,18 @@ bool Runner::collectParams() {
     }
     p.name = nameAttr.getValue().str();
     Type et = p.type;
+    p.declared = typeStr(p.type);
     if (auto g = dyn_cast<tile::GlobalType>(p.type)) {
-      p.global = g;
+      p.tensor = true;
       et = g.getElementType();
+      for (unsigned d = 0; d < g.getRank(); ++d) {
+        bool st = g.isStaticDim(d);
+        p.staticDims.push_back(st ? g.getShape()[d] : -1);
+        p.dimNames.push_back(st ? std::to_string(g.getShape()[d])
+                                : g.getDimNames()[d].getValue().str());
+      }
     }
+    p.elemType = et;
     auto e = interp::ElemType::get(et);
     if (!e) {
       diag << "error: kernel parameter '" << p.name << "' has unsupported type "
@@ -159,7 +183,7 @@ bool Runner::collectParams() {
 
 void Runner::bindScalar(Param &p) {
   const std::string &s = p.text;
-  std::string declared = typeStr(p.type);
+  const std::string &declared = p.declared;
   double d;
   if (!parseNumber(s, d)) {
     error("argument '" + p.name + "' is a scalar " + declared +
@@ -191,7 +215,7 @@ void Runner::bindScalar(Param &p) {
 }
 
 void Runner::bindTensor(Param &p) {
-  std::string declared = typeStr(p.type);
+  const std::string &declared = p.declared;
   double ignored;
   if (parseNumber(p.text, ignored)) {
     error("argument '" + p.name + "' is a tensor parameter (" + declared +
@@ -207,16 +231,16 @@ void Runner::bindTensor(Param &p) {
   auto want = npyDTypeFor(p.elem);
   if (!want) {
     error("parameter '" + p.name + "' has element type " +
-          typeStr(p.global.getElementType()) +
+          typeStr(p.elemType) +
           ", which .npy arguments cannot provide (supported: f16, f32, i32)");
     return;
   }
   if (p.array.dtype != *want) {
     error("argument '" + p.name + "' is " + npy::dtypeName(p.array.dtype) +
-          " but the kernel declares " + typeStr(p.global.getElementType()));
+          " but the kernel declares " + typeStr(p.elemType));
     return;
   }
-  unsigned rank = p.global.getRank();
+  unsigned rank = p.staticDims.size();
   if (p.array.shape.size() != rank) {
     error("argument '" + p.name + "' has rank " +
           std::to_string(p.array.shape.size()) + " (shape " +
@@ -234,15 +258,15 @@ void Runner::bindTensor(Param &p) {
     }
     if (size == 0)
       zero = true;
-    if (p.global.isStaticDim(d)) {
-      int64_t want = p.global.getShape()[d];
+    if (p.staticDims[d] >= 0) {
+      int64_t want = p.staticDims[d];
       if (size != want)
         error("argument '" + p.name + "' has size " + std::to_string(size) +
               " in dim " + std::to_string(d) + " but the kernel declares " +
               std::to_string(want) + " (" + declared + ")");
       continue;
     }
-    std::string sym = p.global.getDimNames()[d].getValue().str();
+    const std::string &sym = p.dimNames[d];
     auto it = symbols.find(sym);
     if (it == symbols.end()) {
       symbols[sym] = {size, p.name};
@@ -257,19 +281,214 @@ void Runner::bindTensor(Param &p) {
          npy::shapeToString(p.array.shape) + " and holds no elements");
 }
 
+bool Runner::lowerToSIMT() {
+  PassManager pm(module.getContext());
+  buildLayoutPipeline(pm);
+  pm.addPass(createConvertTileToSIMT());
+  if (failed(pm.run(module))) {
+    diag << "error: the kernel could not be lowered to the SIMT level for "
+            "--target=emulate (see the diagnostics above)\n";
+    return false;
+  }
+  return true;
+}
+
+bool Runner::collectSIMTParams() {
+  auto list = simtKernel->getAttrOfType<ArrayAttr>("flashc.params");
+  if (!list) {
+    diag << "error: SIMT kernel '" << simtKernel.getName()
+         << "' has no 'flashc.params' attribute (its parameters are unknown)\n";
+    return false;
+  }
+  unsigned index = 0;
+  for (Attribute a : list) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    auto name = d ? d.getAs<StringAttr>("name") : nullptr;
+    auto kind = d ? d.getAs<StringAttr>("kind") : nullptr;
+    auto elem = d ? d.getAs<TypeAttr>("element") : nullptr;
+    if (!name || !kind || !elem) {
+      diag << "error: malformed 'flashc.params' entry #" << index
+           << " of SIMT kernel '" << simtKernel.getName() << "'\n";
+      return false;
+    }
+    Param p;
+    p.index = index++;
+    p.name = name.getValue().str();
+    p.elemType = elem.getValue();
+    p.tensor = kind.getValue() == "tensor";
+    p.declared = typeStr(p.elemType);
+    if (p.tensor) {
+      auto dims = d.getAs<ArrayAttr>("dims");
+      if (!dims) {
+        diag << "error: 'flashc.params' entry '" << p.name
+             << "' is a tensor without dims\n";
+        return false;
+      }
+      p.declared += "[";
+      for (Attribute da : dims) {
+        auto ds = dyn_cast<StringAttr>(da);
+        std::string label = ds ? ds.getValue().str() : "?";
+        long long v;
+        bool overflow;
+        bool isStatic = parseInteger(label, v, overflow) && !overflow;
+        p.staticDims.push_back(isStatic ? v : -1);
+        p.dimNames.push_back(label);
+        p.declared += (p.dimNames.size() > 1 ? ", " : "") + label;
+      }
+      p.declared += "]";
+    }
+    auto e = interp::ElemType::get(p.elemType);
+    if (!e) {
+      diag << "error: kernel parameter '" << p.name << "' has unsupported type "
+           << p.declared << "\n";
+      return false;
+    }
+    p.elem = *e;
+    if (byName.count(p.name)) {
+      diag << "error: kernel declares parameter '" << p.name << "' twice\n";
+      return false;
+    }
+    byName[p.name] = params.size();
+    params.push_back(std::move(p));
+  }
+  return true;
+}
+
+int Runner::runEmulator(std::vector<interp::RtValue> &gridArgs) {
+  // The grid: the host-side grid function of the tile program.
+  std::array<int64_t, 3> grid{{1, 1, 1}};
+  if (auto g = simtKernel->getAttrOfType<FlatSymbolRefAttr>("flashc.grid")) {
+    auto fn = module.lookupSymbol<func::FuncOp>(g.getValue());
+    if (!fn) {
+      diag << "error: grid function '" << g.getValue() << "' not found\n";
+      return 2;
+    }
+    interp::InterpError ierr;
+    if (!interp::evaluateGrid(fn, gridArgs, grid, ierr)) {
+      diag << "error: " << ierr.message << "\n";
+      return ierr.kind == interp::ErrorKind::Runtime ? 1 : 2;
+    }
+  }
+
+  // Buffers: the .npy bytes are the global memory, used in place.
+  std::vector<emu::GlobalBuffer> buffers;
+  std::vector<int> bufferOf(params.size(), -1);
+  for (Param &p : params) {
+    if (!p.tensor)
+      continue;
+    emu::GlobalBuffer b;
+    b.name = p.name;
+    b.bytes = std::move(p.array.data);
+    bufferOf[p.index] = buffers.size();
+    buffers.push_back(std::move(b));
+  }
+  // gpu.func arguments: NAME (pointer or scalar) and NAME.dK (dim K).
+  std::vector<emu::KernelArg> kargs;
+  for (unsigned i = 0; i < simtKernel.getNumArguments(); ++i) {
+    auto nameAttr =
+        simtKernel.getArgAttrOfType<StringAttr>(i, tile::kArgNameAttrName);
+    if (!nameAttr) {
+      diag << "error: SIMT kernel argument #" << i << " has no '"
+           << tile::kArgNameAttrName << "' attribute\n";
+      return 2;
+    }
+    std::string name = nameAttr.getValue().str();
+    auto it = byName.find(name);
+    if (it != byName.end()) {
+      Param &p = params[it->second];
+      if (p.tensor)
+        kargs.push_back(emu::KernelArg::ofBuffer(bufferOf[p.index]));
+      else if (p.elem.isFloat())
+        kargs.push_back(emu::KernelArg::ofFloat(p.scalar));
+      else
+        kargs.push_back(emu::KernelArg::ofInt(static_cast<int64_t>(p.scalar)));
+      continue;
+    }
+    auto dot = name.rfind(".d");
+    long long dim;
+    bool overflow;
+    if (dot != std::string::npos && byName.count(name.substr(0, dot)) &&
+        parseInteger(name.substr(dot + 2), dim, overflow) && !overflow) {
+      Param &p = params[byName[name.substr(0, dot)]];
+      if (p.tensor && dim >= 0 && dim < (long long)p.array.shape.size()) {
+        kargs.push_back(emu::KernelArg::ofInt(p.array.shape[dim]));
+        continue;
+      }
+    }
+    diag << "error: SIMT kernel argument #" << i << " ('" << name
+         << "') matches no parameter of 'flashc.params'\n";
+    return 2;
+  }
+
+  emu::Kernel k;
+  emu::Error e;
+  if (!k.prepare(simtKernel, e)) {
+    diag << e.message << "\n";
+    return e.kind == emu::Error::Kind::Runtime ? 1 : 2;
+  }
+  emu::Stats stats;
+  emu::Options opts;
+  opts.checkRaces = req.checkRaces;
+  llvm::TimeRecord start = llvm::TimeRecord::getCurrentTime(true);
+  bool ok = k.launch(grid, kargs, buffers, stats, e, opts);
+  llvm::TimeRecord end = llvm::TimeRecord::getCurrentTime(false);
+  if (!ok) {
+    diag << e.message << "\n";
+    return e.kind == emu::Error::Kind::Internal ? 2 : 1;
+  }
+  if (req.stats) {
+    llvm::raw_ostream &os = req.statsOut ? *req.statsOut : llvm::outs();
+    stats.print(os, simtKernel.getName());
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.3f", end.getWallTime() - start.getWallTime());
+    os << "  emulation wall time (s)                   " << buf << "\n";
+    os.flush();
+  }
+
+  int rc = 0;
+  std::string why;
+  for (const auto &[name, file] : req.outs) {
+    const Param &p = params[byName[name]];
+    npy::Array out(*npyDTypeFor(p.elem), p.array.shape);
+    out.data = buffers[bufferOf[p.index]].bytes;
+    if (!npy::writeFile(file, out, why)) {
+      diag << "error: cannot write output '" << name << "' to '" << file
+           << "': " << why << "\n";
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 int Runner::run() {
-  if (req.target != "interp") {
+  bool emulate = req.target == "emulate";
+  if (req.target != "interp" && !emulate) {
     diag << "error: target '" << req.target
-         << "' is not supported by this runner (supported: interp)\n";
+         << "' is not supported by this runner (supported: interp, "
+            "emulate)\n";
     return 1;
   }
   std::string why;
-  if (!interp::findKernel(module, kernel, gridFn, why)) {
-    diag << "error: " << why << "\n";
-    return 2;
+  if (emulate) {
+    // Tile-level input is lowered here; SIMT-level input runs as it is.
+    bool hasSIMT = false;
+    module.walk([&](gpu::GPUFuncOp f) { hasSIMT |= f.isKernel(); });
+    if (!hasSIMT && !lowerToSIMT())
+      return 1;
+    if (!emu::findSIMTKernel(module, simtKernel, why)) {
+      diag << "error: " << why << "\n";
+      return 2;
+    }
+    if (!collectSIMTParams())
+      return 2;
+  } else {
+    if (!interp::findKernel(module, kernel, gridFn, why)) {
+      diag << "error: " << why << "\n";
+      return 2;
+    }
+    if (!collectParams())
+      return 2;
   }
-  if (!collectParams())
-    return 2;
 
   // Match --arg names to parameters.
   for (const auto &[name, value] : req.args) {
@@ -299,7 +518,7 @@ int Runner::run() {
   for (Param &p : params) {
     if (!p.given)
       continue;
-    if (p.global)
+    if (p.tensor)
       bindTensor(p);
     else
       bindScalar(p);
@@ -315,7 +534,7 @@ int Runner::run() {
       continue;
     }
     const Param &p = params[it->second];
-    if (!p.global) {
+    if (!p.tensor) {
       error("--out names scalar parameter '" + name +
             "'; only tensor parameters can be written");
       continue;
@@ -334,12 +553,30 @@ int Runner::run() {
   if (numErrors)
     return 1;
 
+  if (emulate) {
+    // The grid function sees tensors through their shapes only.
+    std::vector<std::unique_ptr<interp::GlobalBuffer>> shapes;
+    std::vector<interp::RtValue> gridArgs;
+    for (Param &p : params) {
+      if (!p.tensor) {
+        gridArgs.push_back(interp::RtValue::scalar(p.elem, p.scalar));
+        continue;
+      }
+      auto b = std::make_unique<interp::GlobalBuffer>();
+      b->elem = p.elem;
+      b->shape = p.array.shape;
+      gridArgs.push_back(interp::RtValue::globalRef(b.get()));
+      shapes.push_back(std::move(b));
+    }
+    return runEmulator(gridArgs);
+  }
+
   // Build the runtime arguments.
   std::vector<std::unique_ptr<interp::GlobalBuffer>> buffers;
   std::vector<interp::RtValue> args;
   std::vector<interp::GlobalBuffer *> bufferOf(params.size(), nullptr);
   for (Param &p : params) {
-    if (!p.global) {
+    if (!p.tensor) {
       args.push_back(interp::RtValue::scalar(p.elem, p.scalar));
       continue;
     }

@@ -13,12 +13,20 @@
 namespace flash {
 
 struct RunRequest {
-  /// Execution target; only "interp" is supported here.
+  /// Execution target: "interp" (the tile program) or "emulate" (the SIMT
+  /// program: tile-level modules are lowered first; a module that already
+  /// holds a SIMT kernel, a gpu.func with `kernel`, runs as it is).
   std::string target;
   /// NAME -> "FILE.npy" (tensor parameters) or a number (scalar parameters).
   std::vector<std::pair<std::string, std::string>> args;
   /// NAME -> FILE.npy written after the run (tensor parameters only).
   std::vector<std::pair<std::string, std::string>> outs;
+  /// emulate: print the emulator's counters (Stats) after the run.
+  bool stats = false;
+  /// Where the stats go (default: stdout).
+  llvm::raw_ostream *statsOut = nullptr;
+  /// emulate: check shared-memory races (on by default).
+  bool checkRaces = true;
 };
 
 /// Binds arguments, runs every program instance of the kernel in `module`,

@@ -87,6 +87,7 @@ public:
         return kernel.emitOpError()
                << "takes a tile argument (" << type
                << "); kernel arguments are global tensors and scalars";
+    splitCheapProducers();
     if (failed(collect()) || failed(decide2D()) || failed(decide1D()))
       return failure();
     apply();
@@ -134,6 +135,29 @@ private:
     }
   }
   Attribute layoutOf(Value v) { return classLayout.lookup(find(v)); }
+
+  /// Gives every use of an iota, splat or constant tile its own copy, so
+  /// that uses wanting different layouts (CSE merges arange(0, 64) for rows
+  /// and for columns) each get theirs without a conversion. The pipeline's
+  /// CSE merges the copies that end up with one layout again.
+  void splitCheapProducers() {
+    SmallVector<Operation *> producers;
+    kernel.walk([&](Operation *op) {
+      if (isa<IotaOp, SplatOp, arith::ConstantOp>(op) &&
+          op->getNumResults() == 1 &&
+          isa<RankedTensorType>(op->getResult(0).getType()))
+        producers.push_back(op);
+    });
+    OpBuilder builder(ctx);
+    for (Operation *op : producers) {
+      SmallVector<OpOperand *> uses = llvm::map_to_vector(
+          op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        builder.setInsertionPoint(op);
+        use->set(builder.clone(*op)->getResult(0));
+      }
+    }
+  }
 
   static bool isElementwise(Operation *op) {
     if (isa<arith::ConstantOp>(op))

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - the named pass pipelines of flashc -----------------===//
 #include "lib/Transforms/Pipelines.h"
 
+#include "lib/Conversion/Passes.h"
 #include "lib/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,6 +24,13 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm) {
   kernel.addPass(mlir::createCSEPass());
 }
 
+void flash::buildSIMTPipeline(mlir::OpPassManager &pm) {
+  buildLayoutPipeline(pm);
+  pm.addPass(createConvertTileToSIMT());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
 void flash::registerFlashPipelines() {
   mlir::PassPipelineRegistration<>(
       "flashc-tile",
@@ -34,4 +42,9 @@ void flash::registerFlashPipelines() {
       "Tile IR with a distributed layout on every tile: what `flashc "
       "--emit=layout` prints",
       buildLayoutPipeline);
+  mlir::PassPipelineRegistration<>(
+      "flashc-simt",
+      "The SIMT level, one thread's program: what `flashc --emit=simt` "
+      "prints and the emulator runs",
+      buildSIMTPipeline);
 }

@@ -22,6 +22,10 @@ void buildTilePipeline(mlir::OpPassManager &pm);
 /// assigned, redundant conversions folded away.
 void buildLayoutPipeline(mlir::OpPassManager &pm);
 
+/// ... -> the SIMT level: one thread's program in a gpu.module, with
+/// mma.sync, shuffles and explicit memory accesses (`--emit=simt`).
+void buildSIMTPipeline(mlir::OpPassManager &pm);
+
 /// Registers the pipelines above with MLIR's pass registry (for flash-opt).
 void registerFlashPipelines();
 } // namespace flash

@@ -1,6 +1,7 @@
 //===- flash-opt.cpp - mlir-opt with flashc's dialects and passes ---------===//
 #include "dialect/Tile/TileDialect.h"
 #include "lib/Conversion/Passes.h"
+#include "lib/Target/PTX.h"
 #include "lib/Transforms/Passes.h"
 #include "lib/Transforms/Pipelines.h"
 
@@ -29,6 +30,8 @@ int main(int argc, char **argv) {
   flash::registerTilePasses();
   flash::registerConversionPasses();
   flash::registerFlashPipelines();
+  flash::registerTargetDialects(registry);
+  flash::registerTargetPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "flashc optimizer driver\n", registry));
 }

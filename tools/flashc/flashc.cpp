@@ -1,6 +1,7 @@
 //===- flashc.cpp - the flashc driver -------------------------------------===//
 //
-//   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout] [-o OUT]
+//   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout|simt|llvm|ptx|cubin]
+//          [--arch=sm_80|sm_86|sm_89|sm_90] [-o OUT]
 //   flashc run FILE.tile --target=interp [-D ...]... --arg NAME=FILE.npy|NUMBER
 //          ... --out NAME=FILE.npy ...
 //
@@ -9,14 +10,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Frontend/IRGen.h"
+#include "lib/Target/PTX.h"
+#include "lib/Target/Sidecar.h"
 #include "lib/Transforms/Pipelines.h"
 
 #include "lib/Run/Run.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,7 +39,8 @@
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitKind { Tile, Layout };
+/// Levels in pipeline order: each includes the ones before it.
+enum class EmitKind { Tile, Layout, SIMT, LLVM, PTX, Cubin };
 
 cl::OptionCategory flashcCategory("flashc options");
 
@@ -49,14 +55,28 @@ cl::opt<EmitKind> emitKind(
     cl::values(clEnumValN(EmitKind::Tile, "tile",
                           "tile IR after the tile pipeline (default)"),
                clEnumValN(EmitKind::Layout, "layout",
-                          "tile IR with a distributed layout on every tile")),
+                          "tile IR with a distributed layout on every tile"),
+               clEnumValN(EmitKind::SIMT, "simt",
+                          "the SIMT level: gpu.module, one thread's program"),
+               clEnumValN(EmitKind::LLVM, "llvm", "LLVM dialect with NVVM"),
+               clEnumValN(EmitKind::PTX, "ptx",
+                          "PTX; with -o OUT also the launch sidecar OUT.json"),
+               clEnumValN(EmitKind::Cubin, "cubin",
+                          "cubin through ptxas (needs -o; also OUT.json)")),
     cl::cat(flashcCategory));
+cl::opt<std::string> archOpt("arch",
+                             cl::desc("GPU architecture: sm_80 (default), "
+                                      "sm_86, sm_89 or sm_90"),
+                             cl::value_desc("sm_XX"), cl::init("sm_80"),
+                             cl::cat(flashcCategory));
+cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
+                        cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(flashcCategory));
 cl::opt<std::string> targetOpt("target",
                                cl::desc("flashc run: where to run the kernel "
-                                        "(interp; emulate and cuda are not "
+                                        "(interp, emulate; cuda is not "
                                         "implemented yet)"),
                                cl::value_desc("target"), cl::init(""),
                                cl::cat(flashcCategory));
@@ -70,6 +90,10 @@ cl::list<std::string> outOpts("out",
                                        "after the run: NAME=FILE.npy"),
                               cl::value_desc("NAME=FILE"),
                               cl::cat(flashcCategory));
+
+/// flashc run --stats (--target=emulate): print the emulator's counters.
+/// Taken out of argv before option parsing: LLVM owns a `-stats` option.
+bool statsOpt = false;
 
 cl::opt<std::string> replayCorpus(
     "replay-corpus", cl::Hidden,
@@ -148,16 +172,31 @@ int main(int argc, char **argv) {
   if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
     runMode = true;
     args.erase(args.begin() + 1);
+    auto isStats = [](const char *a) {
+      return llvm::StringRef(a) == "--stats" || llvm::StringRef(a) == "-stats";
+    };
+    statsOpt = std::any_of(args.begin() + 1, args.end(), isStats);
+    args.erase(std::remove_if(args.begin() + 1, args.end(), isStats),
+               args.end());
   }
+  // MLIR's --mlir-print-ir-after-all and friends, and --mlir-timing.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(flashcCategory);
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &os) { os << "flashc (tile language compiler)\n"; });
   if (!cl::ParseCommandLineOptions(
           (int)args.size(), args.data(),
           "flashc: the tile language compiler\n\n"
-          "  flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout] [-o OUT]\n"
-          "  flashc run FILE.tile --target=interp [-D NAME=VALUE]...\n"
-          "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n\n"
+          "  flashc FILE.tile [-D NAME=VALUE]... [--emit=LEVEL] [--arch=sm_XX]\n"
+          "         [-o OUT]   (ptx/cubin: also writes the launch sidecar "
+          "OUT.json)\n"
+          "  flashc run FILE.tile --target=interp|emulate [-D NAME=VALUE]...\n"
+          "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n"
+          "         [--stats]   (emulate: print the emulator's counters)\n\n"
+          "MLIR's IR printing options (--mlir-print-ir-after-all, "
+          "--mlir-print-ir-before=PASS, ...) and --timing apply to the "
+          "pipeline.\n"
           "Exit codes: 0 success, 1 user error, 2 internal error.\n",
           &llvm::errs()))
     return 1;
@@ -179,12 +218,12 @@ int main(int argc, char **argv) {
       llvm::errs() << "flashc: error: flashc run needs --target=interp\n";
       return 1;
     }
-    if (targetOpt == "emulate" || targetOpt == "cuda") {
+    if (targetOpt == "cuda") {
       llvm::errs() << "flashc: error: target '" << targetOpt
                    << "' is not implemented yet\n";
       return 1;
     }
-    if (targetOpt != "interp") {
+    if (targetOpt != "interp" && targetOpt != "emulate") {
       llvm::errs() << "flashc: error: unknown target '" << targetOpt
                    << "' (expected interp, emulate or cuda)\n";
       return 1;
@@ -216,7 +255,22 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
 
-  mlir::MLIRContext context;
+  flash::TargetOptions target;
+  target.arch = archOpt;
+  if (!runMode && emitKind >= EmitKind::LLVM)
+    if (llvm::Error error = flash::verifyTargetOptions(target)) {
+      llvm::errs() << "flashc: error: " << llvm::toString(std::move(error))
+                   << "\n";
+      return 1;
+    }
+  if (!runMode && emitKind == EmitKind::Cubin && outputFile == "-") {
+    llvm::errs() << "flashc: error: --emit=cubin needs -o OUT\n";
+    return 1;
+  }
+
+  mlir::DialectRegistry registry;
+  flash::registerTargetDialects(registry);
+  mlir::MLIRContext context(registry);
   context.printOpOnDiagnostic(false); // the source line says more to users
   flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
   flash::CompileStatus status;
@@ -232,11 +286,23 @@ int main(int argc, char **argv) {
   {
     mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, &context);
     mlir::PassManager pm(&context);
+    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
+      return 1;
+    mlir::DefaultTimingManager timing;
+    mlir::applyDefaultTimingManagerCLOptions(timing);
+    if (timingOpt)
+      timing.setEnabled(true);
+    mlir::TimingScope timingScope = timing.getRootScope();
+    pm.enableTiming(timingScope);
     bool lowering = !runMode && emitKind != EmitKind::Tile;
-    if (lowering)
+    if (!lowering)
+      flash::buildTilePipeline(pm);
+    else if (emitKind == EmitKind::Layout)
       flash::buildLayoutPipeline(pm);
     else
-      flash::buildTilePipeline(pm);
+      flash::buildSIMTPipeline(pm);
+    if (lowering && emitKind == EmitKind::LLVM)
+      flash::buildSIMTToLLVMPipeline(pm, target);
     if (mlir::failed(pm.run(*module))) {
       if (lowering)
         return 1;
@@ -248,6 +314,7 @@ int main(int argc, char **argv) {
   if (runMode) {
     flash::RunRequest request;
     request.target = targetOpt;
+    request.stats = statsOpt;
     for (const std::string &a : argOpts) {
       std::pair<std::string, std::string> p;
       if (!splitPair(a, p)) {
@@ -275,8 +342,40 @@ int main(int argc, char **argv) {
     llvm::errs() << "flashc: error: " << errorMessage << "\n";
     return 1;
   }
-  module->print(output->os());
-  output->os() << "\n";
+  if (emitKind < EmitKind::PTX) {
+    module->print(output->os());
+    output->os() << "\n";
+    output->keep();
+    return 0;
+  }
+
+  // PTX (and cubin) with the sidecar a launcher needs, OUT.json.
+  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, &context);
+  mlir::FailureOr<std::string> sidecar =
+      flash::writeLaunchSidecar(*module, target);
+  mlir::FailureOr<std::string> ptx = flash::emitPTX(*module, target);
+  if (mlir::failed(sidecar) || mlir::failed(ptx))
+    return 1;
+  std::string payload = *ptx;
+  if (emitKind == EmitKind::Cubin) {
+    llvm::Expected<std::string> cubin = flash::assembleCubin(*ptx, target);
+    if (!cubin) {
+      llvm::errs() << "flashc: error: " << llvm::toString(cubin.takeError())
+                   << "\n";
+      return 1;
+    }
+    payload = std::move(*cubin);
+  }
+  output->os() << payload;
   output->keep();
+  if (outputFile != "-") {
+    auto json = mlir::openOutputFile(outputFile + ".json", &errorMessage);
+    if (!json) {
+      llvm::errs() << "flashc: error: " << errorMessage << "\n";
+      return 1;
+    }
+    json->os() << *sidecar;
+    json->keep();
+  }
   return 0;
 }

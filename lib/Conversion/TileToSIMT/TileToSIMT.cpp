@@ -452,6 +452,9 @@ int64_t knownMultiple(Value v, int depth = 0) {
   if (auto sub = v.getDefiningOp<arith::SubIOp>())
     return std::gcd(knownMultiple(sub.getLhs(), depth + 1),
                     knownMultiple(sub.getRhs(), depth + 1));
+  if (isa_and_nonnull<arith::MinSIOp, arith::MaxSIOp>(v.getDefiningOp()))
+    return std::gcd(knownMultiple(v.getDefiningOp()->getOperand(0), depth + 1),
+                    knownMultiple(v.getDefiningOp()->getOperand(1), depth + 1));
   if (auto arg = dyn_cast<BlockArgument>(v))
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
       if (arg == loop.getInductionVar())
@@ -507,7 +510,72 @@ int64_t chooseVectorWidth(const TileInfo &tile, ArrayRef<int64_t> window,
   return 1;
 }
 
-/// Per-access address and bounds predicate of a window access.
+/// Marks, per global dim of a tile.load/store, the dims whose window provably
+/// stays inside the tensor (set before the conversion, on the original IR).
+constexpr llvm::StringLiteral kInBoundsAttr = "flashc.in_bounds";
+
+/// v <= dim `d` of `global`: the dim itself, (x / c) * c of something that
+/// is, or a min with such a value. Dims are never negative.
+bool boundedByDim(Value v, Value global, int64_t d, int depth = 0) {
+  if (depth > 12)
+    return false;
+  if (auto dim = v.getDefiningOp<DimOp>())
+    return dim.getSource() == global && dim.getIndex() == d;
+  if (auto min = v.getDefiningOp<arith::MinSIOp>())
+    return boundedByDim(min.getLhs(), global, d, depth + 1) ||
+           boundedByDim(min.getRhs(), global, d, depth + 1);
+  if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
+    auto div = mul.getLhs().getDefiningOp<arith::DivSIOp>();
+    auto c = mul.getRhs().getDefiningOp<arith::ConstantIntOp>();
+    auto divisor =
+        div ? div.getRhs().getDefiningOp<arith::ConstantIntOp>() : nullptr;
+    return c && divisor && c.value() > 0 && c.value() == divisor.value() &&
+           boundedByDim(div.getLhs(), global, d, depth + 1);
+  }
+  return false;
+}
+
+/// A window [offset, offset + extent) along dim `d` of `global` lies inside
+/// it: offset is a known constant inside a static dim, or the induction
+/// variable of a loop whose lower bound is 0 or a non-negative multiple of
+/// the step, whose upper bound is a multiple of the step bounded by the dim,
+/// and whose step covers the extent (FlashAttention's full key blocks).
+bool windowInside(Value offset, int64_t extent, Value global, int64_t d) {
+  auto type = cast<GlobalType>(global.getType());
+  if (auto c = offset.getDefiningOp<arith::ConstantIntOp>())
+    return type.isStaticDim(d) && c.value() >= 0 &&
+           c.value() + extent <= type.getShape()[d];
+  auto arg = dyn_cast<BlockArgument>(offset);
+  auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                  : scf::ForOp();
+  if (!loop || arg != loop.getInductionVar())
+    return false;
+  auto step = loop.getStep().getDefiningOp<arith::ConstantIntOp>();
+  auto lower = loop.getLowerBound().getDefiningOp<arith::ConstantIntOp>();
+  if (!step || step.value() < extent || !lower || lower.value() < 0)
+    return false;
+  return knownMultiple(loop.getLowerBound()) % step.value() == 0 &&
+         knownMultiple(loop.getUpperBound()) % step.value() == 0 &&
+         boundedByDim(loop.getUpperBound(), global, d);
+}
+
+template <typename OpTy>
+void markWindowInBounds(OpTy op, Value global, RankedTensorType tile) {
+  auto type = cast<GlobalType>(global.getType());
+  SmallVector<bool> inside;
+  for (unsigned g = 0; g < type.getRank(); ++g) {
+    auto it = llvm::find(op.getWindow(), static_cast<int64_t>(g));
+    int64_t extent = it == op.getWindow().end()
+                         ? 1
+                         : tile.getDimSize(it - op.getWindow().begin());
+    inside.push_back(windowInside(op.getOffsets()[g], extent, global, g));
+  }
+  op->setAttr(kInBoundsAttr,
+              DenseBoolArrayAttr::get(op.getContext(), inside));
+}
+
+/// Per-access address and bounds predicate of a window access (null when
+/// nothing register-specific needs checking).
 struct AccessPoint {
   Value address; // !llvm.ptr<1>
   Value inBounds;
@@ -539,15 +607,16 @@ uniformRegisterOffsets(const TileInfo &tile, int64_t numThreads) {
 /// then adds constants, so all accesses of a tile share one base pointer with
 /// immediate offsets (instead of one pointer per register, which loop
 /// strength reduction would keep alive across the loop), and dims that the
-/// window provably stays inside are not checked.
+/// window provably stays inside (kInBoundsAttr) are not checked.
 class WindowAddressing {
 public:
   WindowAddressing(OpBuilder &b, Location loc, IndexBuilder *ib,
-                   const GlobalView &view, ValueRange offsets,
+                   const GlobalView &view, ValueRange offsets, Operation *access,
                    ArrayRef<int64_t> window, const TileInfo &tile,
                    int64_t numThreads, IndexValue warp, IndexValue lane)
       : b(b), loc(loc), ib(ib), view(view), window(window), tile(tile),
         warp(warp), lane(lane) {
+    auto inside = access->getAttrOfType<DenseBoolArrayAttr>(kInBoundsAttr);
     unsigned rank = view.type.getRank();
     registerOffsets = uniformRegisterOffsets(tile, numThreads);
     layout::CoordOf<IndexValue> origin;
@@ -562,17 +631,10 @@ public:
     checked.resize(rank);
     for (int64_t g = rank - 1; g >= 0; --g) {
       index[g] = IndexValue(ib, offsets[g]);
-      int64_t extent = 1;
-      if (int64_t d = tileDimOf(g); d >= 0) {
-        extent = tile.shape[d];
-        if (registerOffsets)
-          index[g] = index[g] + origin[d];
-      }
-      // The window stays inside a static dim when its offset is a known
-      // constant: no check for that dim.
-      std::optional<int64_t> offset = IndexValue(ib, offsets[g]).getConstant();
+      if (int64_t d = tileDimOf(g); d >= 0 && registerOffsets)
+        index[g] = index[g] + origin[d];
       std::optional<int64_t> size = view.dims[g].getConstant();
-      checked[g] = !(offset && size && *offset >= 0 && *offset + extent <= *size);
+      checked[g] = !inside || !inside[g];
       strides[g] = stride;
       staticStrides[g] = staticStride;
       if (g == 0)
@@ -584,7 +646,15 @@ public:
     }
     if (registerOffsets)
       base = gep(view.ptr, linear(index));
+    // Dims the tile does not run along: one check for the whole tile.
+    for (unsigned g = 0; g < rank; ++g)
+      if (checked[g] && tileDimOf(g) < 0)
+        uniform = andPredicates(b, loc, uniform, inRange(index[g], g));
   }
+
+  /// Bounds of the dims the tile does not run along (null: none to check):
+  /// the same for every register, so checked once per tile.
+  Value uniformInBounds() const { return uniform; }
 
   AccessPoint at(int64_t reg) {
     unsigned rank = view.type.getRank();
@@ -601,14 +671,9 @@ public:
     }
     Value inBounds;
     for (unsigned g = 0; g < rank; ++g) {
-      if (!checked[g])
+      if (!checked[g] || tileDimOf(g) < 0)
         continue;
-      Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                       idx[g].get(), i32Const(b, loc, 0));
-      Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                       idx[g].get(), view.dims[g].get());
-      inBounds = andPredicates(b, loc, inBounds,
-                               arith::AndIOp::create(b, loc, lo, hi));
+      inBounds = andPredicates(b, loc, inBounds, inRange(idx[g], g));
     }
     if (!registerOffsets)
       return {gep(view.ptr, linear(idx)), inBounds};
@@ -639,6 +704,14 @@ public:
   }
 
 private:
+  /// 0 <= idx < dim g.
+  Value inRange(IndexValue idx, unsigned g) {
+    Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                     idx.get(), i32Const(b, loc, 0));
+    Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                     idx.get(), view.dims[g].get());
+    return arith::AndIOp::create(b, loc, lo, hi);
+  }
   /// The tile dim that runs along global dim g, or -1.
   int64_t tileDimOf(int64_t g) const {
     auto it = llvm::find(window, g);
@@ -672,7 +745,7 @@ private:
   SmallVector<Value, 4> strides;    // i64, elements
   SmallVector<std::optional<int64_t>, 4> staticStrides;
   SmallVector<bool, 4> checked;
-  Value base;
+  Value base, uniform;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1167,39 +1240,52 @@ FailureOr<WindowLoad> prepareWindowLoad(OpBuilder &b, Location loc,
                     IndexValue(ib, ids.lane)};
 }
 
-/// Loads registers [first, first + count) of the load's tile; out-of-bounds
-/// elements take the pad value and are never touched.
-SmallVector<Value> emitWindowLoads(OpBuilder &b, Location loc,
-                                   WindowAddressing &addressing,
-                                   const WindowLoad &load, int64_t first,
-                                   int64_t count) {
+/// Loads registers [first, first + count) of the load's tile, as one vector;
+/// out-of-bounds elements take the pad value and are never touched.
+/// Per-register bounds guard each access; the tile-wide ones (dims the tile
+/// does not run along) guard all of them at once.
+Value emitWindowLoads(OpBuilder &b, Location loc, WindowAddressing &addressing,
+                      const WindowLoad &load, int64_t first, int64_t count) {
   const TileInfo &tile = load.tile;
   Type elem = tile.type.getElementType();
-  SmallVector<Value> elems;
-  for (int64_t r0 = first; r0 < first + count; r0 += load.width) {
-    AccessPoint at = addressing.at(r0);
-    int64_t align = load.width * byteWidth(elem);
-    Value loaded;
-    if (!at.inBounds) {
-      loaded = LLVM::LoadOp::create(b, loc, load.accessType, at.address, align);
-    } else {
-      auto ifOp = scf::IfOp::create(b, loc, TypeRange{load.accessType},
-                                    at.inBounds, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      scf::YieldOp::create(b, loc,
-                           ValueRange{LLVM::LoadOp::create(
-                               b, loc, load.accessType, at.address, align)});
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, load.padValue);
-      loaded = ifOp.getResult(0);
+  int64_t align = load.width * byteWidth(elem);
+  auto guarded = [&](Value pred, Type type, Value pad,
+                     function_ref<Value()> body) -> Value {
+    if (!pred)
+      return body();
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, pred,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{body()});
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{pad});
+    return ifOp.getResult(0);
+  };
+  auto loadRegisters = [&]() -> Value {
+    SmallVector<Value> elems;
+    for (int64_t r0 = first; r0 < first + count; r0 += load.width) {
+      AccessPoint at = addressing.at(r0);
+      Value loaded = guarded(at.inBounds, load.accessType, load.padValue, [&] {
+        return LLVM::LoadOp::create(b, loc, load.accessType, at.address, align)
+            .getResult();
+      });
+      if (load.width == 1)
+        elems.push_back(loaded);
+      else
+        llvm::append_range(elems, extractAll(b, loc, loaded, load.width));
     }
-    if (load.width == 1)
-      elems.push_back(loaded);
-    else
-      llvm::append_range(elems, extractAll(b, loc, loaded, load.width));
-  }
-  return elems;
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({count}, elem), elems);
+  };
+  auto vectorType = VectorType::get({count}, elem);
+  Value padVector = vector::BroadcastOp::create(
+      b, loc, vectorType,
+      load.width == 1 ? load.padValue
+                      : vector::ExtractOp::create(b, loc, load.padValue, 0)
+                            .getResult());
+  return guarded(addressing.uniformInBounds(), vectorType, padVector,
+                 loadRegisters);
 }
 
 /// Marks the loads that fusedMmaUser accepts (set before the conversion).
@@ -1315,17 +1401,14 @@ struct MmaLowering : TileOpConversion<MmaOp> {
       if (failed(fused))
         return failure();
       bAddressing.emplace(builder, loc, &ib, fused->view, fused->offsets,
-                          bLoad.getWindow(), fused->tile,
+                          bLoad, bLoad.getWindow(), fused->tile,
                           getNumWarps(op) * kWarp, fused->warp, fused->lane);
     }
     auto bFragment = [&](int64_t first) -> SmallVector<Value> {
       SmallVector<Value> regs;
       Value source = adaptor.getB();
       if (succeeded(fused)) {
-        SmallVector<Value> elems =
-            emitWindowLoads(builder, loc, *bAddressing, *fused, first, 4);
-        source = vector::FromElementsOp::create(
-            builder, loc, VectorType::get({4}, opElem), elems);
+        source = emitWindowLoads(builder, loc, *bAddressing, *fused, first, 4);
         first = 0;
       }
       for (int64_t i = 0; i < 2; ++i)
@@ -1389,11 +1472,10 @@ struct LoadLowering : TileOpConversion<LoadOp> {
     if (failed(load))
       return failure();
     WindowAddressing addressing(rewriter, loc, &ib, load->view, load->offsets,
-                                op.getWindow(), load->tile,
+                                op, op.getWindow(), load->tile,
                                 getNumWarps(op) * kWarp, load->warp, load->lane);
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
-        op, tile->vectorType(),
-        emitWindowLoads(rewriter, loc, addressing, *load, 0, tile->regs));
+    rewriter.replaceOp(
+        op, emitWindowLoads(rewriter, loc, addressing, *load, 0, tile->regs));
     return success();
   }
 };
@@ -1420,15 +1502,17 @@ struct StoreLowering : TileOpConversion<StoreOp> {
                                       &writers);
     ThreadIds ids = getThreadIds(b, op);
     IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
-    WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(),
+    WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(), op,
                                 window, *tile, numWarps * kWarp, warp, lane);
     Value value = adaptor.getValue();
     for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
       if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
         continue;
       AccessPoint at = addressing.at(r0);
-      Value pred = andPredicates(b, loc, at.inBounds,
-                                 lanePredicate(b, loc, ids, writers[r0]));
+      Value pred = andPredicates(b, loc, addressing.uniformInBounds(),
+                                 andPredicates(b, loc, at.inBounds,
+                                               lanePredicate(b, loc, ids,
+                                                             writers[r0])));
       Value part;
       if (width == 1) {
         part = vector::ExtractOp::create(b, loc, value, r0);
@@ -1559,12 +1643,18 @@ struct ConvertTileToSIMTPass
     if (!ok)
       return signalPassFailure();
 
-    // Decided before any op is rewritten, while the uses are intact.
-    for (func::FuncOp kernel : kernels)
+    // Decided before any op is rewritten, while the uses and the loops are
+    // intact.
+    for (func::FuncOp kernel : kernels) {
       kernel.walk([&](LoadOp load) {
         if (fusedMmaUser(load))
           load->setAttr(kFusedIntoMmaAttr, UnitAttr::get(ctx));
+        markWindowInBounds(load, load.getSource(), load.getType());
       });
+      kernel.walk([&](StoreOp store) {
+        markWindowInBounds(store, store.getDest(), store.getValue().getType());
+      });
+    }
     for (func::FuncOp kernel : kernels)
       expandSignature(kernel);
 

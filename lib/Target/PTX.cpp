@@ -1,0 +1,660 @@
+//===- PTX.cpp - SIMT level -> LLVM/NVVM -> PTX (-> cubin) ----------------===//
+#include "lib/Target/PTX.h"
+#include "lib/Target/Sidecar.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+#include <cstdlib>
+#include <mutex>
+
+using namespace mlir;
+
+namespace {
+constexpr llvm::StringLiteral kTriple = "nvptx64-nvidia-cuda";
+
+struct ArchInfo {
+  llvm::StringLiteral name;
+  int minPTX;          // lowest PTX ISA version (x10) that knows the arch
+  int64_t maxShared;   // static + dynamic shared memory per CTA, bytes
+};
+// CUDA C Programming Guide, "Technical Specifications per Compute Capability".
+constexpr ArchInfo kArchs[] = {
+    {"sm_80", 70, 163 * 1024},
+    {"sm_86", 71, 99 * 1024},
+    {"sm_89", 78, 99 * 1024},
+    {"sm_90", 78, 227 * 1024},
+};
+// PTX versions the NVPTX back end of LLVM 22 accepts as `+ptxNN`.
+constexpr int kPTXVersions[] = {70, 71, 72, 73, 74, 75, 76, 77, 78, 80,
+                                81, 82, 83, 84, 85, 86, 87, 88, 90};
+
+const ArchInfo *lookupArch(llvm::StringRef arch) {
+  for (const ArchInfo &info : kArchs)
+    if (info.name == arch)
+      return &info;
+  return nullptr;
+}
+
+int effectivePTX(const flash::TargetOptions &options) {
+  return options.ptxVersion ? options.ptxVersion
+                            : flash::defaultPTXVersion(options.arch);
+}
+
+/// CUDA roots to search, most specific first.
+std::vector<std::string> cudaRoots(const flash::TargetOptions &options) {
+  std::vector<std::string> roots;
+  if (!options.cudaPath.empty())
+    roots.push_back(options.cudaPath);
+  for (const char *env : {"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+    if (const char *value = std::getenv(env); value && *value)
+      roots.push_back(value);
+  roots.push_back("/usr/local/cuda");
+  roots.push_back("/usr/lib/cuda");
+  return roots;
+}
+
+std::string findLibdevice(const flash::TargetOptions &options) {
+  for (const std::string &root : cudaRoots(options)) {
+    llvm::SmallString<256> path(root);
+    llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+    if (llvm::sys::fs::is_regular_file(path))
+      return std::string(path);
+  }
+  return "";
+}
+
+void initializeNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+/// Whether `op` (inside a gpu.module) is still above the LLVM dialect.
+bool isAboveLLVM(Operation *op) {
+  Dialect *dialect = op->getDialect();
+  return !isa_and_nonnull<LLVM::LLVMDialect, NVVM::NVVMDialect>(dialect);
+}
+
+//===----------------------------------------------------------------------===//
+// flashc-prepare-nvvm
+//===----------------------------------------------------------------------===//
+
+/// What the upstream lowering does not do for us, on a SIMT-level gpu.module:
+///  - checks the target options (so a bad --arch fails the pipeline, clearly);
+///  - makes sure each kernel gets `.maxntid` from its known block size, so
+///    ptxas knows the CTA size when it allocates registers (upstream does it
+///    for gpu.func's inherent known_block_size, not for the discardable
+///    `gpu.known_block_size`);
+///  - turns the shared-memory buffer into dynamic shared memory (an extern
+///    [0 x i8]) when it is larger than the 48 KiB static limit, recording the
+///    size as `flashc.dynamic_shared_bytes` on the gpu.module;
+///  - rejects more shared memory than one CTA of the arch may have.
+struct PrepareNVVMPass
+    : PassWrapper<PrepareNVVMPass, OperationPass<gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareNVVMPass)
+
+  PrepareNVVMPass() = default;
+  PrepareNVVMPass(const PrepareNVVMPass &other) : PassWrapper(other) {}
+  explicit PrepareNVVMPass(const flash::TargetOptions &options) {
+    arch = options.arch;
+    ptx = options.ptxVersion;
+  }
+
+  StringRef getArgument() const override { return "flashc-prepare-nvvm"; }
+  StringRef getDescription() const override {
+    return "Launch bounds and dynamic shared memory for a SIMT-level "
+           "gpu.module (part of flashc-simt-to-llvm)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  }
+
+  Option<std::string> arch{*this, "arch", llvm::cl::desc("Target SM"),
+                           llvm::cl::init("sm_80")};
+  Option<int> ptx{*this, "ptx",
+                  llvm::cl::desc("PTX version x10 (0: default for arch)"),
+                  llvm::cl::init(0)};
+
+  void runOnOperation() override {
+    gpu::GPUModuleOp module = getOperation();
+    flash::TargetOptions options;
+    options.arch = arch;
+    options.ptxVersion = ptx;
+    if (llvm::Error err = flash::verifyTargetOptions(options)) {
+      module.emitError() << llvm::toString(std::move(err));
+      return signalPassFailure();
+    }
+
+    Builder b(module.getContext());
+    StringRef reqntid = NVVM::NVVMDialect::getReqntidAttrName();
+    StringRef maxntid = NVVM::NVVMDialect::getMaxntidAttrName();
+    for (auto func : module.getOps<gpu::GPUFuncOp>()) {
+      if (!func.isKernel() || func->hasAttr(reqntid) || func->hasAttr(maxntid))
+        continue;
+      // convert-gpu-to-nvvm turns the inherent known_block_size into
+      // nvvm.maxntid itself (and ptxas rejects .maxntid with .reqntid).
+      if (func.getKnownBlockSizeAttr())
+        continue;
+      if (DenseI32ArrayAttr block = flash::knownBlockSize(func))
+        func->setAttr(maxntid, block);
+    }
+
+    flash::SharedMemoryUse shared = flash::sharedMemoryOf(module);
+    if (shared.staticBytes + shared.dynamicBytes >
+        flash::maxSharedBytesPerCTA(options.arch)) {
+      module.emitError() << "the kernels need "
+                         << shared.staticBytes + shared.dynamicBytes
+                         << " bytes of shared memory per CTA, more than the "
+                         << flash::maxSharedBytesPerCTA(options.arch)
+                         << " that " << options.arch << " allows";
+      return signalPassFailure();
+    }
+    if (shared.staticBytes <= flash::kMaxStaticSharedBytes)
+      return;
+    SmallVector<LLVM::GlobalOp> globals;
+    for (auto global : module.getOps<LLVM::GlobalOp>())
+      if (global.getAddrSpace() == 3 && !flash::isDeclaration(global))
+        globals.push_back(global);
+    if (globals.size() != 1 || globals[0].getValueOrNull() ||
+        !globals[0].getInitializerRegion().empty()) {
+      module.emitError() << "more than " << flash::kMaxStaticSharedBytes
+                         << " bytes of static shared memory: only one "
+                            "uninitialized shared buffer can be made dynamic";
+      return signalPassFailure();
+    }
+    LLVM::GlobalOp old = globals[0];
+    OpBuilder builder(old);
+    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
+    auto dynamic = LLVM::GlobalOp::create(
+        builder, old.getLoc(), type, /*isConstant=*/false,
+        LLVM::Linkage::External, old.getSymName(), Attribute(),
+        old.getAlignment().value_or(16), /*addrSpace=*/3);
+    (void)dynamic;
+    old.erase();
+    module->setAttr(flash::kDynamicSharedBytesAttrName,
+                    b.getI64IntegerAttr(shared.staticBytes));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// flash-opt entry points
+//===----------------------------------------------------------------------===//
+
+struct SIMTToLLVMOptions : PassPipelineOptions<SIMTToLLVMOptions> {
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("sm_80, sm_86, sm_89 or sm_90"),
+                           llvm::cl::init("sm_80")};
+  Option<int> ptx{*this, "ptx",
+                  llvm::cl::desc("PTX version x10 (0: default for arch)"),
+                  llvm::cl::init(0)};
+};
+
+LogicalResult writeText(Operation *op, StringRef path, StringRef text) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file)
+    return op->emitError() << "cannot open '" << path << "': " << error;
+  file->os() << text;
+  file->keep();
+  return success();
+}
+
+/// Writes emitPTX's text (or the launch sidecar) to a file; leaves the IR
+/// unchanged. For lit: flashc calls the library functions directly.
+template <typename Derived>
+struct WriteTargetOutputPass
+    : PassWrapper<Derived, OperationPass<ModuleOp>> {
+  WriteTargetOutputPass() = default;
+  WriteTargetOutputPass(const WriteTargetOutputPass &other)
+      : PassWrapper<Derived, OperationPass<ModuleOp>>(other) {}
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    flash::registerTargetDialects(registry);
+  }
+
+  typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<
+      std::string>
+      arch{*this, "arch", llvm::cl::desc("sm_80, sm_86, sm_89 or sm_90"),
+           llvm::cl::init("sm_80")};
+  typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<int>
+      ptx{*this, "ptx",
+          llvm::cl::desc("PTX version x10 (0: default for arch)"),
+          llvm::cl::init(0)};
+  typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<
+      std::string>
+      output{*this, "output", llvm::cl::desc("Output file ('-': stdout)"),
+             llvm::cl::init("-")};
+
+  flash::TargetOptions targetOptions() const {
+    flash::TargetOptions options;
+    options.arch = arch;
+    options.ptxVersion = ptx;
+    return options;
+  }
+};
+
+struct EmitPTXPass : WriteTargetOutputPass<EmitPTXPass> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitPTXPass)
+  EmitPTXPass() = default;
+  EmitPTXPass(const EmitPTXPass &other) : WriteTargetOutputPass(other) {}
+  Option<std::string> cubin{
+      *this, "cubin",
+      llvm::cl::desc("Also assemble the PTX with ptxas into this file")};
+  StringRef getArgument() const override { return "flashc-emit-ptx"; }
+  StringRef getDescription() const override {
+    return "Write the PTX of the module's gpu.module to a file (IR unchanged)";
+  }
+  void runOnOperation() override {
+    FailureOr<std::string> ptxText =
+        flash::emitPTX(getOperation(), targetOptions());
+    if (failed(ptxText) ||
+        failed(writeText(getOperation(), output, *ptxText)))
+      return signalPassFailure();
+    if (!cubin.empty()) {
+      llvm::Expected<std::string> binary =
+          flash::assembleCubin(*ptxText, targetOptions());
+      if (!binary) {
+        getOperation().emitError() << llvm::toString(binary.takeError());
+        return signalPassFailure();
+      }
+      if (failed(writeText(getOperation(), cubin, *binary)))
+        return signalPassFailure();
+    }
+    markAllAnalysesPreserved();
+  }
+};
+
+struct EmitSidecarPass : WriteTargetOutputPass<EmitSidecarPass> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitSidecarPass)
+  StringRef getArgument() const override { return "flashc-emit-sidecar"; }
+  StringRef getDescription() const override {
+    return "Write the launch metadata (JSON) of a SIMT-level module to a file "
+           "(IR unchanged)";
+  }
+  void runOnOperation() override {
+    FailureOr<std::string> json =
+        flash::writeLaunchSidecar(getOperation(), targetOptions());
+    if (failed(json) || failed(writeText(getOperation(), output, *json)))
+      return signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+int flash::defaultPTXVersion(llvm::StringRef arch) {
+  (void)arch;
+  return 80;
+}
+
+int64_t flash::maxSharedBytesPerCTA(llvm::StringRef arch) {
+  const ArchInfo *info = lookupArch(arch);
+  return info ? info->maxShared : 48 * 1024;
+}
+
+llvm::Error flash::verifyTargetOptions(const TargetOptions &options) {
+  const ArchInfo *info = lookupArch(options.arch);
+  if (!info)
+    return llvm::createStringError(
+        "unsupported arch '" + options.arch +
+        "': expected one of sm_80, sm_86, sm_89, sm_90");
+  int version = effectivePTX(options);
+  if (!llvm::is_contained(kPTXVersions, version))
+    return llvm::createStringError(
+        "unsupported PTX version " + std::to_string(version) +
+        ": expected 70..78, 80..88 or 90 (version x10)");
+  if (version < info->minPTX)
+    return llvm::createStringError(
+        options.arch + " needs PTX " + std::to_string(info->minPTX / 10) +
+        "." + std::to_string(info->minPTX % 10) + " or later, not " +
+        std::to_string(version / 10) + "." + std::to_string(version % 10));
+  if (options.optLevel < 0 || options.optLevel > 3)
+    return llvm::createStringError("optimization level must be 0..3");
+  return llvm::Error::success();
+}
+
+std::string flash::ptxFeatures(const TargetOptions &options) {
+  return "+ptx" + std::to_string(effectivePTX(options));
+}
+
+void flash::registerTargetDialects(DialectRegistry &registry) {
+  registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
+                  gpu::GPUDialect, index::IndexDialect, LLVM::LLVMDialect,
+                  math::MathDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                  vector::VectorDialect>();
+  // What convert-gpu-to-nvvm uses to lower the other dialects of a kernel.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+}
+
+//===----------------------------------------------------------------------===//
+// SIMT -> LLVM
+//===----------------------------------------------------------------------===//
+
+void flash::buildSIMTToLLVMPipeline(OpPassManager &pm,
+                                    const TargetOptions &options) {
+  GpuNVVMAttachTargetOptions attach;
+  attach.triple = kTriple.str();
+  attach.chip = options.arch;
+  attach.features = ptxFeatures(options);
+  attach.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+
+  OpPassManager &gpuPM = pm.nest<gpu::GPUModuleOp>();
+  gpuPM.addPass(std::make_unique<PrepareNVVMPass>(options));
+  gpuPM.addPass(createSCFToControlFlowPass());
+  // Lowers gpu.func/gpu.return, the math ops libdevice implements (__nv_*),
+  // and, through the ConvertToLLVM interfaces, arith, cf, index, vector.
+  gpuPM.addPass(createConvertGpuOpsToNVVMOps());
+  // Whatever the above left (cf is lowered by convert-gpu-to-nvvm through
+  // the ConvertToLLVM interface registered in registerTargetDialects;
+  // convert-cf-to-llvm cannot run on a gpu.module).
+  gpuPM.addPass(createConvertVectorToLLVMPass());
+  gpuPM.addPass(createArithToLLVMConversionPass());
+  gpuPM.addPass(createConvertMathToLLVMPass());
+  gpuPM.addPass(createConvertIndexToLLVMPass());
+  gpuPM.addPass(createReconcileUnrealizedCastsPass());
+  gpuPM.addPass(createCanonicalizerPass());
+  gpuPM.addPass(createCSEPass());
+}
+
+//===----------------------------------------------------------------------===//
+// LLVM dialect -> PTX
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Links libdevice into `module` if it declares __nv_* functions, keeping
+/// only what is used and internalizing it (as upstream ModuleToObject does).
+LogicalResult linkLibdevice(llvm::Module &module, Operation *anchor,
+                            const flash::TargetOptions &options) {
+  std::string needed;
+  for (llvm::Function &f : module)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) {
+      needed = f.getName().str();
+      break;
+    }
+  if (needed.empty())
+    return success();
+  std::string path = findLibdevice(options);
+  if (path.empty())
+    return anchor->emitError()
+           << "the kernel calls " << needed
+           << ", which needs CUDA's libdevice (nvvm/libdevice/"
+              "libdevice.10.bc): set CUDA_HOME to a CUDA toolkit";
+  llvm::SMDiagnostic diag;
+  std::unique_ptr<llvm::Module> lib =
+      llvm::parseIRFile(path, diag, module.getContext());
+  if (!lib) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    diag.print("libdevice", os);
+    return anchor->emitError() << "cannot read " << path << ": " << message;
+  }
+  lib->setTargetTriple(module.getTargetTriple());
+  lib->setDataLayout(module.getDataLayout());
+  bool failed = llvm::Linker::linkModules(
+      module, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded,
+      [](llvm::Module &m, const llvm::StringSet<> &gvs) {
+        llvm::internalizeModule(m, [&gvs](const llvm::GlobalValue &gv) {
+          return !gv.hasName() || !gvs.count(gv.getName());
+        });
+      });
+  if (failed)
+    return anchor->emitError() << "cannot link " << path;
+  return success();
+}
+} // namespace
+
+FailureOr<std::string> flash::emitPTX(ModuleOp module,
+                                      const TargetOptions &options) {
+  if (llvm::Error err = verifyTargetOptions(options))
+    return module.emitError() << llvm::toString(std::move(err));
+  MLIRContext *ctx = module.getContext();
+  {
+    DialectRegistry registry;
+    registerTargetDialects(registry);
+    ctx->appendDialectRegistry(registry);
+  }
+
+  OwningOpRef<ModuleOp> clone(module.clone());
+  auto gpuModules = llvm::to_vector(clone->getOps<gpu::GPUModuleOp>());
+  if (gpuModules.size() != 1)
+    return module.emitError() << "expected one gpu.module (the SIMT level), "
+                              << "found " << gpuModules.size();
+  bool lowered = true;
+  gpuModules[0].walk([&](Operation *op) {
+    if (op != gpuModules[0].getOperation() && isAboveLLVM(op))
+      lowered = false;
+  });
+  if (!lowered) {
+    PassManager pm(ctx, ModuleOp::getOperationName());
+    buildSIMTToLLVMPipeline(pm, options);
+    if (failed(pm.run(*clone)))
+      return failure();
+    gpuModules = llvm::to_vector(clone->getOps<gpu::GPUModuleOp>());
+  }
+  gpu::GPUModuleOp gpuModule = gpuModules[0];
+
+  initializeNVPTX();
+  llvm::Triple triple(kTriple);
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return module.emitError() << "NVPTX target unavailable: " << error;
+  llvm::CodeGenOptLevel level =
+      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+      : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                              : llvm::CodeGenOptLevel::None;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, options.arch, ptxFeatures(options), llvm::TargetOptions(),
+      std::nullopt, std::nullopt, level));
+  if (!machine)
+    return module.emitError() << "cannot create the NVPTX target machine";
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(gpuModule, llvmContext, gpuModule.getName());
+  if (!llvmModule)
+    return module.emitError() << "cannot translate the gpu.module to LLVM IR";
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(machine->createDataLayout());
+  // libdevice's __nvvm_reflect("__CUDA_FTZ"): no flush-to-zero.
+  llvmModule->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz",
+                            static_cast<uint32_t>(0));
+  if (failed(linkLibdevice(*llvmModule, module, options)))
+    return failure();
+
+  auto optimize = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                            machine.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return module.emitError()
+           << "LLVM optimization failed: " << llvm::toString(std::move(err));
+
+  llvm::SmallString<0> ptx;
+  {
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
+      return module.emitError() << "NVPTX cannot emit assembly";
+    codegen.run(*llvmModule);
+  }
+  return std::string(ptx.str());
+}
+
+//===----------------------------------------------------------------------===//
+// ptxas
+//===----------------------------------------------------------------------===//
+
+std::string flash::findPtxas(const TargetOptions &options) {
+  for (const std::string &root : cudaRoots(options)) {
+    llvm::SmallString<256> path(root);
+    llvm::sys::path::append(path, "bin", "ptxas");
+    if (llvm::sys::fs::can_execute(path))
+      return std::string(path);
+  }
+  if (auto path = llvm::sys::findProgramByName("ptxas"))
+    return *path;
+  return "";
+}
+
+llvm::Expected<std::string>
+flash::assembleCubin(llvm::StringRef ptx, const TargetOptions &options,
+                     llvm::ArrayRef<std::string> extraArgs, std::string *log) {
+  if (llvm::Error err = verifyTargetOptions(options))
+    return std::move(err);
+  std::string ptxas = findPtxas(options);
+  if (ptxas.empty())
+    return llvm::createStringError(
+        "ptxas not found (looked in $CUDA_HOME/bin, /usr/local/cuda/bin and "
+        "$PATH): install the CUDA toolkit or emit PTX instead");
+
+  llvm::SmallString<128> input, output, logFile;
+  auto makeTemp = [](llvm::StringRef suffix,
+                     llvm::SmallString<128> &path) -> llvm::Error {
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("flashc", suffix, path))
+      return llvm::createStringError(ec, "cannot create a temporary file");
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = makeTemp("ptx", input))
+    return std::move(err);
+  llvm::FileRemover removeInput(input);
+  if (llvm::Error err = makeTemp("cubin", output))
+    return std::move(err);
+  llvm::FileRemover removeOutput(output);
+  if (llvm::Error err = makeTemp("log", logFile))
+    return std::move(err);
+  llvm::FileRemover removeLog(logFile);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(input, ec);
+    if (ec)
+      return llvm::createStringError(ec, "cannot write " + input.str());
+    os << ptx;
+  }
+
+  std::string archArg = "-arch=" + options.arch;
+  std::string optArg = "-O" + std::to_string(options.optLevel);
+  llvm::SmallVector<llvm::StringRef> args = {ptxas, archArg, optArg};
+  for (const std::string &arg : extraArgs)
+    args.push_back(arg);
+  args.append({input.str(), "-o", output.str()});
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logFile.str(),
+                                                logFile.str()};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0,
+                                     0, &execError);
+  std::string logText;
+  if (auto buffer = llvm::MemoryBuffer::getFile(logFile))
+    logText = (*buffer)->getBuffer().str();
+  if (log)
+    *log = logText;
+  if (rc != 0)
+    return llvm::createStringError(
+        "ptxas failed" + (execError.empty() ? "" : " (" + execError + ")") +
+        ":\n" + logText);
+  auto cubin = llvm::MemoryBuffer::getFile(output, /*IsText=*/false);
+  if (!cubin)
+    return llvm::createStringError(cubin.getError(),
+                                   "cannot read ptxas' output");
+  return (*cubin)->getBuffer().str();
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void flash::registerTargetPipelines() {
+  PassPipelineRegistration<SIMTToLLVMOptions>(
+      "flashc-simt-to-llvm",
+      "SIMT-level gpu.module -> LLVM dialect + NVVM (what flashc --emit=llvm "
+      "runs after convert-tile-to-simt)",
+      [](OpPassManager &pm, const SIMTToLLVMOptions &o) {
+        TargetOptions options;
+        options.arch = o.arch;
+        options.ptxVersion = o.ptx;
+        buildSIMTToLLVMPipeline(pm, options);
+      });
+  PassRegistration<PrepareNVVMPass>();
+  PassRegistration<EmitPTXPass>();
+  PassRegistration<EmitSidecarPass>();
+}

@@ -1,0 +1,108 @@
+//===- PTX.h - SIMT level -> LLVM/NVVM -> PTX (-> cubin) --------*- C++ -*-===//
+//
+// The backend of flashc. Input: the SIMT-level module that
+// `convert-tile-to-simt` produces (docs/ir-conventions.md, "SIMT level"):
+//
+//   module attributes {gpu.container_module} {
+//     func.func @NAME_grid(...) -> (i32, i32, i32)       // host side, untouched
+//     gpu.module @flashc_kernels { gpu.func @NAME(...) kernel { ... } }
+//   }
+//
+//   buildSIMTToLLVMPipeline  gpu.module -> LLVM dialect + NVVM ops
+//                            (flash-opt --flashc-simt-to-llvm="arch=sm_90")
+//   emitPTX                  gpu.module -> LLVM IR -> NVPTX TargetMachine -> PTX
+//                            (flash-opt --flashc-emit-ptx="arch=sm_90 output=F")
+//   assembleCubin            PTX -> ptxas -> cubin (when ptxas is installed)
+//
+// emitPTX does not use upstream `gpu-module-to-binary`: that pass insists on a
+// CUDA toolkit (libdevice) even for kernels that call no libdevice function.
+// We link libdevice only when the module declares `__nv_*` functions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASH_LIB_TARGET_PTX_H
+#define FLASH_LIB_TARGET_PTX_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class ModuleOp;
+class OpPassManager;
+} // namespace mlir
+
+namespace flash {
+
+struct TargetOptions {
+  /// sm_80, sm_86, sm_89 or sm_90 (checked by verifyTargetOptions).
+  std::string arch = "sm_80";
+  /// PTX ISA version times ten (80 = `.version 8.0`); 0 picks the default for
+  /// `arch` (see defaultPTXVersion).
+  int ptxVersion = 0;
+  /// LLVM optimization level for the NVPTX back end.
+  int optLevel = 3;
+  /// CUDA toolkit root used to find libdevice and ptxas; empty: $CUDA_HOME,
+  /// $CUDA_PATH, $CUDA_ROOT, /usr/local/cuda, in that order.
+  std::string cudaPath;
+};
+
+/// Statically allocated shared memory is limited to 48 KiB per CTA; above
+/// that the backend turns the shared buffer into dynamic shared memory and the
+/// launcher must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize).
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+/// The PTX version flashc uses for `arch` when none is given: 8.0 (CUDA 12.0)
+/// for every supported arch (sm_90 needs >= 7.8, sm_89 >= 7.8).
+int defaultPTXVersion(llvm::StringRef arch);
+/// The most shared memory (static + dynamic) one CTA may use on `arch`.
+int64_t maxSharedBytesPerCTA(llvm::StringRef arch);
+/// Checks the arch and PTX version; the error says what is supported.
+llvm::Error verifyTargetOptions(const TargetOptions &options);
+/// "+ptx80" for the options.
+std::string ptxFeatures(const TargetOptions &options);
+
+/// Registers what the backend needs in a context: the dialects the pipeline
+/// produces, the LLVM IR translations of builtin/llvm/nvvm/gpu and the NVVM
+/// target attribute's interface. flashc calls it on its registry before it
+/// creates the context (emitPTX also appends it to the context it is given).
+void registerTargetDialects(mlir::DialectRegistry &registry);
+
+/// SIMT level -> LLVM dialect inside the gpu.module (the host-side grid
+/// function is left alone): nvvm-attach-target, flashc-prepare-nvvm (launch
+/// bounds, dynamic shared memory), scf->cf, convert-gpu-to-nvvm,
+/// vector/arith/math/cf/index -> llvm, reconcile-unrealized-casts.
+/// `options` must have passed verifyTargetOptions.
+void buildSIMTToLLVMPipeline(mlir::OpPassManager &pm,
+                             const TargetOptions &options);
+
+/// PTX for the module's gpu.module (the SIMT level or already lowered by
+/// buildSIMTToLLVMPipeline: emitPTX lowers a clone when needed and leaves
+/// `module` unchanged). Errors are emitted as diagnostics on the module.
+mlir::FailureOr<std::string> emitPTX(mlir::ModuleOp module,
+                                     const TargetOptions &options);
+
+/// The ptxas to use: options.cudaPath/bin, $CUDA_HOME/bin, ..., then $PATH.
+/// Empty when there is none.
+std::string findPtxas(const TargetOptions &options);
+
+/// Runs `ptxas -arch=ARCH -O3 [extraArgs]` on `ptx` and returns the cubin.
+/// `log`, when given, receives ptxas' output (e.g. the -v report).
+llvm::Expected<std::string>
+assembleCubin(llvm::StringRef ptx, const TargetOptions &options,
+              llvm::ArrayRef<std::string> extraArgs = {},
+              std::string *log = nullptr);
+
+/// Registers, for flash-opt and lit:
+///   --flashc-simt-to-llvm="arch=sm_80"           (the pipeline above)
+///   --flashc-prepare-nvvm                        (one pass of it)
+///   --flashc-emit-ptx="arch=sm_80 output=F [cubin=G]"  (writes emitPTX's
+///                                                text; cubin: assembleCubin)
+///   --flashc-emit-sidecar="arch=sm_80 output=F"  (writes the launch JSON)
+void registerTargetPipelines();
+
+} // namespace flash
+
+#endif // FLASH_LIB_TARGET_PTX_H

@@ -1,0 +1,503 @@
+//===- Sidecar.cpp - launcher metadata (JSON) for a compiled kernel -------===//
+#include "lib/Target/Sidecar.h"
+
+#include "dialect/Tile/TileDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+// Names convert-tile-to-simt records (docs/ir-conventions.md, "SIMT level");
+// the tile.* spellings are accepted too.
+constexpr llvm::StringLiteral kParamsAttrNames[] = {"flashc.params",
+                                                     "tile.params"};
+constexpr llvm::StringLiteral kSharedBytesAttrNames[] = {"flashc.shared_bytes",
+                                                          "tile.shared_bytes"};
+constexpr llvm::StringLiteral kGridAttrNames[] = {"flashc.grid", "tile.grid"};
+constexpr llvm::StringLiteral kNumWarpsAttrNames[] = {"flashc.num_warps",
+                                                       "tile.num_warps"};
+
+std::string typeName(Type type) {
+  if (auto ptr = dyn_cast<LLVM::LLVMPointerType>(type))
+    return ptr.getAddressSpace() == 1 ? "ptr" : "ptr" + std::to_string(
+                                                          ptr.getAddressSpace());
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+/// A dim label: a symbol ("Nq") or a static size ("64", written as a number).
+llvm::json::Value dimValue(llvm::StringRef label) {
+  int64_t value;
+  if (!label.getAsInteger(10, value))
+    return value;
+  return label.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Grid expressions
+//===----------------------------------------------------------------------===//
+
+struct Expr {
+  std::string text;
+  int prec = 3; // 3: atom or call, 2: * / %, 1: + - (and negative numbers)
+  char op = 0;
+};
+
+class GridRenderer {
+public:
+  explicit GridRenderer(func::FuncOp grid) : grid(grid) {}
+
+  FailureOr<Expr> render(Value value) {
+    auto it = cache.find(value);
+    if (it != cache.end())
+      return it->second;
+    FailureOr<Expr> result = renderUncached(value);
+    if (succeeded(result))
+      cache[value] = *result;
+    return result;
+  }
+
+private:
+  FailureOr<Expr> renderUncached(Value value) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner()->getParentOp() != grid.getOperation() ||
+          !arg.getType().isInteger(32))
+        return grid.emitError()
+               << "the grid uses argument #" << arg.getArgNumber()
+               << " of type " << arg.getType()
+               << ": only i32 scalar parameters and tensor dims can size "
+                  "the grid";
+      return Expr{argName(arg.getArgNumber()), 3, 0};
+    }
+    Operation *op = value.getDefiningOp();
+    if (auto dim = dyn_cast<flash::tile::DimOp>(op)) {
+      auto global = cast<flash::tile::GlobalType>(dim.getSource().getType());
+      int64_t index = dim.getIndex();
+      return Expr{global.getDimLabel(index), 3, 0};
+    }
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      if (auto attr = dyn_cast<IntegerAttr>(constant.getValue())) {
+        int64_t v = attr.getValue().getSExtValue();
+        return Expr{std::to_string(v), v < 0 ? 1 : 3, v < 0 ? '-' : char(0)};
+      }
+    }
+    if (isa<arith::AddIOp>(op))
+      return binary(op, '+', 1);
+    if (isa<arith::SubIOp>(op))
+      return binary(op, '-', 1);
+    if (isa<arith::MulIOp>(op))
+      return binary(op, '*', 2);
+    if (isa<arith::DivSIOp>(op))
+      return binary(op, '/', 2);
+    if (isa<arith::RemSIOp>(op))
+      return binary(op, '%', 2);
+    if (isa<arith::CeilDivSIOp>(op))
+      return call(op, "cdiv");
+    if (isa<arith::FloorDivSIOp>(op))
+      return call(op, "floordiv");
+    if (isa<arith::MinSIOp>(op))
+      return call(op, "min");
+    if (isa<arith::MaxSIOp>(op))
+      return call(op, "max");
+    return op->emitError()
+           << "cannot express '" << op->getName()
+           << "' in the launch metadata's grid: use tensor dims, i32 "
+              "parameters, constants, + - * / %, ceildivsi, floordivsi, "
+              "minsi, maxsi";
+  }
+
+  std::string argName(unsigned index) {
+    if (auto name = grid.getArgAttrOfType<StringAttr>(
+            index, flash::tile::kArgNameAttrName))
+      return name.str();
+    return "arg" + std::to_string(index);
+  }
+
+  FailureOr<Expr> binary(Operation *op, char symbol, int prec) {
+    FailureOr<Expr> lhs = render(op->getOperand(0));
+    FailureOr<Expr> rhs = render(op->getOperand(1));
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    bool associative = symbol == '+' || symbol == '*';
+    std::string left = lhs->prec < prec ? "(" + lhs->text + ")" : lhs->text;
+    bool rightParens = rhs->prec < prec ||
+                       (rhs->prec == prec && !(associative && rhs->op == symbol));
+    std::string right = rightParens ? "(" + rhs->text + ")" : rhs->text;
+    return Expr{left + " " + symbol + " " + right, prec, symbol};
+  }
+
+  FailureOr<Expr> call(Operation *op, llvm::StringRef name) {
+    FailureOr<Expr> lhs = render(op->getOperand(0));
+    FailureOr<Expr> rhs = render(op->getOperand(1));
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    return Expr{(name + "(" + lhs->text + ", " + rhs->text + ")").str(), 3, 0};
+  }
+
+  func::FuncOp grid;
+  llvm::DenseMap<Value, Expr> cache;
+};
+
+//===----------------------------------------------------------------------===//
+// Kernel lookup
+//===----------------------------------------------------------------------===//
+
+bool isKernel(Operation *op) {
+  if (auto func = dyn_cast<gpu::GPUFuncOp>(op))
+    return func.isKernel();
+  if (auto func = dyn_cast<LLVM::LLVMFuncOp>(op))
+    return func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
+           func.getCConv() == LLVM::cconv::CConv::PTX_Kernel ||
+           func->hasAttr(kParamsAttrNames[0]) ||
+           func->hasAttr(kParamsAttrNames[1]);
+  return false;
+}
+
+Attribute firstAttr(Operation *op, llvm::ArrayRef<llvm::StringLiteral> names) {
+  for (llvm::StringLiteral name : names)
+    if (Attribute attr = op->getAttr(name))
+      return attr;
+  return {};
+}
+
+std::optional<int64_t> threadsPerCTA(Operation *kernel) {
+  DenseI32ArrayAttr sizes = flash::knownBlockSize(kernel);
+  for (StringRef name : {NVVM::NVVMDialect::getReqntidAttrName(),
+                         NVVM::NVVMDialect::getMaxntidAttrName()})
+    if (!sizes)
+      sizes = kernel->getAttrOfType<DenseI32ArrayAttr>(name);
+  if (sizes) {
+    int64_t n = 1;
+    for (int32_t s : sizes.asArrayRef())
+      n *= s;
+    return n;
+  }
+  if (auto warps = dyn_cast_or_null<IntegerAttr>(
+          firstAttr(kernel, kNumWarpsAttrNames)))
+    return warps.getInt() * 32;
+  return std::nullopt;
+}
+
+struct ParamInfo {
+  std::string name, kind, dtype;
+  SmallVector<std::string> dims; // tensors only
+};
+
+/// Parameters from the kernel's `tile.params` (written by convert-tile-to-simt).
+FailureOr<SmallVector<ParamInfo>> paramsFromAttr(Operation *kernel,
+                                                 ArrayAttr params) {
+  SmallVector<ParamInfo> result;
+  for (Attribute attr : params) {
+    auto dict = dyn_cast<DictionaryAttr>(attr);
+    auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
+    auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+    auto element = dict ? dict.getAs<TypeAttr>("element") : TypeAttr();
+    if (!name || !kind || !element ||
+        (kind.getValue() != "tensor" && kind.getValue() != "scalar"))
+      return kernel->emitError()
+             << "malformed '" << "params" << "' entry " << attr;
+    ParamInfo info{name.str(), kind.str(), typeName(element.getValue()), {}};
+    if (kind.getValue() == "tensor") {
+      auto dims = dict.getAs<ArrayAttr>("dims");
+      if (!dims)
+        return kernel->emitError()
+               << "'" << "params" << "' tensor entry without dims";
+      for (Attribute d : dims) {
+        if (auto s = dyn_cast<StringAttr>(d))
+          info.dims.push_back(s.str());
+        else if (auto i = dyn_cast<IntegerAttr>(d))
+          info.dims.push_back(std::to_string(i.getInt()));
+        else
+          return kernel->emitError() << "bad dim " << d << " in '"
+                                     << "params" << "'";
+      }
+    }
+    result.push_back(std::move(info));
+  }
+  return result;
+}
+
+/// Parameters from the grid function, which keeps the tile-level signature.
+SmallVector<ParamInfo> paramsFromGrid(func::FuncOp grid) {
+  SmallVector<ParamInfo> result;
+  for (unsigned i = 0; i < grid.getNumArguments(); ++i) {
+    ParamInfo info;
+    auto name =
+        grid.getArgAttrOfType<StringAttr>(i, flash::tile::kArgNameAttrName);
+    info.name = name ? name.str() : "arg" + std::to_string(i);
+    Type type = grid.getArgument(i).getType();
+    if (auto global = dyn_cast<flash::tile::GlobalType>(type)) {
+      info.kind = "tensor";
+      info.dtype = typeName(global.getElementType());
+      for (unsigned d = 0; d < global.getRank(); ++d)
+        info.dims.push_back(global.getDimLabel(d));
+    } else {
+      info.kind = "scalar";
+      info.dtype = typeName(type);
+    }
+    result.push_back(std::move(info));
+  }
+  return result;
+}
+
+void writeAttr(llvm::json::OStream &j, Attribute attr) {
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    j.value(b.getValue());
+  else if (auto i = dyn_cast<IntegerAttr>(attr))
+    j.value(i.getValue().getSExtValue());
+  else if (auto f = dyn_cast<FloatAttr>(attr))
+    j.value(f.getValueAsDouble());
+  else if (auto s = dyn_cast<StringAttr>(attr))
+    j.value(s.getValue());
+  else {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    attr.print(os);
+    j.value(text);
+  }
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Public API
+//===----------------------------------------------------------------------===//
+
+DenseI32ArrayAttr flash::knownBlockSize(Operation *kernel) {
+  if (auto func = dyn_cast<gpu::GPUFuncOp>(kernel))
+    if (DenseI32ArrayAttr sizes = func.getKnownBlockSizeAttr())
+      return sizes;
+  return kernel->getAttrOfType<DenseI32ArrayAttr>(
+      gpu::GPUDialect::KnownBlockSizeAttrHelper::getNameStr());
+}
+
+bool flash::isDeclaration(LLVM::GlobalOp global) {
+  return global.getLinkage() == LLVM::Linkage::External &&
+         !global.getValueOrNull() && global.getInitializerRegion().empty();
+}
+
+flash::SharedMemoryUse flash::sharedMemoryOf(Operation *gpuModule) {
+  SharedMemoryUse use;
+  DataLayout layout = DataLayout::closest(gpuModule);
+  for (Region &region : gpuModule->getRegions())
+    for (Block &block : region)
+      for (auto global : block.getOps<LLVM::GlobalOp>())
+        if (global.getAddrSpace() == 3 && !flash::isDeclaration(global))
+          use.staticBytes += layout.getTypeSize(global.getGlobalType());
+  if (auto dynamic =
+          gpuModule->getAttrOfType<IntegerAttr>(kDynamicSharedBytesAttrName))
+    use.dynamicBytes = dynamic.getInt();
+  return use;
+}
+
+flash::SharedMemoryUse flash::launchSharedMemory(SharedMemoryUse declared) {
+  if (declared.staticBytes > kMaxStaticSharedBytes)
+    return {0, declared.dynamicBytes + declared.staticBytes};
+  return declared;
+}
+
+FailureOr<SmallVector<std::string, 3>>
+flash::renderGridExpressions(func::FuncOp grid) {
+  if (grid.getNumResults() != 3 || grid.getBody().empty())
+    return grid.emitError() << "a grid function returns three i32";
+  auto ret = dyn_cast<func::ReturnOp>(grid.getBody().back().getTerminator());
+  if (!ret || !grid.getBody().hasOneBlock())
+    return grid.emitError() << "a grid function is one block ending in return";
+  GridRenderer renderer(grid);
+  SmallVector<std::string, 3> result;
+  for (Value v : ret.getOperands()) {
+    FailureOr<Expr> e = renderer.render(v);
+    if (failed(e))
+      return failure();
+    result.push_back(e->text);
+  }
+  return result;
+}
+
+FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
+                                                 const TargetOptions &options) {
+  if (llvm::Error err = verifyTargetOptions(options))
+    return module.emitError() << llvm::toString(std::move(err));
+
+  // The one kernel, inside the one gpu.module.
+  SmallVector<Operation *> gpuModules;
+  for (Operation &op : module.getBody()->getOperations())
+    if (isa<gpu::GPUModuleOp>(op))
+      gpuModules.push_back(&op);
+  if (gpuModules.size() != 1)
+    return module.emitError()
+           << "the launch metadata needs a SIMT-level module with one "
+              "gpu.module; found "
+           << gpuModules.size();
+  Operation *gpuModule = gpuModules[0];
+  SmallVector<Operation *> kernels;
+  for (Operation &op : gpuModule->getRegion(0).front())
+    if (isKernel(&op))
+      kernels.push_back(&op);
+  if (kernels.size() != 1)
+    return gpuModule->emitError()
+           << "the launch metadata describes one kernel; found "
+           << kernels.size();
+  Operation *kernel = kernels[0];
+  auto kernelFunc = cast<FunctionOpInterface>(kernel);
+  StringRef entry = SymbolTable::getSymbolName(kernel).getValue();
+
+  // The grid function: named by the kernel, else NAME_grid.
+  func::FuncOp grid;
+  if (auto ref = dyn_cast_or_null<FlatSymbolRefAttr>(
+          firstAttr(kernel, kGridAttrNames)))
+    grid = module.lookupSymbol<func::FuncOp>(ref.getValue());
+  if (!grid)
+    grid = module.lookupSymbol<func::FuncOp>((entry + "_grid").str());
+  if (!grid)
+    return kernel->emitError() << "no grid function for kernel '" << entry
+                               << "' (expected @" << entry << "_grid)";
+
+  FailureOr<SmallVector<std::string, 3>> gridExprs =
+      renderGridExpressions(grid);
+  if (failed(gridExprs))
+    return failure();
+
+  SmallVector<ParamInfo> params;
+  if (auto attr = dyn_cast_or_null<ArrayAttr>(
+          firstAttr(kernel, kParamsAttrNames))) {
+    auto fromAttr = paramsFromAttr(kernel, attr);
+    if (failed(fromAttr))
+      return failure();
+    params = std::move(*fromAttr);
+  } else {
+    params = paramsFromGrid(grid);
+  }
+
+  // The ABI of each parameter, checked against the kernel's signature.
+  ArrayRef<Type> argTypes = kernelFunc.getArgumentTypes();
+  SmallVector<SmallVector<std::string>> abis;
+  size_t next = 0;
+  for (const ParamInfo &p : params) {
+    SmallVector<std::string> expected;
+    if (p.kind == "tensor") {
+      expected.push_back("ptr");
+      expected.append(p.dims.size(), "i32");
+    } else {
+      expected.push_back(p.dtype);
+    }
+    SmallVector<std::string> actual;
+    for (size_t k = 0; k < expected.size() && next + k < argTypes.size(); ++k)
+      actual.push_back(typeName(argTypes[next + k]));
+    if (actual != expected)
+      return kernel->emitError()
+             << "kernel signature does not match parameter '" << p.name
+             << "': expected (" << llvm::join(expected, ", ") << ") at argument #"
+             << next << ", found (" << llvm::join(actual, ", ") << ")";
+    next += expected.size();
+    abis.push_back(std::move(actual));
+  }
+  if (next != argTypes.size())
+    return kernel->emitError()
+           << "kernel has " << argTypes.size() << " arguments, the parameters "
+           << "account for " << next;
+
+  std::optional<int64_t> threads = threadsPerCTA(kernel);
+  if (!threads)
+    return kernel->emitError()
+           << "kernel has no gpu.known_block_size, nvvm.reqntid or num_warps";
+
+  SharedMemoryUse shared = launchSharedMemory(sharedMemoryOf(gpuModule));
+  if (shared.staticBytes == 0 && shared.dynamicBytes == 0)
+    if (auto bytes = dyn_cast_or_null<IntegerAttr>(
+            firstAttr(kernel, kSharedBytesAttrNames)))
+      shared = launchSharedMemory({bytes.getInt(), 0});
+  int ptx = options.ptxVersion ? options.ptxVersion
+                               : defaultPTXVersion(options.arch);
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  {
+    // Pretty at the top level, one line per parameter and per small object,
+    // so that the file reads well and FileCheck can match a line each.
+    llvm::json::OStream j(os, /*IndentSize=*/2);
+    auto compact = [&](llvm::function_ref<void(llvm::json::OStream &)> body) {
+      return [&j, body] {
+        j.rawValue([&](llvm::raw_ostream &raw) {
+          llvm::json::OStream c(raw);
+          body(c);
+        });
+      };
+    };
+    j.object([&] {
+      j.attribute("entry", entry);
+      j.attribute("arch", options.arch);
+      j.attribute("ptx_version",
+                  std::to_string(ptx / 10) + "." + std::to_string(ptx % 10));
+      j.attributeArray("params", [&] {
+        for (size_t i = 0; i < params.size(); ++i) {
+          const ParamInfo &p = params[i];
+          compact([&](llvm::json::OStream &c) {
+            c.object([&] {
+              c.attribute("name", p.name);
+              c.attribute("kind", p.kind);
+              c.attribute("dtype", p.dtype);
+              if (p.kind == "tensor")
+                c.attributeArray("dims", [&] {
+                  for (const std::string &d : p.dims)
+                    c.value(dimValue(d));
+                });
+              c.attributeArray("abi", [&] {
+                for (const std::string &a : abis[i])
+                  c.value(a);
+              });
+            });
+          })();
+        }
+      });
+      j.attributeBegin("grid");
+      compact([&](llvm::json::OStream &c) {
+        c.array([&] {
+          for (const std::string &e : *gridExprs)
+            c.value(e);
+        });
+      })();
+      j.attributeEnd();
+      j.attribute("threads_per_cta", *threads);
+      j.attribute("num_warps", *threads / 32);
+      j.attributeBegin("shared_memory");
+      compact([&](llvm::json::OStream &c) {
+        c.object([&] {
+          c.attribute("static_bytes", shared.staticBytes);
+          c.attribute("dynamic_bytes", shared.dynamicBytes);
+        });
+      })();
+      j.attributeEnd();
+      j.attributeBegin("constants");
+      compact([&](llvm::json::OStream &c) {
+        c.object([&] {
+          if (auto constants = dyn_cast_or_null<DictionaryAttr>(
+                  kernel->getAttr(flash::tile::kConstantsAttrName)))
+            for (NamedAttribute n : constants) {
+              c.attributeBegin(n.getName().getValue());
+              writeAttr(c, n.getValue());
+              c.attributeEnd();
+            }
+        });
+      })();
+      j.attributeEnd();
+    });
+  }
+  os << "\n";
+  return text;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""make_npy.py DIR NAME:DTYPE:SHAPE:FILL ... -- writes DIR/NAME.npy.
+
+SHAPE is comma-separated; FILL is arange (0, 1, 2, ... exact in the dtype for
+small sizes), nan (poison: unwritten outputs stay NaN) or randn (seed 0).
+"""
+import os
+import sys
+
+import numpy as np
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for spec in sys.argv[2:]:
+        name, dtype, shape, fill = spec.split(":")
+        shape = tuple(int(s) for s in shape.split(","))
+        if fill == "arange":
+            a = (np.arange(np.prod(shape)) % 2048).reshape(shape)
+        elif fill == "nan":
+            a = np.full(shape, np.nan)
+        else:
+            a = rng.standard_normal(shape)
+        np.save(os.path.join(out, name + ".npy"), a.astype(dtype))
+
+
+if __name__ == "__main__":
+    main()

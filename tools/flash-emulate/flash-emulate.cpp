@@ -1,0 +1,121 @@
+//===- flash-emulate.cpp - run a SIMT-level .mlir module on the emulator --===//
+//
+//   flash-emulate FILE.mlir --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy
+//                 [--stats] [--no-race-check]
+//
+// The same contract as `flashc run --target=emulate` (lib/Run), for IR that
+// does not come from a .tile file: a module holding a SIMT-level kernel (what
+// `flash-opt --convert-tile-to-simt` prints, possibly edited by hand, e.g. to
+// plant a bug the sanitizer must catch), or canonical tile IR, which is
+// lowered first. Errors print as `file:line:col: error: <op>: <what>` with
+// the location of the op in FILE.mlir (or the location it carries).
+//
+// Exit codes: 0 success, 1 user error (including every sanitizer error),
+// 2 internal error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Emulator/Emulator.h"
+#include "lib/Run/Run.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace cl = llvm::cl;
+
+namespace {
+cl::OptionCategory category("flash-emulate options");
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                               cl::Required, cl::cat(category));
+cl::list<std::string> argOpts("arg",
+                              cl::desc("bind a kernel parameter: "
+                                       "NAME=FILE.npy or NAME=NUMBER"),
+                              cl::value_desc("NAME=VALUE"), cl::cat(category));
+cl::list<std::string> outOpts("out",
+                              cl::desc("write a tensor parameter after the "
+                                       "run: NAME=FILE.npy"),
+                              cl::value_desc("NAME=FILE"), cl::cat(category));
+cl::opt<bool> noRaceCheck("no-race-check",
+                          cl::desc("do not check shared-memory races"),
+                          cl::init(false), cl::cat(category));
+
+bool splitPair(const std::string &s, std::pair<std::string, std::string> &p) {
+  auto pos = s.find('=');
+  if (pos == std::string::npos || pos == 0)
+    return false;
+  p = {s.substr(0, pos), s.substr(pos + 1)};
+  return true;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  // LLVM owns `-stats`: take ours out of argv first.
+  std::vector<const char *> args(argv, argv + argc);
+  auto isStats = [](const char *a) {
+    return llvm::StringRef(a) == "--stats" || llvm::StringRef(a) == "-stats";
+  };
+  bool stats = std::any_of(args.begin() + 1, args.end(), isStats);
+  args.erase(std::remove_if(args.begin() + 1, args.end(), isStats), args.end());
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(
+          (int)args.size(), args.data(),
+          "flash-emulate: run a SIMT-level kernel on the emulator\n\n"
+          "  flash-emulate FILE.mlir --arg NAME=FILE.npy|NUMBER ... "
+          "--out NAME=FILE.npy ... [--stats] [--no-race-check]\n",
+          &llvm::errs()))
+    return 1;
+
+  mlir::DialectRegistry registry;
+  flash::emu::registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  std::string err;
+  auto buf = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
+  if (!buf) {
+    llvm::errs() << "flash-emulate: error: cannot open '" << inputFile
+                 << "': " << buf.getError().message() << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(*buf), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  flash::RunRequest request;
+  request.target = "emulate";
+  request.stats = stats;
+  request.checkRaces = !noRaceCheck;
+  for (const std::string &a : argOpts) {
+    std::pair<std::string, std::string> p;
+    if (!splitPair(a, p)) {
+      llvm::errs() << "flash-emulate: error: --arg expects NAME=FILE.npy or "
+                      "NAME=NUMBER, got '"
+                   << a << "'\n";
+      return 1;
+    }
+    request.args.push_back(p);
+  }
+  for (const std::string &o : outOpts) {
+    std::pair<std::string, std::string> p;
+    if (!splitPair(o, p)) {
+      llvm::errs() << "flash-emulate: error: --out expects NAME=FILE.npy, got '"
+                   << o << "'\n";
+      return 1;
+    }
+    request.outs.push_back(p);
+  }
+  return flash::runKernel(*module, request);
+}
