@@ -379,3 +379,42 @@ func.func @fusion(%G: !tile.global<[16, 32], f16> {tile.name = "G"},
   tile.store %c2, %R[%c0, %c0] window [0, 1] : tensor<16x32xf32, #mma> -> !tile.global<[16, 32], f32>
   return
 }
+
+// -----
+
+// Rows [i, i + 16) of a loop whose upper bound is (N / 16) * 16 and whose
+// step is 16 never leave the tensor (nor Y, whose dim has the same symbol N):
+// no row check in the first loop. The
+// second loop runs to N itself: its last block may hang over, so rows are
+// checked. The batch index is checked once per tile, not per register.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
+// CHECK-LABEL: gpu.func @proven_in_bounds
+// CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1> {tile.name = "X"}, %[[B:.*]]: i32 {tile.name = "X.d0"}, %[[N:.*]]: i32 {tile.name = "X.d1"}
+// CHECK-SAME: %[[YN:.*]]: i32 {tile.name = "Y.d1"}
+// CHECK: scf.for
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
+// CHECK: scf.if %{{.*}} -> (vector<16xf32>)
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
+// CHECK: scf.for
+// CHECK: arith.cmpi slt, %{{.*}}, %[[N]]
+func.func @proven_in_bounds(%X: !tile.global<[B, N, 32], f32> {tile.name = "X"},
+                            %Y: !tile.global<[B, N, 32], f32> {tile.name = "Y"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %b = tile.program_id 0 : i32
+  %n = tile.dim %X[1] : !tile.global<[B, N, 32], f32>
+  %blocks = arith.divsi %n, %c16 : i32
+  %full = arith.muli %blocks, %c16 : i32
+  scf.for %i = %c0 to %full step %c16 : i32 {
+    %x = tile.load %X[%b, %i, %c0] window [1, 2] pad 0.0 : f32 : !tile.global<[B, N, 32], f32> -> tensor<16x32xf32, #blocked>
+    tile.store %x, %Y[%b, %i, %c0] window [1, 2] : tensor<16x32xf32, #blocked> -> !tile.global<[B, N, 32], f32>
+  }
+  scf.for %i = %full to %n step %c16 : i32 {
+    %x = tile.load %X[%b, %i, %c0] window [1, 2] pad 0.0 : f32 : !tile.global<[B, N, 32], f32> -> tensor<16x32xf32, #blocked>
+    tile.store %x, %Y[%b, %i, %c0] window [1, 2] : tensor<16x32xf32, #blocked> -> !tile.global<[B, N, 32], f32>
+  }
+  return
+}

@@ -514,13 +514,20 @@ int64_t chooseVectorWidth(const TileInfo &tile, ArrayRef<int64_t> window,
 /// stays inside the tensor (set before the conversion, on the original IR).
 constexpr llvm::StringLiteral kInBoundsAttr = "flashc.in_bounds";
 
-/// v <= dim `d` of `global`: the dim itself, (x / c) * c of something that
-/// is, or a min with such a value. Dims are never negative.
+/// v <= dim `d` of `global`: that dim (of any tensor: dims with the same
+/// symbol are equal at launch), (x / c) * c of something that is, or a min
+/// with such a value. Dims are never negative.
 bool boundedByDim(Value v, Value global, int64_t d, int depth = 0) {
   if (depth > 12)
     return false;
-  if (auto dim = v.getDefiningOp<DimOp>())
-    return dim.getSource() == global && dim.getIndex() == d;
+  if (auto dim = v.getDefiningOp<DimOp>()) {
+    GlobalType source = dim.getSource().getType();
+    auto target = cast<GlobalType>(global.getType());
+    int64_t index = dim.getIndex();
+    return (dim.getSource() == global && index == d) ||
+           (!source.isStaticDim(index) && !target.isStaticDim(d) &&
+            source.getDimNames()[index] == target.getDimNames()[d]);
+  }
   if (auto min = v.getDefiningOp<arith::MinSIOp>())
     return boundedByDim(min.getLhs(), global, d, depth + 1) ||
            boundedByDim(min.getRhs(), global, d, depth + 1);
