@@ -9,9 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Conversion/Passes.h"
 #include "lib/Frontend/IRGen.h"
 #include "lib/Target/PTX.h"
 #include "lib/Target/Sidecar.h"
+#include "lib/Transforms/Passes.h"
 #include "lib/Transforms/Pipelines.h"
 
 #include "lib/Run/Run.h"
@@ -179,7 +181,10 @@ int main(int argc, char **argv) {
     args.erase(std::remove_if(args.begin() + 1, args.end(), isStats),
                args.end());
   }
-  // MLIR's --mlir-print-ir-after-all and friends, and --mlir-timing.
+  // MLIR's --mlir-print-ir-after-all and friends (which name passes), and
+  // --mlir-timing.
+  flash::registerTilePasses();
+  flash::registerConversionPasses();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(flashcCategory);
