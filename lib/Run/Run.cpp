@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -282,9 +283,23 @@ void Runner::bindTensor(Param &p) {
 }
 
 bool Runner::lowerToSIMT() {
+  // The same pipeline as `flashc --emit=simt` and the PTX path: the emulator
+  // runs exactly the program the GPU would. Input whose tiles already carry
+  // layouts (flashc --emit=layout) skips the layout pipeline.
+  bool hasLayouts = false;
+  module.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto rt = dyn_cast<RankedTensorType>(t))
+        hasLayouts |= static_cast<bool>(rt.getEncoding());
+  });
   PassManager pm(module.getContext());
-  buildLayoutPipeline(pm);
-  pm.addPass(createConvertTileToSIMT());
+  if (hasLayouts) {
+    pm.addPass(createConvertTileToSIMT());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  } else {
+    buildSIMTPipeline(pm);
+  }
   if (failed(pm.run(module))) {
     diag << "error: the kernel could not be lowered to the SIMT level for "
             "--target=emulate (see the diagnostics above)\n";

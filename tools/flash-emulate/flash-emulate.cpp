@@ -5,9 +5,9 @@
 //
 // The same contract as `flashc run --target=emulate` (lib/Run), for IR that
 // does not come from a .tile file: a module holding a SIMT-level kernel (what
-// `flash-opt --convert-tile-to-simt` prints, possibly edited by hand, e.g. to
-// plant a bug the sanitizer must catch), or canonical tile IR, which is
-// lowered first. Errors print as `file:line:col: error: <op>: <what>` with
+// `flashc --emit=simt` or `flash-opt --convert-tile-to-simt` prints, possibly
+// edited by hand, e.g. to plant a bug the sanitizer must catch), or tile IR
+// (canonical or layout-assigned), which is lowered first. Errors print as `file:line:col: error: <op>: <what>` with
 // the location of the op in FILE.mlir (or the location it carries).
 //
 // Exit codes: 0 success, 1 user error (including every sanitizer error),

@@ -762,51 +762,36 @@ struct TileOpConversion : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
 };
 
-struct ProgramIdLowering : TileOpConversion<ProgramIdOp> {
-  using TileOpConversion::TileOpConversion;
+/// program_id and num_programs: the special register of their grid axis.
+template <typename OpTy, typename XReg, typename YReg, typename ZReg>
+struct GridRegisterLowering : TileOpConversion<OpTy> {
+  using TileOpConversion<OpTy>::TileOpConversion;
   LogicalResult
-  matchAndRewrite(ProgramIdOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Type i32 = rewriter.getI32Type();
     Location loc = op.getLoc();
     Value v;
     switch (op.getAxis()) {
     case 0:
-      v = NVVM::BlockIdXOp::create(rewriter, loc, i32);
+      v = XReg::create(rewriter, loc, i32);
       break;
     case 1:
-      v = NVVM::BlockIdYOp::create(rewriter, loc, i32);
+      v = YReg::create(rewriter, loc, i32);
       break;
     default:
-      v = NVVM::BlockIdZOp::create(rewriter, loc, i32);
+      v = ZReg::create(rewriter, loc, i32);
     }
     rewriter.replaceOp(op, v);
     return success();
   }
 };
-
-struct NumProgramsLowering : TileOpConversion<NumProgramsOp> {
-  using TileOpConversion::TileOpConversion;
-  LogicalResult
-  matchAndRewrite(NumProgramsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Type i32 = rewriter.getI32Type();
-    Location loc = op.getLoc();
-    Value v;
-    switch (op.getAxis()) {
-    case 0:
-      v = NVVM::GridDimXOp::create(rewriter, loc, i32);
-      break;
-    case 1:
-      v = NVVM::GridDimYOp::create(rewriter, loc, i32);
-      break;
-    default:
-      v = NVVM::GridDimZOp::create(rewriter, loc, i32);
-    }
-    rewriter.replaceOp(op, v);
-    return success();
-  }
-};
+using ProgramIdLowering =
+    GridRegisterLowering<ProgramIdOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp,
+                         NVVM::BlockIdZOp>;
+using NumProgramsLowering =
+    GridRegisterLowering<NumProgramsOp, NVVM::GridDimXOp, NVVM::GridDimYOp,
+                         NVVM::GridDimZOp>;
 
 struct DimLowering : TileOpConversion<DimOp> {
   using TileOpConversion::TileOpConversion;
