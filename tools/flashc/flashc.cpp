@@ -53,9 +53,12 @@ cl::list<std::string>
                cl::desc("Override a compile-time constant: -D NAME=VALUE"),
                cl::value_desc("NAME=VALUE"), cl::cat(flashcCategory));
 cl::opt<EmitKind> emitKind(
-    "emit", cl::desc("What to emit"), cl::init(EmitKind::Tile),
+    "emit",
+    cl::desc("What to emit (default: ptx or cubin when -o names a .ptx or "
+             ".cubin file, tile otherwise)"),
+    cl::init(EmitKind::Tile),
     cl::values(clEnumValN(EmitKind::Tile, "tile",
-                          "tile IR after the tile pipeline (default)"),
+                          "tile IR after the tile pipeline"),
                clEnumValN(EmitKind::Layout, "layout",
                           "tile IR with a distributed layout on every tile"),
                clEnumValN(EmitKind::SIMT, "simt",
@@ -259,6 +262,15 @@ int main(int argc, char **argv) {
   }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
+
+  // Without --emit, `-o fa2.ptx` asks for PTX and `-o fa2.cubin` for a cubin.
+  if (emitKind.getNumOccurrences() == 0) {
+    llvm::StringRef out = outputFile;
+    if (out.ends_with(".ptx"))
+      emitKind = EmitKind::PTX;
+    else if (out.ends_with(".cubin"))
+      emitKind = EmitKind::Cubin;
+  }
 
   flash::TargetOptions target;
   target.arch = archOpt;
