@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace flash;
 using namespace flash::ast;
@@ -169,11 +170,8 @@ private:
   }
 
   ExprPtr parseExpr();
-  ExprPtr parseOr();
-  ExprPtr parseAnd();
-  ExprPtr parseCompare();
-  ExprPtr parseAdd();
-  ExprPtr parseMul();
+  std::optional<std::pair<BinaryOp, int>> binaryOperator(const Token &t) const;
+  ExprPtr parseBinary(int minPrecedence);
   ExprPtr parseUnary();
   ExprPtr parsePostfix();
   ExprPtr parsePrimary();
@@ -195,7 +193,7 @@ ExprPtr Parser::parseExpr() {
   DepthGuard guard(*this, tok().loc);
   if (!guard.ok)
     return nullptr;
-  return parseOr();
+  return parseBinary(0);
 }
 
 static ExprPtr makeBinary(BinaryOp op, llvm::SMLoc opLoc, ExprPtr lhs,
@@ -208,98 +206,48 @@ static ExprPtr makeBinary(BinaryOp op, llvm::SMLoc opLoc, ExprPtr lhs,
   return e;
 }
 
-ExprPtr Parser::parseOr() {
-  ExprPtr lhs = parseAnd();
-  while (lhs && is(Tok::OrOr)) {
-    llvm::SMLoc opLoc = tok().loc;
-    consume();
-    ExprPtr rhs = parseAnd();
-    if (!rhs)
-      return nullptr;
-    lhs = makeBinary(BinaryOp::Or, opLoc, std::move(lhs), std::move(rhs));
-    if (!finish(*lhs))
-      return nullptr;
+/// The binary operator `t` spells and its precedence (higher binds tighter):
+/// || < && < comparisons < + - < * / %. Inside a kernel's `<...>` a '>'
+/// closes the list instead of comparing.
+std::optional<std::pair<BinaryOp, int>>
+Parser::binaryOperator(const Token &t) const {
+  switch (t.kind) {
+  case Tok::OrOr: return {{BinaryOp::Or, 0}};
+  case Tok::AndAnd: return {{BinaryOp::And, 1}};
+  case Tok::Less: return {{BinaryOp::Lt, 2}};
+  case Tok::LessEq: return {{BinaryOp::Le, 2}};
+  case Tok::Greater:
+    if (noGreater)
+      return std::nullopt;
+    return {{BinaryOp::Gt, 2}};
+  case Tok::GreaterEq:
+    if (noGreater)
+      return std::nullopt;
+    return {{BinaryOp::Ge, 2}};
+  case Tok::EqEq: return {{BinaryOp::Eq, 2}};
+  case Tok::NotEq: return {{BinaryOp::Ne, 2}};
+  case Tok::Plus: return {{BinaryOp::Add, 3}};
+  case Tok::Minus: return {{BinaryOp::Sub, 3}};
+  case Tok::Star: return {{BinaryOp::Mul, 4}};
+  case Tok::Slash: return {{BinaryOp::Div, 4}};
+  case Tok::Percent: return {{BinaryOp::Rem, 4}};
+  default: return std::nullopt;
   }
-  return lhs;
 }
 
-ExprPtr Parser::parseAnd() {
-  ExprPtr lhs = parseCompare();
-  while (lhs && is(Tok::AndAnd)) {
-    llvm::SMLoc opLoc = tok().loc;
-    consume();
-    ExprPtr rhs = parseCompare();
-    if (!rhs)
-      return nullptr;
-    lhs = makeBinary(BinaryOp::And, opLoc, std::move(lhs), std::move(rhs));
-    if (!finish(*lhs))
-      return nullptr;
-  }
-  return lhs;
-}
-
-ExprPtr Parser::parseCompare() {
-  ExprPtr lhs = parseAdd();
-  while (lhs) {
-    BinaryOp op;
-    switch (tok().kind) {
-    case Tok::Less: op = BinaryOp::Lt; break;
-    case Tok::LessEq: op = BinaryOp::Le; break;
-    case Tok::Greater:
-      if (noGreater)
-        return lhs;
-      op = BinaryOp::Gt;
-      break;
-    case Tok::GreaterEq:
-      if (noGreater)
-        return lhs;
-      op = BinaryOp::Ge;
-      break;
-    case Tok::EqEq: op = BinaryOp::Eq; break;
-    case Tok::NotEq: op = BinaryOp::Ne; break;
-    default:
-      return lhs;
-    }
-    llvm::SMLoc opLoc = tok().loc;
-    consume();
-    ExprPtr rhs = parseAdd();
-    if (!rhs)
-      return nullptr;
-    lhs = makeBinary(op, opLoc, std::move(lhs), std::move(rhs));
-    if (!finish(*lhs))
-      return nullptr;
-  }
-  return lhs;
-}
-
-ExprPtr Parser::parseAdd() {
-  ExprPtr lhs = parseMul();
-  while (lhs && (is(Tok::Plus) || is(Tok::Minus))) {
-    BinaryOp op = is(Tok::Plus) ? BinaryOp::Add : BinaryOp::Sub;
-    llvm::SMLoc opLoc = tok().loc;
-    consume();
-    ExprPtr rhs = parseMul();
-    if (!rhs)
-      return nullptr;
-    lhs = makeBinary(op, opLoc, std::move(lhs), std::move(rhs));
-    if (!finish(*lhs))
-      return nullptr;
-  }
-  return lhs;
-}
-
-ExprPtr Parser::parseMul() {
+/// Precedence climbing; every operator is left-associative.
+ExprPtr Parser::parseBinary(int minPrecedence) {
   ExprPtr lhs = parseUnary();
-  while (lhs && (is(Tok::Star) || is(Tok::Slash) || is(Tok::Percent))) {
-    BinaryOp op = is(Tok::Star)    ? BinaryOp::Mul
-                  : is(Tok::Slash) ? BinaryOp::Div
-                                   : BinaryOp::Rem;
+  while (lhs) {
+    auto op = binaryOperator(tok());
+    if (!op || op->second < minPrecedence)
+      return lhs;
     llvm::SMLoc opLoc = tok().loc;
     consume();
-    ExprPtr rhs = parseUnary();
+    ExprPtr rhs = parseBinary(op->second + 1);
     if (!rhs)
       return nullptr;
-    lhs = makeBinary(op, opLoc, std::move(lhs), std::move(rhs));
+    lhs = makeBinary(op->first, opLoc, std::move(lhs), std::move(rhs));
     if (!finish(*lhs))
       return nullptr;
   }
