@@ -336,3 +336,81 @@ func.func @bad_name(%x: f32 {tile.name = 3 : i32}) {
 func.func @unknown() attributes {tile.color = 1 : i32} {
   return
 }
+
+// -----
+
+func.func @convert_shape(%t: tensor<16x8xf32>) {
+  // expected-error @below {{result shape must be [16, 8], got [8, 16]}}
+  %0 = tile.convert_layout %t : tensor<16x8xf32> -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+func.func @convert_element_type(%t: tensor<16x8xf32>) {
+  // expected-error @below {{result element type 'f16' differs from the input's 'f32'}}
+  %0 = tile.convert_layout %t : tensor<16x8xf32> -> tensor<16x8xf16>
+  return
+}
+
+// -----
+
+// expected-error @below {{'tile.mma_layout' must be a #tile.mma on a func.func, got 4 : i32}}
+func.func @bad_mma_layout() attributes {tile.mma_layout = 4 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @below {{warps must list M, N and K, got 2 values}}
+func.func private @mma_two(tensor<16x8xf32, #tile.mma<warps = [1, 1], values = [1, 1, 1]>>)
+
+// -----
+
+// expected-error @below {{values must be positive, got 0}}
+func.func private @mma_zero(tensor<16x8xf32, #tile.mma<warps = [1, 1, 1], values = [0, 1, 1]>>)
+
+// -----
+
+// expected-error @below {{warps along K are not supported (they would need a cross-warp reduction), got 2}}
+func.func private @mma_k(tensor<16x8xf32, #tile.mma<warps = [1, 1, 2], values = [1, 1, 1]>>)
+
+// -----
+
+// expected-error @below {{tile shape does not fit #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>: M size 48 must be a positive multiple of 32 (atom 16 x 2 values per warp)}}
+func.func private @mma_shape(tensor<48x64xf32, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>)
+
+// -----
+
+// expected-error @below {{operand index must be 0 (A) or 1 (B), got 2}}
+func.func private @dot_index(tensor<16x16xf16, #tile.dot_op<2, <warps = [1, 1, 1], values = [1, 1, 1]>>>)
+
+// -----
+
+// expected-error @below {{an MMA operand layout holds f16 or bf16, got 'f32'}}
+func.func private @dot_type(tensor<16x16xf32, #tile.dot_op<0, <warps = [1, 1, 1], values = [1, 1, 1]>>>)
+
+// -----
+
+// expected-error @below {{a slice of an MMA layout removes dim 0 or 1, got 2}}
+func.func private @slice_dim(tensor<16xf32, #tile.slice<2, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>>)
+
+// -----
+
+// expected-error @below {{a slice's parent must be #tile.mma or #tile.blocked, got #tile.dot_op}}
+func.func private @slice_parent(tensor<16xf32, #tile.slice<1, #tile.dot_op<0, <warps = [1, 1, 1], values = [1, 1, 1]>>>>)
+
+// -----
+
+// expected-error @below {{tile shape does not fit #tile.slice<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>: M size 8 must be a positive multiple of 16 (atom 16 x 1 values per warp)}}
+func.func private @slice_shape(tensor<8xf32, #tile.slice<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>>)
+
+// -----
+
+// expected-error @below {{threadsPerWarp must multiply to 32, got 16}}
+func.func private @blocked_lanes(tensor<16x16xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 4], warpsPerCTA = [1, 1], order = [1, 0]>>)
+
+// -----
+
+// expected-error @below {{tile shape does not fit #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>: dim 1 of size 6 does not fit the blocked layout (4 per thread, 32 per step)}}
+func.func private @blocked_shape(tensor<16x6xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)

@@ -72,3 +72,4 @@ func.func @kernel(%Q: !tile.global<[B, H, Nq, 64], f16> {tile.name = "Q"},
       : tensor<128x64xf16> -> !tile.global<[B, H, Nq, 64], f16>
   return
 }
+
