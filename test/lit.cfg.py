@@ -19,7 +19,8 @@ config.substitutions.append(("%kernels", os.path.join(os.path.dirname(config.tes
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["flash-opt", "flashc"], [config.flash_tools_dir])
+llvm_config.add_tool_substitutions(["flash-opt", "flashc", "flash-emulate"],
+                                  [config.flash_tools_dir])
 
 # ptxas is optional: tests that need it say `REQUIRES: ptxas`, and lit lists
 # them as UNSUPPORTED (visible in the summary) when it is missing.
