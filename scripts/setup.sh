@@ -26,11 +26,14 @@ if ((${#missing[@]})); then
     "${missing[@]}" >/dev/null
 fi
 
-# The numeric tests compare against a float64 reference written with numpy.
-if ! python3 -c "import numpy" 2>/dev/null; then
-  echo "setup: installing numpy"
-  python3 -m pip install --quiet numpy
-fi
+# The numeric tests compare against a float64 reference written with numpy;
+# the benchmark report draws its plots with matplotlib.
+for module in numpy matplotlib; do
+  if ! python3 -c "import $module" 2>/dev/null; then
+    echo "setup: installing $module"
+    python3 -m pip install --quiet "$module"
+  fi
+done
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
