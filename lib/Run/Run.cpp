@@ -4,7 +4,11 @@
 #include "lib/Conversion/Passes.h"
 #include "lib/Emulator/Emulator.h"
 #include "lib/Interp/Interpreter.h"
+#include "lib/Launcher/CudaDriver.h"
+#include "lib/Launcher/Launch.h"
 #include "lib/Runtime/Npy.h"
+#include "lib/Target/PTX.h"
+#include "lib/Target/Sidecar.h"
 #include "lib/Transforms/Pipelines.h"
 
 #include "dialect/Tile/TileDialect.h"
@@ -108,6 +112,7 @@ private:
   bool collectSIMTParams();
   bool lowerToSIMT();
   int runEmulator(std::vector<interp::RtValue> &gridArgs);
+  int runCuda();
   void bindTensor(Param &p);
   void bindScalar(Param &p);
   std::optional<npy::DType> npyDTypeFor(interp::ElemType e) const;
@@ -122,6 +127,8 @@ private:
   llvm::StringMap<unsigned> byName;
   /// symbol -> (value, name of the param that bound it)
   std::map<std::string, std::pair<int64_t, std::string>> symbols;
+  /// cuda: the driver, opened before anything else.
+  std::unique_ptr<cuda::Driver> driver;
 };
 
 std::optional<npy::DType> Runner::npyDTypeFor(interp::ElemType e) const {
@@ -302,7 +309,8 @@ bool Runner::lowerToSIMT() {
   }
   if (failed(pm.run(module))) {
     diag << "error: the kernel could not be lowered to the SIMT level for "
-            "--target=emulate (see the diagnostics above)\n";
+            "--target="
+         << req.target << " (see the diagnostics above)\n";
     return false;
   }
   return true;
@@ -475,16 +483,126 @@ int Runner::runEmulator(std::vector<interp::RtValue> &gridArgs) {
   return rc;
 }
 
+int Runner::runCuda() {
+  // The arch: --arch, else the newest supported one the device can run.
+  int cc = driver->ccMajor() * 10 + driver->ccMinor();
+  std::string device = "device 0 ('" + driver->deviceName() +
+                       "', compute capability " +
+                       std::to_string(driver->ccMajor()) + "." +
+                       std::to_string(driver->ccMinor()) + ")";
+  TargetOptions options;
+  if (!req.arch.empty()) {
+    options.arch = req.arch;
+    if (llvm::Error e = verifyTargetOptions(options)) {
+      diag << "error: " << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
+    int want = std::atoi(req.arch.c_str() + 3);
+    if (want > cc) {
+      diag << "error: --arch=" << req.arch << " is newer than " << device
+           << "\n";
+      return 1;
+    }
+    note("--target=cuda: compiling for " + req.arch + " (--arch) on " +
+         device);
+  } else {
+    options.arch.clear();
+    for (int candidate : {90, 89, 86, 80})
+      if (candidate <= cc) {
+        options.arch = "sm_" + std::to_string(candidate);
+        break;
+      }
+    if (options.arch.empty()) {
+      diag << "error: " << device
+           << " is older than sm_80, the oldest arch flashc supports\n";
+      return 1;
+    }
+    note("--target=cuda: compiling for " + options.arch + " (from " + device +
+         "; --arch overrides)");
+  }
+
+  // PTX + sidecar, exactly what `flashc -o K.ptx` writes.
+  FailureOr<std::string> sidecarText = writeLaunchSidecar(module, options);
+  FailureOr<std::string> ptx =
+      failed(sidecarText) ? FailureOr<std::string>(failure())
+                          : emitPTX(module, options);
+  if (failed(sidecarText) || failed(ptx)) {
+    diag << "error: the kernel could not be compiled to PTX for "
+            "--target=cuda (see the diagnostics above)\n";
+    return 1;
+  }
+  launcher::Sidecar sidecar;
+  std::string why;
+  if (!launcher::parseSidecar(*sidecarText, sidecar, why)) {
+    diag << "error: internal: the launch sidecar does not parse: " << why
+         << "\n";
+    return 2;
+  }
+
+  std::vector<launcher::Arg> args;
+  for (Param &p : params) {
+    launcher::Arg a;
+    a.name = p.name;
+    if (p.tensor) {
+      a.tensor = &p.array;
+      for (const auto &out : req.outs)
+        a.copyBack |= out.first == p.name;
+    } else {
+      a.scalar = p.scalar;
+    }
+    args.push_back(std::move(a));
+  }
+  launcher::LaunchResult result;
+  if (!launcher::launch(*driver, *ptx, sidecar, args, why, &result)) {
+    diag << "error: " << why << "\n";
+    return 1;
+  }
+  if (req.stats) {
+    llvm::raw_ostream &os = req.statsOut ? *req.statsOut : llvm::outs();
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.3f", result.milliseconds);
+    os << "cuda kernel " << sidecar.entry << " on " << device << ":\n"
+       << "  grid                                      (" << result.grid[0]
+       << ", " << result.grid[1] << ", " << result.grid[2] << ")\n"
+       << "  threads per CTA                           " << result.block
+       << "\n"
+       << "  dynamic shared memory (bytes)             "
+       << result.dynamicSharedBytes << "\n"
+       << "  launch + synchronize wall time (ms)       " << buf << "\n";
+    os.flush();
+  }
+
+  int rc = 0;
+  for (const auto &[name, file] : req.outs) {
+    const Param &p = params[byName[name]];
+    if (!npy::writeFile(file, p.array, why)) {
+      diag << "error: cannot write output '" << name << "' to '" << file
+           << "': " << why << "\n";
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 int Runner::run() {
   bool emulate = req.target == "emulate";
-  if (req.target != "interp" && !emulate) {
+  bool cuda = req.target == "cuda";
+  if (req.target != "interp" && !emulate && !cuda) {
     diag << "error: target '" << req.target
          << "' is not supported by this runner (supported: interp, "
-            "emulate)\n";
+            "emulate, cuda)\n";
     return 1;
   }
   std::string why;
-  if (emulate) {
+  if (cuda) {
+    // First: without a driver or device nothing else is worth reporting.
+    driver = cuda::Driver::open(why);
+    if (!driver) {
+      diag << "error: " << why << "\n";
+      return 1;
+    }
+  }
+  if (emulate || cuda) {
     // Tile-level input is lowered here; SIMT-level input runs as it is.
     bool hasSIMT = false;
     module.walk([&](gpu::GPUFuncOp f) { hasSIMT |= f.isKernel(); });
@@ -568,6 +686,8 @@ int Runner::run() {
   if (numErrors)
     return 1;
 
+  if (cuda)
+    return runCuda();
   if (emulate) {
     // The grid function sees tensors through their shapes only.
     std::vector<std::unique_ptr<interp::GlobalBuffer>> shapes;

@@ -13,20 +13,26 @@
 namespace flash {
 
 struct RunRequest {
-  /// Execution target: "interp" (the tile program) or "emulate" (the SIMT
+  /// Execution target: "interp" (the tile program), "emulate" (the SIMT
   /// program: tile-level modules are lowered first; a module that already
-  /// holds a SIMT kernel, a gpu.func with `kernel`, runs as it is).
+  /// holds a SIMT kernel, a gpu.func with `kernel`, runs as it is) or "cuda"
+  /// (PTX + launch sidecar compiled in-process, run on GPU 0 through the
+  /// driver loaded at run time: lib/Launcher, docs/launcher.md).
   std::string target;
   /// NAME -> "FILE.npy" (tensor parameters) or a number (scalar parameters).
   std::vector<std::pair<std::string, std::string>> args;
   /// NAME -> FILE.npy written after the run (tensor parameters only).
   std::vector<std::pair<std::string, std::string>> outs;
-  /// emulate: print the emulator's counters (Stats) after the run.
+  /// emulate: print the emulator's counters (Stats) after the run; cuda: the
+  /// launch configuration and the kernel's wall time.
   bool stats = false;
   /// Where the stats go (default: stdout).
   llvm::raw_ostream *statsOut = nullptr;
   /// emulate: check shared-memory races (on by default).
   bool checkRaces = true;
+  /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
+  /// compute capability (the newest supported arch not above it).
+  std::string arch;
 };
 
 /// Binds arguments, runs every program instance of the kernel in `module`,

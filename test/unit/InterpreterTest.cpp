@@ -645,7 +645,7 @@ TEST_F(InterpTest, ArgumentBindingErrors) {
        "--out names scalar parameter 'scale'"},
       {{"interp", {{"A", A}, {"O", A}, {"scale", "1"}}, {{"W", A}}},
        "--out names parameter 'W', which has no --arg"},
-      {{"cuda", {}, {}}, "target 'cuda' is not supported"},
+      {{"tpu", {}, {}}, "target 'tpu' is not supported"},
   };
   for (const Case &c : cases) {
     std::string diag;

@@ -81,8 +81,7 @@ cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                 cl::cat(flashcCategory));
 cl::opt<std::string> targetOpt("target",
                                cl::desc("flashc run: where to run the kernel "
-                                        "(interp, emulate; cuda is not "
-                                        "implemented yet)"),
+                                        "(interp, emulate, cuda)"),
                                cl::value_desc("target"), cl::init(""),
                                cl::cat(flashcCategory));
 cl::list<std::string> argOpts("arg",
@@ -199,9 +198,10 @@ int main(int argc, char **argv) {
           "  flashc FILE.tile [-D NAME=VALUE]... [--emit=LEVEL] [--arch=sm_XX]\n"
           "         [-o OUT]   (ptx/cubin: also writes the launch sidecar "
           "OUT.json)\n"
-          "  flashc run FILE.tile --target=interp|emulate [-D NAME=VALUE]...\n"
+          "  flashc run FILE.tile --target=interp|emulate|cuda [-D NAME=VALUE]...\n"
           "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n"
-          "         [--stats]   (emulate: print the emulator's counters)\n\n"
+          "         [--stats]   (emulate: print the emulator's counters)\n"
+          "         [--arch=sm_XX]   (cuda: default: the GPU's arch)\n\n"
           "MLIR's IR printing options (--mlir-print-ir-after-all, "
           "--mlir-print-ir-before=PASS, ...) and --timing apply to the "
           "pipeline.\n"
@@ -226,12 +226,8 @@ int main(int argc, char **argv) {
       llvm::errs() << "flashc: error: flashc run needs --target=interp\n";
       return 1;
     }
-    if (targetOpt == "cuda") {
-      llvm::errs() << "flashc: error: target '" << targetOpt
-                   << "' is not implemented yet\n";
-      return 1;
-    }
-    if (targetOpt != "interp" && targetOpt != "emulate") {
+    if (targetOpt != "interp" && targetOpt != "emulate" &&
+        targetOpt != "cuda") {
       llvm::errs() << "flashc: error: unknown target '" << targetOpt
                    << "' (expected interp, emulate or cuda)\n";
       return 1;
@@ -332,6 +328,9 @@ int main(int argc, char **argv) {
     flash::RunRequest request;
     request.target = targetOpt;
     request.stats = statsOpt;
+    // cuda: without --arch, the launcher compiles for the device's arch.
+    if (archOpt.getNumOccurrences())
+      request.arch = archOpt;
     for (const std::string &a : argOpts) {
       std::pair<std::string, std::string> p;
       if (!splitPair(a, p)) {

@@ -1,0 +1,116 @@
+//===- Launch.h - run a flashc kernel (PTX + sidecar) on a GPU --*- C++ -*-===//
+//
+// The CUDA launcher. Input: the PTX text, the launch sidecar JSON that
+// `flashc -o K.ptx` writes next to it (lib/Target/Sidecar.h documents it),
+// and host arguments (tensors as npy::Array, scalars as numbers). It
+//   1. parses the sidecar (parseSidecar),
+//   2. checks each tensor's dtype and shape against the param's dims (static
+//      sizes equal, one value per dim symbol) and evaluates the grid
+//      expressions over the dim symbols and the integer scalars (resolve),
+//   3. allocates device buffers, copies the tensors in, loads the PTX, packs
+//      the kernel parameters exactly as the sidecar's `abi` says (a tensor is
+//      its device pointer then one i32 per dim; a scalar is its value),
+//      raises the dynamic shared-memory limit when above 48 KiB, launches,
+//      synchronizes and copies the tensors marked `copyBack` out (launch).
+// No MLIR or LLVM dependency: C++17, libdl and lib/Runtime/Npy.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASH_LIB_LAUNCHER_LAUNCH_H
+#define FLASH_LIB_LAUNCHER_LAUNCH_H
+
+#include "lib/Launcher/CudaDriver.h"
+#include "lib/Runtime/Npy.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace flash {
+namespace launcher {
+
+/// One entry of the sidecar's "params".
+struct SidecarParam {
+  std::string name;
+  bool tensor = false;
+  std::string dtype;             ///< "f16", "f32", "i32", ...
+  std::vector<std::string> dims; ///< tensors: a symbol or a decimal size
+  std::vector<std::string> abi;  ///< "ptr", "i32", "f32", ...
+};
+
+struct Sidecar {
+  std::string entry, arch, ptxVersion;
+  std::vector<SidecarParam> params;
+  std::array<std::string, 3> grid;
+  int64_t threadsPerCTA = 0;
+  int64_t staticSharedBytes = 0, dynamicSharedBytes = 0;
+};
+
+/// Parses the sidecar JSON; `error` says what is missing or malformed.
+bool parseSidecar(const std::string &json, Sidecar &out, std::string &error);
+
+/// Evaluates a grid expression: integers, symbols, + - * / % (C semantics:
+/// truncation toward zero), unary -, parentheses, cdiv(a, b), floordiv(a, b),
+/// min(a, b), max(a, b). int64 arithmetic; overflow, division by zero and
+/// unknown symbols are errors.
+bool evalExpr(const std::string &expr,
+              const std::map<std::string, int64_t> &symbols, int64_t &value,
+              std::string &error);
+
+/// A host argument, matched to the sidecar's params by name.
+struct Arg {
+  std::string name;
+  npy::Array *tensor = nullptr; ///< tensors: the host data (not owned)
+  double scalar = 0;            ///< scalars
+  bool copyBack = false;        ///< tensors: copy the device data back
+};
+
+struct Resolved {
+  std::vector<const Arg *> argOf; ///< per sidecar param
+  std::map<std::string, int64_t> symbols;
+  std::array<int64_t, 3> grid{{1, 1, 1}};
+  int64_t block = 0, dynamicSharedBytes = 0;
+};
+
+/// Matches args to params, checks dtypes and shapes, evaluates the grid.
+bool resolve(const Sidecar &sidecar, const std::vector<Arg> &args,
+             Resolved &out, std::string &error);
+
+/// The kernel parameter values in abi order: tensor t's pointer is
+/// devicePtrs[t] (indexed like sidecar.params; unused for scalars). Each
+/// entry is the bytes of one PTX parameter.
+bool packParams(const Sidecar &sidecar, const Resolved &resolved,
+                const std::vector<uint64_t> &devicePtrs,
+                std::vector<std::vector<uint8_t>> &values, std::string &error);
+
+struct LaunchOptions {
+  /// Launches before timing (benchmarks); 0 for a plain run.
+  int warmup = 0;
+  /// Timed launches (>= 1); the outputs come from the last one. Every
+  /// tensor is copied in once, before the first launch.
+  int iterations = 1;
+};
+
+struct LaunchResult {
+  std::array<int64_t, 3> grid{{0, 0, 0}};
+  int64_t block = 0, dynamicSharedBytes = 0;
+  /// Host wall time per launch (launch + synchronize), milliseconds, averaged
+  /// over `iterations`.
+  double milliseconds = 0;
+};
+
+/// resolve + device buffers + module load + launch + copy back. Errors are
+/// one line (no "error: " prefix); everything allocated is freed either way.
+bool launch(cuda::Driver &driver, const std::string &ptx,
+            const Sidecar &sidecar, const std::vector<Arg> &args,
+            std::string &error, LaunchResult *result = nullptr,
+            const LaunchOptions &options = {});
+
+/// "sm_XY" for a compute capability.
+std::string archFor(int major, int minor);
+
+} // namespace launcher
+} // namespace flash
+
+#endif // FLASH_LIB_LAUNCHER_LAUNCH_H
