@@ -767,6 +767,29 @@ int runKernel(ModuleOp module, const RunRequest &request,
   return rc;
 }
 
+std::string addRunBindings(RunRequest &request,
+                           const std::vector<std::string> &args,
+                           const std::vector<std::string> &outs) {
+  auto add = [](const std::string &option, const char *flag, const char *form,
+                std::vector<std::pair<std::string, std::string>> &into) {
+    size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return std::string(flag) + " expects " + form + ", got '" + option + "'";
+    into.emplace_back(option.substr(0, eq), option.substr(eq + 1));
+    return std::string();
+  };
+  for (const std::string &a : args)
+    if (std::string error =
+            add(a, "--arg", "NAME=FILE.npy or NAME=NUMBER", request.args);
+        !error.empty())
+      return error;
+  for (const std::string &o : outs)
+    if (std::string error = add(o, "--out", "NAME=FILE.npy", request.outs);
+        !error.empty())
+      return error;
+  return {};
+}
+
 int runKernel(ModuleOp module, const RunRequest &request) {
   return runKernel(module, request, llvm::errs());
 }

@@ -35,6 +35,12 @@ struct RunRequest {
   std::string arch;
 };
 
+/// Adds `--arg NAME=VALUE` and `--out NAME=FILE` strings to `request`;
+/// returns a one-line error (naming the malformed option) or empty.
+std::string addRunBindings(RunRequest &request,
+                           const std::vector<std::string> &args,
+                           const std::vector<std::string> &outs);
+
 /// Binds arguments, runs every program instance of the kernel in `module`,
 /// writes outputs. Prints its own errors to llvm::errs(); returns 0 ok,
 /// 1 user error, 2 internal error.

@@ -48,13 +48,6 @@ cl::opt<bool> noRaceCheck("no-race-check",
                           cl::desc("do not check shared-memory races"),
                           cl::init(false), cl::cat(category));
 
-bool splitPair(const std::string &s, std::pair<std::string, std::string> &p) {
-  auto pos = s.find('=');
-  if (pos == std::string::npos || pos == 0)
-    return false;
-  p = {s.substr(0, pos), s.substr(pos + 1)};
-  return true;
-}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -98,24 +91,10 @@ int main(int argc, char **argv) {
   request.target = "emulate";
   request.stats = stats;
   request.checkRaces = !noRaceCheck;
-  for (const std::string &a : argOpts) {
-    std::pair<std::string, std::string> p;
-    if (!splitPair(a, p)) {
-      llvm::errs() << "flash-emulate: error: --arg expects NAME=FILE.npy or "
-                      "NAME=NUMBER, got '"
-                   << a << "'\n";
-      return 1;
-    }
-    request.args.push_back(p);
-  }
-  for (const std::string &o : outOpts) {
-    std::pair<std::string, std::string> p;
-    if (!splitPair(o, p)) {
-      llvm::errs() << "flash-emulate: error: --out expects NAME=FILE.npy, got '"
-                   << o << "'\n";
-      return 1;
-    }
-    request.outs.push_back(p);
+  if (std::string error = flash::addRunBindings(request, argOpts, outOpts);
+      !error.empty()) {
+    llvm::errs() << "flash-emulate: error: " << error << "\n";
+    return 1;
   }
   return flash::runKernel(*module, request);
 }

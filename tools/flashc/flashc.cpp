@@ -159,13 +159,6 @@ int replayDirectory(const std::string &dir) {
   return failures ? 2 : 0;
 }
 
-bool splitPair(const std::string &s, std::pair<std::string, std::string> &p) {
-  auto pos = s.find('=');
-  if (pos == std::string::npos || pos == 0)
-    return false;
-  p = {s.substr(0, pos), s.substr(pos + 1)};
-  return true;
-}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -331,23 +324,10 @@ int main(int argc, char **argv) {
     // cuda: without --arch, the launcher compiles for the device's arch.
     if (archOpt.getNumOccurrences())
       request.arch = archOpt;
-    for (const std::string &a : argOpts) {
-      std::pair<std::string, std::string> p;
-      if (!splitPair(a, p)) {
-        llvm::errs() << "flashc: error: --arg expects NAME=FILE.npy or "
-                        "NAME=NUMBER, got '" << a << "'\n";
-        return 1;
-      }
-      request.args.push_back(p);
-    }
-    for (const std::string &o : outOpts) {
-      std::pair<std::string, std::string> p;
-      if (!splitPair(o, p)) {
-        llvm::errs() << "flashc: error: --out expects NAME=FILE.npy, got '"
-                     << o << "'\n";
-        return 1;
-      }
-      request.outs.push_back(p);
+    if (std::string error = flash::addRunBindings(request, argOpts, outOpts);
+        !error.empty()) {
+      llvm::errs() << "flashc: error: " << error << "\n";
+      return 1;
     }
     return flash::runKernel(*module, request);
   }
