@@ -15,6 +15,7 @@
 
 #include "lib/Emulator/Emulator.h"
 #include "lib/Emulator/WarpOps.h"
+#include "lib/Runtime/CmpF.h"
 #include "lib/Runtime/Float16.h"
 
 #include "dialect/Tile/TileDialect.h"
@@ -680,6 +681,17 @@ struct Kernel::Impl {
     id = newValue(v, *ti);
     return true;
   }
+  /// Defines each of `vs`, appending their ids to `ids`.
+  bool defineValues(Operation *op, ValueRange vs, Error &error,
+                    std::vector<int32_t> &ids) {
+    for (Value v : vs) {
+      int32_t id;
+      if (!defineValue(op, v, error, id))
+        return false;
+      ids.push_back(id);
+    }
+    return true;
+  }
   int32_t idOf(Value v) {
     auto it = valueIds.find(v);
     return it == valueIds.end() ? -1 : it->second;
@@ -721,6 +733,12 @@ struct Kernel::Impl {
                unsigned depth);
   bool execLoad(const Instr &I, const uint8_t *mask);
   bool execStore(const Instr &I, const uint8_t *mask);
+  template <bool Write> bool execMemAccess(const Instr &I, const uint8_t *mask);
+  template <typename F>
+  bool sharedRequests(const uint8_t *mask, int64_t &count, F &&lane);
+  void copyMasked(const std::vector<int32_t> &from,
+                  const std::vector<int32_t> &to, const uint8_t *m,
+                  int64_t cnt);
   bool execShfl(const Instr &I, const uint8_t *mask);
   bool execMma(const Instr &I, const uint8_t *mask);
   bool execLdMatrix(const Instr &I, const uint8_t *mask);
@@ -728,6 +746,23 @@ struct Kernel::Impl {
   bool execCpAsyncWait(const Instr &I, const uint8_t *mask);
   bool execSReg(const Instr &I);
 
+  /// Calls f(p, t) for each thread t whose dynamic position p (operand
+  /// I.b) is in [0, n); fails if an active thread's position is not.
+  template <typename F>
+  bool forDynPositions(const Instr &I, const uint8_t *mask, uint32_t n, F &&f) {
+    const Cell *Pp = cellsOf(I.b);
+    for (int64_t t = 0; t < T; ++t) {
+      int64_t p = Pp[t].i;
+      if (p < 0 || p >= n) {
+        if (mask[t])
+          return fail(I, "dynamic position " + std::to_string(p) +
+                             " out of range in " + threadName(t));
+        continue;
+      }
+      f(p, t);
+    }
+    return true;
+  }
   uint32_t warpMask(const uint8_t *mask, int64_t w) const {
     uint32_t m = 0;
     for (int l = 0; l < 32; ++l) {
@@ -1074,14 +1109,15 @@ bool Kernel::Impl::compileOp(Operation *op, Error &error) {
     code.push_back(I);
     return true;
   }
-  if (auto o = dyn_cast<vector::ExtractOp>(op)) {
-    I.opc = Opc::Extract;
-    I.a = idOf(o.getSource());
+  // vector.extract / vector.insert: defines the result, then sets the
+  // 1-D position (I.imm, or I.b with I.imm = -1 when dynamic).
+  auto setPosition = [&](auto o, const char *what) -> bool {
     if (!defineResult(0))
       return false;
     auto pos = o.getStaticPosition();
     if (pos.size() != 1)
-      return prepError(op, "only 1-D extracts are supported", error);
+      return prepError(op, std::string("only 1-D ") + what + " are supported",
+                       error);
     if (pos[0] == ShapedType::kDynamic) {
       I.b = idOf(o.getDynamicPosition()[0]);
       I.imm = -1;
@@ -1090,24 +1126,17 @@ bool Kernel::Impl::compileOp(Operation *op, Error &error) {
     }
     code.push_back(I);
     return true;
+  };
+  if (auto o = dyn_cast<vector::ExtractOp>(op)) {
+    I.opc = Opc::Extract;
+    I.a = idOf(o.getSource());
+    return setPosition(o, "extracts");
   }
   if (auto o = dyn_cast<vector::InsertOp>(op)) {
     I.opc = Opc::Insert;
     I.a = idOf(o.getValueToStore());
     I.c = idOf(o.getDest());
-    if (!defineResult(0))
-      return false;
-    auto pos = o.getStaticPosition();
-    if (pos.size() != 1)
-      return prepError(op, "only 1-D inserts are supported", error);
-    if (pos[0] == ShapedType::kDynamic) {
-      I.b = idOf(o.getDynamicPosition()[0]);
-      I.imm = -1;
-    } else {
-      I.imm = pos[0];
-    }
-    code.push_back(I);
-    return true;
+    return setPosition(o, "inserts");
   }
   if (auto o = dyn_cast<vector::ShuffleOp>(op)) {
     I.opc = Opc::Shuffle;
@@ -1365,12 +1394,8 @@ bool Kernel::Impl::compileOp(Operation *op, Error &error) {
     if (vals[I.a].n != 1)
       return prepError(op, "vector condition", error, Error::Kind::Internal);
     IfInfo info;
-    for (unsigned i = 0; i < op->getNumResults(); ++i) {
-      int32_t id;
-      if (!defineValue(op, op->getResult(i), error, id))
-        return false;
-      info.results.push_back(id);
-    }
+    if (!defineValues(op, op->getResults(), error, info.results))
+      return false;
     uint32_t at = code.size();
     I.aux = ifs.size();
     ifs.push_back(info);
@@ -1404,18 +1429,9 @@ bool Kernel::Impl::compileOp(Operation *op, Error &error) {
       info.inits.push_back(idOf(v));
     if (!defineValue(op, o.getInductionVar(), error, info.iv))
       return false;
-    for (Value v : o.getRegionIterArgs()) {
-      int32_t id;
-      if (!defineValue(op, v, error, id))
-        return false;
-      info.iterArgs.push_back(id);
-    }
-    for (Value v : o.getResults()) {
-      int32_t id;
-      if (!defineValue(op, v, error, id))
-        return false;
-      info.results.push_back(id);
-    }
+    if (!defineValues(op, o.getRegionIterArgs(), error, info.iterArgs) ||
+        !defineValues(op, o.getResults(), error, info.results))
+      return false;
     uint32_t at = code.size();
     I.aux = fors.size();
     fors.push_back(info);
@@ -1454,43 +1470,7 @@ inline double fminIEEE(double a, double b) {
   return a < b ? a : b;
 }
 inline bool cmpF(uint8_t pred, double a, double b) {
-  bool uno = std::isnan(a) || std::isnan(b);
-  using P = arith::CmpFPredicate;
-  switch (static_cast<P>(pred)) {
-  case P::AlwaysFalse:
-    return false;
-  case P::OEQ:
-    return !uno && a == b;
-  case P::OGT:
-    return !uno && a > b;
-  case P::OGE:
-    return !uno && a >= b;
-  case P::OLT:
-    return !uno && a < b;
-  case P::OLE:
-    return !uno && a <= b;
-  case P::ONE:
-    return !uno && a != b;
-  case P::ORD:
-    return !uno;
-  case P::UEQ:
-    return uno || a == b;
-  case P::UGT:
-    return uno || a > b;
-  case P::UGE:
-    return uno || a >= b;
-  case P::ULT:
-    return uno || a < b;
-  case P::ULE:
-    return uno || a <= b;
-  case P::UNE:
-    return uno || a != b;
-  case P::UNO:
-    return uno;
-  case P::AlwaysTrue:
-    return true;
-  }
-  return false;
+  return evalCmpF(static_cast<arith::CmpFPredicate>(pred), a, b);
 }
 inline int64_t fpToInt(double v, unsigned w, bool isSigned) {
   if (std::isnan(v))
@@ -1841,12 +1821,6 @@ bool Kernel::Impl::execPure(const Instr &I, const uint8_t *mask) {
     for (int64_t i = 0; i < N; ++i)
       R[i].i = cmpF(I.pred, A[i].d, B[i].d);
     return true;
-  case Opc::ExtSI: {
-    unsigned sw = intWidth(I.sk2);
-    for (int64_t i = 0; i < N; ++i)
-      R[i].i = wrapInt(sval(A[i].i, sw), w);
-    return true;
-  }
   case Opc::ExtUI:
   case Opc::IndexCastUI: {
     unsigned sw = intWidth(I.sk2);
@@ -1854,6 +1828,7 @@ bool Kernel::Impl::execPure(const Instr &I, const uint8_t *mask) {
       R[i].i = wrapInt(int64_t(uval(A[i].i, sw)), w);
     return true;
   }
+  case Opc::ExtSI:
   case Opc::TruncI:
   case Opc::IndexCast: {
     unsigned sw = intWidth(I.sk2);
@@ -2028,33 +2003,14 @@ static int64_t requestConflicts(std::vector<std::pair<uint32_t, uint32_t>> &acc,
   return total;
 }
 
-bool Kernel::Impl::execLoad(const Instr &I, const uint8_t *mask) {
-  const ValInfo &rv = vals[I.res];
-  const Cell *P = cellsOf(I.a);
-  Cell *R = cellsOf(I.res);
-  const uint32_t esz = byteSize(rv.sk);
-  const int64_t bytes = int64_t(esz) * rv.n;
-  if (I.sk2 == SK::PG) {
-    for (int64_t w = 0; w < numWarps; ++w) {
-      bool any = false;
-      for (int64_t t = w * 32; t < std::min<int64_t>(T, w * 32 + 32); ++t) {
-        if (!mask[t])
-          continue;
-        any = true;
-        uint8_t *addr;
-        if (!checkGlobal(I, t, P[t].i, bytes, I.imm, false, addr))
-          return false;
-        for (uint32_t e = 0; e < rv.n; ++e)
-          decodeElem(rv.sk, addr + e * esz, R[e * T + t]);
-        stats->globalBytesRead += bytes;
-      }
-      stats->globalLoads += any;
-    }
-    return true;
-  }
-  // Shared.
+/// Walks a warp-wide shared request warp by warp: lane(t, acc) checks and
+/// performs active thread t's access (false: it failed) and sets acc to its
+/// (offset, size); each warp with an active lane counts once in `count` and
+/// in the request and bank-conflict statistics.
+template <typename F>
+bool Kernel::Impl::sharedRequests(const uint8_t *mask, int64_t &count,
+                                  F &&lane) {
   std::vector<std::pair<uint32_t, uint32_t>> acc(32);
-  uint8_t buf[256];
   for (int64_t w = 0; w < numWarps; ++w) {
     uint32_t active = 0;
     for (int l = 0; l < 32; ++l) {
@@ -2063,23 +2019,11 @@ bool Kernel::Impl::execLoad(const Instr &I, const uint8_t *mask) {
       if (t >= T || !mask[t])
         continue;
       active |= 1u << l;
-      int64_t off = P[t].i;
-      if (!checkShared(I, t, off, bytes, I.imm, "read"))
+      if (!lane(t, acc[l]))
         return false;
-      if (!trackShared(I, t, off, bytes, false))
-        return false;
-      Status s = smem->read(static_cast<uint32_t>(off), buf,
-                            static_cast<uint32_t>(bytes));
-      if (!s.ok())
-        return fail(I, s.error() + " (" + threadName(t) +
-                           "; nothing stored these bytes before the read)");
-      for (uint32_t e = 0; e < rv.n; ++e)
-        decodeElem(rv.sk, buf + e * esz, R[e * T + t]);
-      acc[l] = {static_cast<uint32_t>(off), static_cast<uint32_t>(bytes)};
-      stats->sharedBytesRead += bytes;
     }
     if (active) {
-      ++stats->sharedLoads;
+      ++count;
       ++stats->sharedRequests;
       stats->bankConflicts += requestConflicts(acc, active);
     }
@@ -2087,10 +2031,15 @@ bool Kernel::Impl::execLoad(const Instr &I, const uint8_t *mask) {
   return true;
 }
 
-bool Kernel::Impl::execStore(const Instr &I, const uint8_t *mask) {
-  const ValInfo &vv = vals[I.b];
+/// One warp-wide ld or st (Write) of a global or shared pointer: the
+/// per-warp/per-lane walk, checks and statistics shared by both.
+template <bool Write>
+bool Kernel::Impl::execMemAccess(const Instr &I, const uint8_t *mask) {
+  // A load defines I.res from memory; a store writes I.b to memory.
+  const int32_t valId = Write ? I.b : I.res;
+  const ValInfo &vv = vals[valId];
   const Cell *P = cellsOf(I.a);
-  const Cell *V = cellsOf(I.b);
+  Cell *X = cellsOf(valId);
   const uint32_t esz = byteSize(vv.sk);
   const int64_t bytes = int64_t(esz) * vv.n;
   if (I.sk2 == SK::PG) {
@@ -2101,47 +2050,58 @@ bool Kernel::Impl::execStore(const Instr &I, const uint8_t *mask) {
           continue;
         any = true;
         uint8_t *addr;
-        if (!checkGlobal(I, t, P[t].i, bytes, I.imm, true, addr))
+        if (!checkGlobal(I, t, P[t].i, bytes, I.imm, Write, addr))
           return false;
-        for (uint32_t e = 0; e < vv.n; ++e)
-          encodeElem(vv.sk, V[e * T + t], addr + e * esz);
-        stats->globalBytesWritten += bytes;
+        for (uint32_t e = 0; e < vv.n; ++e) {
+          if constexpr (Write)
+            encodeElem(vv.sk, X[e * T + t], addr + e * esz);
+          else
+            decodeElem(vv.sk, addr + e * esz, X[e * T + t]);
+        }
+        (Write ? stats->globalBytesWritten : stats->globalBytesRead) += bytes;
       }
-      stats->globalStores += any;
+      (Write ? stats->globalStores : stats->globalLoads) += any;
     }
     return true;
   }
-  std::vector<std::pair<uint32_t, uint32_t>> acc(32);
+  // Shared.
   uint8_t buf[256];
-  for (int64_t w = 0; w < numWarps; ++w) {
-    uint32_t active = 0;
-    for (int l = 0; l < 32; ++l) {
-      int64_t t = w * 32 + l;
-      acc[l] = {0, 0};
-      if (t >= T || !mask[t])
-        continue;
-      active |= 1u << l;
-      int64_t off = P[t].i;
-      if (!checkShared(I, t, off, bytes, I.imm, "write"))
-        return false;
-      if (!trackShared(I, t, off, bytes, true))
-        return false;
-      for (uint32_t e = 0; e < vv.n; ++e)
-        encodeElem(vv.sk, V[e * T + t], buf + e * esz);
-      Status s = smem->write(static_cast<uint32_t>(off), buf,
-                             static_cast<uint32_t>(bytes));
-      if (!s.ok())
-        return fail(I, s.error() + " (" + threadName(t) + ")");
-      acc[l] = {static_cast<uint32_t>(off), static_cast<uint32_t>(bytes)};
-      stats->sharedBytesWritten += bytes;
-    }
-    if (active) {
-      ++stats->sharedStores;
-      ++stats->sharedRequests;
-      stats->bankConflicts += requestConflicts(acc, active);
-    }
-  }
-  return true;
+  return sharedRequests(
+      mask, Write ? stats->sharedStores : stats->sharedLoads,
+      [&](int64_t t, std::pair<uint32_t, uint32_t> &acc) {
+        int64_t off = P[t].i;
+        if (!checkShared(I, t, off, bytes, I.imm, Write ? "write" : "read"))
+          return false;
+        if (!trackShared(I, t, off, bytes, Write))
+          return false;
+        if constexpr (Write) {
+          for (uint32_t e = 0; e < vv.n; ++e)
+            encodeElem(vv.sk, X[e * T + t], buf + e * esz);
+          Status s = smem->write(static_cast<uint32_t>(off), buf,
+                                 static_cast<uint32_t>(bytes));
+          if (!s.ok())
+            return fail(I, s.error() + " (" + threadName(t) + ")");
+        } else {
+          Status s = smem->read(static_cast<uint32_t>(off), buf,
+                                static_cast<uint32_t>(bytes));
+          if (!s.ok())
+            return fail(I, s.error() + " (" + threadName(t) +
+                               "; nothing stored these bytes before the read)");
+          for (uint32_t e = 0; e < vv.n; ++e)
+            decodeElem(vv.sk, buf + e * esz, X[e * T + t]);
+        }
+        acc = {static_cast<uint32_t>(off), static_cast<uint32_t>(bytes)};
+        (Write ? stats->sharedBytesWritten : stats->sharedBytesRead) += bytes;
+        return true;
+      });
+}
+
+bool Kernel::Impl::execLoad(const Instr &I, const uint8_t *mask) {
+  return execMemAccess<false>(I, mask);
+}
+
+bool Kernel::Impl::execStore(const Instr &I, const uint8_t *mask) {
+  return execMemAccess<true>(I, mask);
 }
 
 bool Kernel::Impl::execShfl(const Instr &I, const uint8_t *mask) {
@@ -2292,53 +2252,40 @@ bool Kernel::Impl::execCpAsync(const Instr &I, const uint8_t *mask) {
   const Cell *D = cellsOf(I.a), *S = cellsOf(I.b);
   const Cell *SS = I.c >= 0 ? cellsOf(I.c) : nullptr;
   uint32_t cpSize = static_cast<uint32_t>(I.imm);
-  std::vector<std::pair<uint32_t, uint32_t>> acc(32);
-  for (int64_t w = 0; w < numWarps; ++w) {
-    uint32_t active = 0;
-    for (int l = 0; l < 32; ++l) {
-      int64_t t = w * 32 + l;
-      acc[l] = {0, 0};
-      if (t >= T || !mask[t])
-        continue;
-      active |= 1u << l;
-      int64_t dst = D[t].i;
-      int64_t srcSize = SS ? SS[t].i : cpSize;
-      if (srcSize < 0 || srcSize > cpSize)
-        return fail(I, "src-size " + std::to_string(srcSize) +
-                           " is not in [0, " + std::to_string(cpSize) + "] (" +
-                           threadName(t) + ")");
-      if (!checkShared(I, t, dst, cpSize, cpSize, "cp.async destination"))
-        return false;
-      const uint8_t *src = nullptr;
-      if (srcSize > 0) {
-        uint8_t *addr;
-        if (!checkGlobal(I, t, S[t].i, srcSize, std::min<int64_t>(srcSize, 16),
-                         false, addr))
+  return sharedRequests(
+      mask, stats->cpAsync, [&](int64_t t, std::pair<uint32_t, uint32_t> &acc) {
+        int64_t dst = D[t].i;
+        int64_t srcSize = SS ? SS[t].i : cpSize;
+        if (srcSize < 0 || srcSize > cpSize)
+          return fail(I, "src-size " + std::to_string(srcSize) +
+                             " is not in [0, " + std::to_string(cpSize) +
+                             "] (" + threadName(t) + ")");
+        if (!checkShared(I, t, dst, cpSize, cpSize, "cp.async destination"))
           return false;
-        src = addr;
-      }
-      // The copy may land any time until its wait: a write from now on.
-      if (!trackShared(I, t, dst, cpSize, true))
-        return false;
-      Status s = cpStates[t].issue(static_cast<uint32_t>(dst), src, cpSize,
-                                   static_cast<uint32_t>(srcSize));
-      if (!s.ok())
-        return fail(I, s.error() + " (" + threadName(t) + ")");
-      for (uint32_t k = 0; k < cpSize; ++k)
-        ++shadow[dst + k].pending;
-      cpCurrent[t].push_back({static_cast<uint32_t>(dst), cpSize});
-      acc[l] = {static_cast<uint32_t>(dst), cpSize};
-      stats->cpAsyncBytes += cpSize;
-      stats->globalBytesRead += srcSize;
-      stats->sharedBytesWritten += cpSize;
-    }
-    if (active) {
-      ++stats->cpAsync;
-      ++stats->sharedRequests;
-      stats->bankConflicts += requestConflicts(acc, active);
-    }
-  }
-  return true;
+        const uint8_t *src = nullptr;
+        if (srcSize > 0) {
+          uint8_t *addr;
+          if (!checkGlobal(I, t, S[t].i, srcSize,
+                           std::min<int64_t>(srcSize, 16), false, addr))
+            return false;
+          src = addr;
+        }
+        // The copy may land any time until its wait: a write from now on.
+        if (!trackShared(I, t, dst, cpSize, true))
+          return false;
+        Status s = cpStates[t].issue(static_cast<uint32_t>(dst), src, cpSize,
+                                     static_cast<uint32_t>(srcSize));
+        if (!s.ok())
+          return fail(I, s.error() + " (" + threadName(t) + ")");
+        for (uint32_t k = 0; k < cpSize; ++k)
+          ++shadow[dst + k].pending;
+        cpCurrent[t].push_back({static_cast<uint32_t>(dst), cpSize});
+        acc = {static_cast<uint32_t>(dst), cpSize};
+        stats->cpAsyncBytes += cpSize;
+        stats->globalBytesRead += srcSize;
+        stats->sharedBytesWritten += cpSize;
+        return true;
+      });
 }
 
 bool Kernel::Impl::landCopies(const Instr &I, int64_t t,
@@ -2372,6 +2319,26 @@ bool Kernel::Impl::execCpAsyncWait(const Instr &I, const uint8_t *mask) {
   return true;
 }
 
+/// Copies each value from[k] into to[k] in the threads of mask `m` (`cnt` of
+/// them; all T means a plain copy).
+void Kernel::Impl::copyMasked(const std::vector<int32_t> &from,
+                              const std::vector<int32_t> &to, const uint8_t *m,
+                              int64_t cnt) {
+  for (size_t k = 0; k < from.size(); ++k) {
+    const ValInfo &rv = vals[to[k]];
+    Cell *R = cellsOf(to[k]);
+    const Cell *Y = cellsOf(from[k]);
+    if (cnt == T) {
+      std::memcpy(R, Y, sizeof(Cell) * rv.n * T);
+      continue;
+    }
+    for (uint32_t e = 0; e < rv.n; ++e)
+      for (int64_t t = 0; t < T; ++t)
+        if (m[t])
+          R[e * T + t] = Y[e * T + t];
+  }
+}
+
 bool Kernel::Impl::execIf(const Instr &I, const uint8_t *mask, int64_t count,
                           unsigned depth) {
   const IfInfo &info = ifs[I.aux];
@@ -2385,27 +2352,11 @@ bool Kernel::Impl::execIf(const Instr &I, const uint8_t *mask, int64_t count,
     thenCount += m;
   }
   int64_t elseCount = count - thenCount;
-  auto merge = [&](const std::vector<int32_t> &ys, const uint8_t *m,
-                   int64_t cnt) {
-    for (size_t k = 0; k < ys.size(); ++k) {
-      const ValInfo &rv = vals[info.results[k]];
-      Cell *R = cellsOf(info.results[k]);
-      const Cell *Y = cellsOf(ys[k]);
-      if (cnt == T) {
-        std::memcpy(R, Y, sizeof(Cell) * rv.n * T);
-        continue;
-      }
-      for (uint32_t e = 0; e < rv.n; ++e)
-        for (int64_t t = 0; t < T; ++t)
-          if (m[t])
-            R[e * T + t] = Y[e * T + t];
-    }
-  };
   if (thenCount) {
     if (!run(info.thenBegin, info.thenEnd, sub.data(), thenCount, depth + 1))
       return false;
     // `sub` may have been reused by nested regions at deeper levels only.
-    merge(info.thenYield, sub.data(), thenCount);
+    copyMasked(info.thenYield, info.results, sub.data(), thenCount);
   }
   if (elseCount) {
     auto &esub = maskPool[depth + 1];
@@ -2414,7 +2365,7 @@ bool Kernel::Impl::execIf(const Instr &I, const uint8_t *mask, int64_t count,
     if (info.elseEnd > info.elseBegin || !info.elseYield.empty()) {
       if (!run(info.elseBegin, info.elseEnd, esub.data(), elseCount, depth + 1))
         return false;
-      merge(info.elseYield, esub.data(), elseCount);
+      copyMasked(info.elseYield, info.results, esub.data(), elseCount);
     }
   }
   return true;
@@ -2427,23 +2378,6 @@ bool Kernel::Impl::execFor(const Instr &I, const uint8_t *mask, int64_t count,
   const Cell *LB = cellsOf(info.lb), *UB = cellsOf(info.ub),
              *ST = cellsOf(info.step);
   Cell *IV = cellsOf(info.iv);
-  auto copyMasked = [&](const std::vector<int32_t> &from,
-                        const std::vector<int32_t> &to, const uint8_t *m,
-                        int64_t cnt) {
-    for (size_t k = 0; k < from.size(); ++k) {
-      const ValInfo &rv = vals[to[k]];
-      Cell *R = cellsOf(to[k]);
-      const Cell *Y = cellsOf(from[k]);
-      if (cnt == T) {
-        std::memcpy(R, Y, sizeof(Cell) * rv.n * T);
-        continue;
-      }
-      for (uint32_t e = 0; e < rv.n; ++e)
-        for (int64_t t = 0; t < T; ++t)
-          if (m[t])
-            R[e * T + t] = Y[e * T + t];
-    }
-  };
   copyMasked(info.inits, info.iterArgs, mask, count);
   for (int64_t t = 0; t < T; ++t) {
     IV[t] = LB[t];
@@ -2536,17 +2470,9 @@ bool Kernel::Impl::run(uint32_t begin, uint32_t end, const uint8_t *mask,
           return fail(I, "position " + std::to_string(I.imm) + " out of range");
         std::memcpy(R, A + I.imm * T, sizeof(Cell) * T);
       } else {
-        const Cell *Pp = cellsOf(I.b);
-        for (int64_t t = 0; t < T; ++t) {
-          int64_t p = Pp[t].i;
-          if (p < 0 || p >= n) {
-            if (mask[t])
-              return fail(I, "dynamic position " + std::to_string(p) +
-                                 " out of range in " + threadName(t));
-            continue;
-          }
-          R[t] = A[p * T + t];
-        }
+        if (!forDynPositions(
+                I, mask, n, [&](int64_t p, int64_t t) { R[t] = A[p * T + t]; }))
+          return false;
       }
       break;
     }
@@ -2560,17 +2486,9 @@ bool Kernel::Impl::run(uint32_t begin, uint32_t end, const uint8_t *mask,
           return fail(I, "position out of range");
         std::memcpy(R + I.imm * T, S, sizeof(Cell) * T);
       } else {
-        const Cell *Pp = cellsOf(I.b);
-        for (int64_t t = 0; t < T; ++t) {
-          int64_t p = Pp[t].i;
-          if (p < 0 || p >= n) {
-            if (mask[t])
-              return fail(I, "dynamic position " + std::to_string(p) +
-                                 " out of range in " + threadName(t));
-            continue;
-          }
-          R[p * T + t] = S[t];
-        }
+        if (!forDynPositions(
+                I, mask, n, [&](int64_t p, int64_t t) { R[p * T + t] = S[t]; }))
+          return false;
       }
       break;
     }

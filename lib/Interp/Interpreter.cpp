@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Interp/Interpreter.h"
+#include "lib/Runtime/CmpF.h"
 #include "lib/Runtime/Float16.h"
 
 #include "dialect/Tile/TileDialect.h"
@@ -1144,43 +1145,7 @@ struct FunctionRunner::Impl {
   //===--------------------------------------------------------------------===//
 
   static bool cmpF(arith::CmpFPredicate p, double a, double b) {
-    bool unord = a != a || b != b;
-    using P = arith::CmpFPredicate;
-    switch (p) {
-    case P::AlwaysFalse:
-      return false;
-    case P::OEQ:
-      return !unord && a == b;
-    case P::OGT:
-      return !unord && a > b;
-    case P::OGE:
-      return !unord && a >= b;
-    case P::OLT:
-      return !unord && a < b;
-    case P::OLE:
-      return !unord && a <= b;
-    case P::ONE:
-      return !unord && a != b;
-    case P::ORD:
-      return !unord;
-    case P::UEQ:
-      return unord || a == b;
-    case P::UGT:
-      return unord || a > b;
-    case P::UGE:
-      return unord || a >= b;
-    case P::ULT:
-      return unord || a < b;
-    case P::ULE:
-      return unord || a <= b;
-    case P::UNE:
-      return unord || a != b;
-    case P::UNO:
-      return unord;
-    case P::AlwaysTrue:
-      return true;
-    }
-    return false;
+    return evalCmpF(p, a, b);
   }
 
   static bool cmpI(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned w) {
