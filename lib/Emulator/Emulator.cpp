@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Emulator/Emulator.h"
+#include "lib/Support/SourceLocation.h"
 #include "lib/Emulator/WarpOps.h"
 #include "lib/Runtime/CmpF.h"
 #include "lib/Runtime/Float16.h"
@@ -82,28 +83,6 @@ bool findSIMTKernel(ModuleOp module, gpu::GPUFuncOp &kernel,
 }
 
 namespace {
-
-std::string formatLoc(Location loc) {
-  if (auto f = dyn_cast<FileLineColLoc>(loc))
-    return (f.getFilename().getValue() + ":" + llvm::Twine(f.getLine()) + ":" +
-            llvm::Twine(f.getColumn()))
-        .str();
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return formatLoc(n.getChildLoc());
-  if (auto c = dyn_cast<CallSiteLoc>(loc))
-    return formatLoc(c.getCallee());
-  if (auto fu = dyn_cast<FusedLoc>(loc)) {
-    for (Location sub : fu.getLocations())
-      if (!isa<UnknownLoc>(sub))
-        return formatLoc(sub);
-  }
-  if (isa<UnknownLoc>(loc))
-    return "<unknown location>";
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << loc;
-  return s;
-}
 
 std::string typeStr(Type t) {
   std::string s;
@@ -654,7 +633,7 @@ struct Kernel::Impl {
   bool prepError(Operation *op, const std::string &what, Error &error,
                  Error::Kind kind = Error::Kind::Unsupported) {
     error.kind = kind;
-    error.message = formatLoc(op->getLoc()) +
+    error.message = formatSourceLocation(op->getLoc()) +
                     ": error: " + op->getName().getStringRef().str() + ": " +
                     what;
     return false;
@@ -711,7 +690,7 @@ struct Kernel::Impl {
   // ---------------------------------------------------------------- execute
   bool fail(const Instr &I, const std::string &what) {
     err->kind = Error::Kind::Runtime;
-    err->message = formatLoc(I.op->getLoc()) +
+    err->message = formatSourceLocation(I.op->getLoc()) +
                    ": error: " + I.op->getName().getStringRef().str() + ": " +
                    what + " [CTA (" + std::to_string(cta[0]) + ", " +
                    std::to_string(cta[1]) + ", " + std::to_string(cta[2]) +

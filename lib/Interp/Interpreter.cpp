@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Interp/Interpreter.h"
+#include "lib/Support/SourceLocation.h"
 #include "lib/Runtime/CmpF.h"
 #include "lib/Runtime/Float16.h"
 
@@ -145,28 +146,6 @@ RtValue RtValue::globalRef(GlobalBuffer *buffer) {
   r.elem = buffer->elem;
   r.global = buffer;
   return r;
-}
-
-std::string formatLoc(Location loc) {
-  if (auto f = dyn_cast<FileLineColLoc>(loc))
-    return (f.getFilename().getValue() + ":" + llvm::Twine(f.getLine()) + ":" +
-            llvm::Twine(f.getColumn()))
-        .str();
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return formatLoc(n.getChildLoc());
-  if (auto c = dyn_cast<CallSiteLoc>(loc))
-    return formatLoc(c.getCallee());
-  if (auto fu = dyn_cast<FusedLoc>(loc)) {
-    for (Location sub : fu.getLocations())
-      if (!isa<UnknownLoc>(sub))
-        return formatLoc(sub);
-  }
-  if (isa<UnknownLoc>(loc))
-    return "<unknown location>";
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << loc;
-  return s;
 }
 
 static std::string typeToString(Type t) {
@@ -389,7 +368,7 @@ struct FunctionRunner::Impl {
                       "function '" + func.getName().str() +
                           "' has more than one block (unstructured control "
                           "flow is not supported) at " +
-                          formatLoc(func.getLoc()));
+                          formatSourceLocation(func.getLoc()));
       return;
     }
     entry = compileBlock(func.getBody().front());
@@ -412,7 +391,7 @@ struct FunctionRunner::Impl {
 
   static std::string opDesc(Operation *op) {
     return "'" + op->getName().getStringRef().str() + "' at " +
-           formatLoc(op->getLoc());
+           formatSourceLocation(op->getLoc());
   }
 
   int compileBlock(Block &block) {
@@ -493,7 +472,7 @@ struct FunctionRunner::Impl {
         if (!forOp.getRegion().hasOneBlock())
           setCompileError(ErrorKind::Internal,
                           "scf.for without a single block at " +
-                              formatLoc(op.getLoc()));
+                              formatSourceLocation(op.getLoc()));
         else
           inst.region0 = compileBlock(forOp.getRegion().front());
       } else if (inst.opc == Opc::If) {
@@ -501,7 +480,7 @@ struct FunctionRunner::Impl {
         if (!ifOp.getThenRegion().hasOneBlock())
           setCompileError(ErrorKind::Internal,
                           "scf.if without a then block at " +
-                              formatLoc(op.getLoc()));
+                              formatSourceLocation(op.getLoc()));
         else
           inst.region0 = compileBlock(ifOp.getThenRegion().front());
         if (!ifOp.getElseRegion().empty())
@@ -716,7 +695,7 @@ struct FunctionRunner::Impl {
       if (w >= 64)
         return fail(ErrorKind::Unsupported,
                     "unsigned 64-bit scf.for is not supported at " +
-                        formatLoc(inst.op->getLoc()));
+                        formatSourceLocation(inst.op->getLoc()));
       lb = asUnsigned(lb, w);
       ub = asUnsigned(ub, w);
       step = asUnsigned(step, w);

@@ -113,10 +113,6 @@ bool evaluateGrid(mlir::func::FuncOp gridFn, llvm::ArrayRef<RtValue> args,
 bool runAllPrograms(mlir::func::FuncOp kernel, llvm::ArrayRef<RtValue> args,
                     const std::array<int64_t, 3> &grid, InterpError &error);
 
-/// "file:line:col" for file locations (looking through name/fused/call-site
-/// locations), the printed location otherwise.
-std::string formatLoc(mlir::Location loc);
-
 } // namespace interp
 } // namespace flash
 

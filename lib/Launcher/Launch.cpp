@@ -16,6 +16,29 @@
 namespace flash {
 namespace launcher {
 
+namespace {
+/// A position in a text being parsed and the first error found in it: what
+/// the JSON reader and the grid-expression evaluator share.
+struct TextCursor {
+  explicit TextCursor(const std::string &text) : s(text) {}
+
+  /// Records `msg` unless an earlier error is recorded; always false.
+  bool fail(const std::string &msg) {
+    if (why.empty())
+      why = msg;
+    return false;
+  }
+  void skip() {
+    while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos])))
+      ++pos;
+  }
+
+  const std::string &s;
+  size_t pos = 0;
+  std::string why;
+};
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // A tiny JSON reader (enough for the sidecar: no surrogate pairs needed)
 //===----------------------------------------------------------------------===//
@@ -40,9 +63,9 @@ struct JValue {
   }
 };
 
-class JsonReader {
+class JsonReader : TextCursor {
 public:
-  explicit JsonReader(const std::string &text) : s(text) {}
+  explicit JsonReader(const std::string &text) : TextCursor(text) {}
 
   bool parse(JValue &out, std::string &error) {
     bool ok = value(out, 0);
@@ -60,15 +83,6 @@ public:
   }
 
 private:
-  bool fail(const std::string &msg) {
-    if (why.empty())
-      why = msg;
-    return false;
-  }
-  void skip() {
-    while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos])))
-      ++pos;
-  }
   bool literal(const char *word) {
     size_t n = std::strlen(word);
     if (s.compare(pos, n, word) != 0)
@@ -244,10 +258,6 @@ private:
       return fail("expected ',' or '}'");
     }
   }
-
-  const std::string &s;
-  size_t pos = 0;
-  std::string why;
 };
 
 bool isInteger(const std::string &s) {
@@ -391,11 +401,11 @@ bool parseSidecar(const std::string &json, Sidecar &out, std::string &error) {
 
 namespace {
 
-class ExprEval {
+class ExprEval : TextCursor {
 public:
   ExprEval(const std::string &text,
            const std::map<std::string, int64_t> &symbols)
-      : s(text), symbols(symbols) {}
+      : TextCursor(text), symbols(symbols) {}
 
   bool run(int64_t &value, std::string &error) {
     bool ok = expr(value, 0);
@@ -408,15 +418,6 @@ public:
   }
 
 private:
-  bool fail(const std::string &msg) {
-    if (why.empty())
-      why = msg;
-    return false;
-  }
-  void skip() {
-    while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos])))
-      ++pos;
-  }
   bool eat(char c) {
     skip();
     if (pos < s.size() && s[pos] == c) {
@@ -550,10 +551,7 @@ private:
                 "' (expected cdiv, floordiv, min or max)");
   }
 
-  const std::string &s;
   const std::map<std::string, int64_t> &symbols;
-  size_t pos = 0;
-  std::string why;
 };
 
 std::string shapeText(const std::vector<std::string> &dims) {

@@ -110,6 +110,8 @@ private:
   }
   bool collectParams();
   bool collectSIMTParams();
+  /// Checks a parameter's element type and name, then records it.
+  bool addParam(Param p);
   bool lowerToSIMT();
   int runEmulator(std::vector<interp::RtValue> &gridArgs);
   int runCuda();
@@ -172,20 +174,26 @@ bool Runner::collectParams() {
       }
     }
     p.elemType = et;
-    auto e = interp::ElemType::get(et);
-    if (!e) {
-      diag << "error: kernel parameter '" << p.name << "' has unsupported type "
-           << typeStr(p.type) << "\n";
+    if (!addParam(std::move(p)))
       return false;
-    }
-    p.elem = *e;
-    if (byName.count(p.name)) {
-      diag << "error: kernel declares parameter '" << p.name << "' twice\n";
-      return false;
-    }
-    byName[p.name] = params.size();
-    params.push_back(std::move(p));
   }
+  return true;
+}
+
+bool Runner::addParam(Param p) {
+  auto e = interp::ElemType::get(p.elemType);
+  if (!e) {
+    diag << "error: kernel parameter '" << p.name << "' has unsupported type "
+         << p.declared << "\n";
+    return false;
+  }
+  p.elem = *e;
+  if (byName.count(p.name)) {
+    diag << "error: kernel declares parameter '" << p.name << "' twice\n";
+    return false;
+  }
+  byName[p.name] = params.size();
+  params.push_back(std::move(p));
   return true;
 }
 
@@ -360,19 +368,8 @@ bool Runner::collectSIMTParams() {
       }
       p.declared += "]";
     }
-    auto e = interp::ElemType::get(p.elemType);
-    if (!e) {
-      diag << "error: kernel parameter '" << p.name << "' has unsupported type "
-           << p.declared << "\n";
+    if (!addParam(std::move(p)))
       return false;
-    }
-    p.elem = *e;
-    if (byName.count(p.name)) {
-      diag << "error: kernel declares parameter '" << p.name << "' twice\n";
-      return false;
-    }
-    byName[p.name] = params.size();
-    params.push_back(std::move(p));
   }
   return true;
 }
