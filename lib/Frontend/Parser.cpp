@@ -183,6 +183,8 @@ private:
   StmtPtr parseIf();
   StmtPtr parseFor();
   StmtPtr parseBuiltinStmt(StmtKind kind);
+  bool parseNameAndColon(const char *what, std::string &name,
+                         llvm::SMLoc &loc);
   bool parseConstParam(KernelDecl &k);
   bool parseParam(KernelDecl &k);
 };
@@ -717,17 +719,23 @@ StmtPtr Parser::parseStmt() {
   }
 }
 
-bool Parser::parseConstParam(KernelDecl &k) {
-  ConstParam c;
+/// `NAME :` at the start of a (constant) parameter; `what` names it in errors.
+bool Parser::parseNameAndColon(const char *what, std::string &name,
+                               llvm::SMLoc &loc) {
   if (!is(Tok::Ident)) {
-    error(tok().loc, "expected a constant parameter name, found " +
+    error(tok().loc, std::string("expected a ") + what + " name, found " +
                          describeToken(tok()));
     return false;
   }
-  c.name = tok().text.str();
-  c.loc = tok().loc;
+  name = tok().text.str();
+  loc = tok().loc;
   consume();
-  if (!expect(Tok::Colon, "after the constant parameter name"))
+  return expect(Tok::Colon, std::string("after the ") + what + " name");
+}
+
+bool Parser::parseConstParam(KernelDecl &k) {
+  ConstParam c;
+  if (!parseNameAndColon("constant parameter", c.name, c.loc))
     return false;
   if (!is(Tok::Ident) ||
       (tok().text != "int" && tok().text != "float" && tok().text != "bool")) {
@@ -758,15 +766,7 @@ bool Parser::parseConstParam(KernelDecl &k) {
 
 bool Parser::parseParam(KernelDecl &k) {
   Param p;
-  if (!is(Tok::Ident)) {
-    error(tok().loc, "expected a parameter name, found " +
-                         describeToken(tok()));
-    return false;
-  }
-  p.name = tok().text.str();
-  p.loc = tok().loc;
-  consume();
-  if (!expect(Tok::Colon, "after the parameter name"))
+  if (!parseNameAndColon("parameter", p.name, p.loc))
     return false;
   if (!is(Tok::Ident)) {
     error(tok().loc, "expected the type of parameter '" + p.name +
