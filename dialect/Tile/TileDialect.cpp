@@ -141,6 +141,79 @@ void GlobalType::print(AsmPrinter &printer) const {
 }
 
 //===----------------------------------------------------------------------===//
+// SharedType: !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+//===----------------------------------------------------------------------===//
+
+LogicalResult SharedType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType,
+                                 int64_t perPhase, int64_t maxPhase) {
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitError() << "shared buffer element type must be f16 or bf16, got "
+                       << elementType;
+  if (shape.size() != 3)
+    return emitError() << "shared buffer shape must be [slots, rows, cols], "
+                          "got rank "
+                       << shape.size();
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "shared buffer dims must be positive";
+  int64_t rowBytes = shape[2] * 2;
+  if (rowBytes % 16 != 0)
+    return emitError() << "shared buffer rows must be whole 16-byte chunks, "
+                          "got "
+                       << rowBytes << " bytes";
+  if (!llvm::isPowerOf2_64(perPhase) || !llvm::isPowerOf2_64(maxPhase))
+    return emitError() << "swizzle per_phase and max_phase must be powers of "
+                          "two, got ["
+                       << perPhase << ", " << maxPhase << "]";
+  if (maxPhase > rowBytes / 16)
+    return emitError() << "swizzle max_phase " << maxPhase
+                       << " exceeds the " << rowBytes / 16
+                       << " chunks of a row";
+  return success();
+}
+
+int64_t SharedType::byteOffset(int64_t slot, int64_t row, int64_t col) const {
+  int64_t bytes = col * getElementBytes();
+  int64_t phase = (row / getPerPhase()) % getMaxPhase();
+  return slot * getSlotBytes() + row * getRowBytes() +
+         ((bytes / 16) ^ phase) * 16 + bytes % 16;
+}
+
+Type SharedType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  int64_t perPhase = 1, maxPhase = 1;
+  auto parseDim = [&]() -> ParseResult {
+    return parser.parseInteger(shape.emplace_back());
+  };
+  if (parser.parseLess() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim) ||
+      parser.parseComma() || parser.parseType(elementType))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("swizzle") || parser.parseEqual() ||
+       parser.parseLSquare() || parser.parseInteger(perPhase) ||
+       parser.parseComma() || parser.parseInteger(maxPhase) ||
+       parser.parseRSquare()))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), shape, elementType, perPhase,
+                    maxPhase);
+}
+
+void SharedType::print(AsmPrinter &printer) const {
+  printer << "<[";
+  llvm::interleaveComma(getShape(), printer);
+  printer << "], " << getElementType();
+  if (getMaxPhase() > 1)
+    printer << ", swizzle = [" << getPerPhase() << ", " << getMaxPhase()
+            << "]";
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
 // Kernel attributes on func.func and its arguments
 //===----------------------------------------------------------------------===//
 

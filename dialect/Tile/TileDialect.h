@@ -19,6 +19,15 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialect/Tile/TileAttrs.h.inc"
 
+namespace flash::tile {
+/// The CTA's shared memory, as a side-effect resource of the shared-memory
+/// ops (so that passes never reorder them across each other or a barrier).
+struct SharedMemoryResource
+    : mlir::SideEffects::Resource::Base<SharedMemoryResource> {
+  llvm::StringRef getName() final { return "<SharedMemory>"; }
+};
+} // namespace flash::tile
+
 #define GET_TYPEDEF_CLASSES
 #include "dialect/Tile/TileTypes.h.inc"
 

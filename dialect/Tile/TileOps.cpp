@@ -321,6 +321,13 @@ void MmaOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 
 LogicalResult OnlineSoftmaxOp::verify() {
   RankedTensorType s = getScores().getType(), v = getValues().getType();
+  if (auto scale = getScale()) {
+    FloatAttr constant;
+    if (matchPattern(scale, m_Constant(&constant)) &&
+        !(constant.getValueAsDouble() > 0))
+      return emitOpError() << "scale must be positive, got "
+                           << constant.getValueAsDouble();
+  }
   RankedTensorType m = getRunningMax().getType(), acc = getAcc().getType();
   if (s.getRank() != 2 || v.getRank() != 2 || acc.getRank() != 2 ||
       m.getRank() != 1)
@@ -355,3 +362,47 @@ LogicalResult OnlineSoftmaxFinalizeOp::verify() {
 
 #define GET_OP_CLASSES
 #include "dialect/Tile/TileOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared memory: LocalAllocOp, AsyncCopyOp, LocalLoadOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LocalAllocOp::verify() {
+  if (auto offset = getOffset(); offset && *offset % 16 != 0)
+    return emitOpError() << "offset must be a multiple of 16 bytes, got "
+                         << *offset;
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  GlobalType global = getSource().getType();
+  SharedType shared = getDest().getType();
+  auto slotTile =
+      RankedTensorType::get(shared.getSlotShape(), shared.getElementType());
+  if (failed(verifyWindow(*this, global, getOffsets().size(), getWindow(),
+                          slotTile)))
+    return failure();
+  unsigned last = global.getRank() - 1;
+  if (getWindow().back() != last || !global.isStaticDim(last) ||
+      global.getShape()[last] != shared.getCols())
+    return emitOpError() << "copies whole rows: the window's last dim must be "
+                            "the global tensor's last dim, static and equal "
+                            "to the buffer's "
+                         << shared.getCols() << " columns";
+  return success();
+}
+
+LogicalResult LocalLoadOp::verify() {
+  SharedType shared = getSource().getType();
+  RankedTensorType tile = getType();
+  if (tile.getElementType() != shared.getElementType())
+    return emitOpError() << "result element type " << tile.getElementType()
+                         << " differs from the buffer's "
+                         << shared.getElementType();
+  if (failed(verifyShape(*this, shared.getSlotShape(), tile)))
+    return failure();
+  if (!tile.getEncoding())
+    return emitOpError() << "result needs a layout (local_load exists after "
+                            "layout assignment)";
+  return success();
+}

@@ -244,11 +244,14 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
   let summary = "one step of the online-softmax update of attention";
   let description = [{
     One key/value block of attention for a block of M query rows. Operands:
-    `scores` S (M x N f32, already scaled; masked entries are -inf),
-    `values` V (N x D, f16 or bf16), the running row max `m` and row sum `l`
-    (M f32) and the accumulator `acc` (M x D f32). With `exp2`, S and m are
-    in log2 units and every exponential below is 2^x instead of e^x. Per row
-    i (all reductions over the N columns):
+    `scores` S (M x N f32; masked entries are -inf), `values` V (N x D, f16
+    or bf16), the running row max `m` and row sum `l` (M f32) and the
+    accumulator `acc` (M x D f32). With the optional `scale` (an f32 that must
+    be positive), S stands for `scale * scores`: lowering then takes the row
+    max of the unscaled scores and folds the scaling into the one FMA that
+    feeds each exponential (max(c * x) = c * max(x) only for c > 0). With
+    `exp2`, S and m are in log2 units and every exponential below is 2^x
+    instead of e^x. Per row i (all reductions over the N columns):
 
     ```
     m_new  = max(m, max_j S[i, j])
@@ -270,14 +273,14 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
   }];
   let arguments = (ins Tile_F32Tile:$scores, Tile_MmaOperand:$values,
                        Tile_F32Tile:$running_max, Tile_F32Tile:$running_sum,
-                       Tile_F32Tile:$acc,
+                       Tile_F32Tile:$acc, Optional<F32>:$scale,
                        Tile_Normalization:$normalization, UnitAttr:$exp2);
   let results = (outs Tile_F32Tile:$new_max, Tile_F32Tile:$new_sum,
                       Tile_F32Tile:$new_acc);
   let assemblyFormat = [{
     $normalization (`exp2` $exp2^)? $scores `,` $values `,` $running_max `,`
-    $running_sum `,` $acc attr-dict `:` type($scores) `,` type($values) `,`
-    type($running_max) `,` type($acc)
+    $running_sum `,` $acc (`scale` $scale^)? attr-dict `:` type($scores) `,`
+    type($values) `,` type($running_max) `,` type($acc)
   }];
   let hasVerifier = 1;
 }
@@ -293,6 +296,110 @@ def Tile_OnlineSoftmaxFinalizeOp : Tile_Op<"online_softmax_finalize",
   let results = (outs Tile_F32Tile:$result);
   let assemblyFormat = [{
     $acc `,` $running_sum attr-dict `:` type($acc) `,` type($running_sum)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory: staging global tiles on chip (after layout assignment)
+//===----------------------------------------------------------------------===//
+
+def Tile_SharedMemory : Resource<"::flash::tile::SharedMemoryResource">;
+def Tile_Shared : Type<CPred<"::llvm::isa<::flash::tile::SharedType>($_self)">,
+                       "shared-memory buffer", "::flash::tile::SharedType">;
+
+def Tile_LocalAllocOp : Tile_Op<"local_alloc",
+    [MemoryEffects<[MemAlloc<Tile_SharedMemory>]>]> {
+  let summary = "a shared-memory buffer for the whole CTA";
+  let description = [{
+    Reserves a shared-memory buffer. `tile-allocate-shared` sets `offset`,
+    the buffer's byte offset in the kernel's shared memory, reusing the bytes
+    of buffers whose live ranges do not overlap.
+
+    ```mlir
+    %kbuf = tile.local_alloc {offset = 0 : i64}
+        : !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs Tile_Shared:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Tile_AsyncCopyOp : Tile_Op<"async_copy", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead, MemWrite<Tile_SharedMemory>]>]> {
+  let summary = "start copying a global window into a shared-memory slot";
+  let description = [{
+    Starts an asynchronous copy (cp.async) of the `rows x cols` window of
+    `source` at `offsets` (as in `tile.load`; the window's last dim must be
+    the tensor's whole last dim, which is static) into slot `slot` of `dest`.
+    Elements outside the tensor, and every element when `pred` is false, are
+    written as zero and not read. The copy is part of the group that the next
+    `tile.async_commit` closes; it may land any time until a
+    `tile.async_wait` retires that group, and other threads see it only after
+    a `tile.barrier` that follows the wait.
+
+    ```mlir
+    tile.async_copy %K[%b, %h, %n, %c0] window [2, 3] into %kbuf[%slot]
+        if %more : !tile.global<[B, H, Nk, 64], f16>
+        -> !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+    ```
+  }];
+  let arguments = (ins Tile_GlobalType:$source, Variadic<I32>:$offsets,
+                       DenseI64ArrayAttr:$window, Tile_Shared:$dest,
+                       I32:$slot, Optional<I1>:$pred);
+  let assemblyFormat = [{
+    $source `[` $offsets `]` `window` $window `into` $dest `[` $slot `]`
+    (`if` $pred^)? attr-dict `:` qualified(type($source)) `->`
+    qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AsyncCommitOp : Tile_Op<"async_commit",
+    [MemoryEffects<[MemWrite<Tile_SharedMemory>]>]> {
+  let summary = "close the group of async copies started since the last one";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_AsyncWaitOp : Tile_Op<"async_wait",
+    [MemoryEffects<[MemWrite<Tile_SharedMemory>]>]> {
+  let summary = "wait until at most `pending` committed copy groups are "
+                "in flight";
+  let description = [{
+    Blocks the thread until all but the `pending` most recently committed
+    groups of its own async copies have landed (cp.async.wait_group).
+  }];
+  let arguments = (ins I32Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+def Tile_BarrierOp : Tile_Op<"barrier",
+    [MemoryEffects<[MemRead<Tile_SharedMemory>, MemWrite<Tile_SharedMemory>]>]> {
+  let summary = "CTA-wide barrier; orders shared-memory accesses";
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_LocalLoadOp : Tile_Op<"local_load",
+    [MemoryEffects<[MemRead<Tile_SharedMemory>]>]> {
+  let summary = "read one slot of a shared-memory buffer into a tile";
+  let description = [{
+    Reads slot `slot` of `source` into a tile of the slot's shape whose
+    layout (required) says which thread holds what; an MMA operand layout
+    lowers to ldmatrix (`.trans` for a B operand stored K-major, such as V).
+
+    ```mlir
+    %k = tile.local_load %kbuf[%slot]
+        : !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+        -> tensor<64x64xf16, #dot_b_t>
+    ```
+  }];
+  let arguments = (ins Tile_Shared:$source, I32:$slot);
+  let results = (outs Tile_MmaOperand:$result);
+  let assemblyFormat = [{
+    $source `[` $slot `]` attr-dict `:` qualified(type($source)) `->`
+    type($result)
   }];
   let hasVerifier = 1;
 }

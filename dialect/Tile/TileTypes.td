@@ -34,6 +34,55 @@ def Tile_GlobalType : TypeDef<Tile_Dialect, "Global"> {
   }];
 }
 
+def Tile_SharedType : TypeDef<Tile_Dialect, "Shared"> {
+  let mnemonic = "shared";
+  let summary = "a multi-slot shared-memory buffer of 2-D tiles, XOR-swizzled";
+  let description = [{
+    A CTA-wide shared-memory buffer of `[slots, rows, cols]` 16-bit elements:
+    `slots` copies of one `rows x cols` tile (the stages of a software
+    pipeline; 1 when the buffer is not pipelined). Rows are row-major; each
+    row is a whole number of 16-byte chunks, and chunk `c` of row `r` of a
+    slot is stored at chunk `c ^ ((r / per_phase) % max_phase)` of that row,
+    so that eight 16-byte accesses to one chunk column of eight consecutive
+    rows (an ldmatrix matrix, or a cp.async phase) hit distinct banks. Byte
+    offset of element (s, r, c), with E bytes per element:
+
+    ```
+    s * rows * cols * E + r * cols * E
+      + ((c * E / 16) ^ ((r / per_phase) % max_phase)) * 16 + (c * E) % 16
+    ```
+
+    `swizzle = [1, 1]` (printed as nothing) is the plain row-major layout.
+    Where the buffer lives is decided by `tile-allocate-shared`.
+
+    ```mlir
+    !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType,
+                        "int64_t":$perPhase, "int64_t":$maxPhase);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getSlots() const { return getShape()[0]; }
+    int64_t getRows() const { return getShape()[1]; }
+    int64_t getCols() const { return getShape()[2]; }
+    int64_t getElementBytes() const {
+      return getElementType().getIntOrFloatBitWidth() / 8;
+    }
+    int64_t getRowBytes() const { return getCols() * getElementBytes(); }
+    int64_t getSlotBytes() const { return getRows() * getRowBytes(); }
+    int64_t getBytes() const { return getSlots() * getSlotBytes(); }
+    /// The shape of one slot, [rows, cols].
+    ::llvm::ArrayRef<int64_t> getSlotShape() const {
+      return getShape().drop_front();
+    }
+    /// Byte offset of element (slot, row, col) from the buffer's start.
+    int64_t byteOffset(int64_t slot, int64_t row, int64_t col) const;
+  }];
+}
+
 def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "tile reduction", [
     I32EnumAttrCase<"Max", 0, "max">,
     I32EnumAttrCase<"Sum", 1, "sum">]> {

@@ -1658,7 +1658,7 @@ OptVal IRGen::evalCall(const Expr &e) {
     }
     auto op = flash::tile::OnlineSoftmaxOp::create(
         builder, ml, v[2].getType(), v[3].getType(), v[4].getType(), v[0],
-        v[1], v[2], v[3], v[4], norm, useExp2);
+        v[1], v[2], v[3], v[4], /*scale=*/mlir::Value(), norm, useExp2);
     Val t;
     t.kind = Val::Tuple;
     for (mlir::Value r : op->getResults())
