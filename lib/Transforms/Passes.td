@@ -37,4 +37,50 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::func::FuncOp"> {
   }];
 }
 
+def TileStageShared : Pass<"tile-stage-shared", "mlir::func::FuncOp"> {
+  let summary = "Stage MMA operand loads through shared memory with cp.async";
+  let description = [{
+    Replaces each `tile.load` of an MMA operand (f16/bf16, zero pad, a 2-D
+    window of whole rows) by a copy into a shared-memory buffer and a
+    `tile.local_load` in the operand's layout, which lowers to ldmatrix:
+    `tile.async_copy`, `tile.async_commit`, `tile.async_wait 0`,
+    `tile.barrier`, then the `tile.local_load` (inside a loop, a barrier also
+    precedes the copy, which overwrites what the previous iteration read).
+    Consecutive staged loads share one commit, wait and barrier. Buffers get
+    an XOR swizzle that keeps 16-byte accesses to one chunk column of eight
+    rows on distinct banks. Other loads stay register loads.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def TilePipelineCopies : Pass<"tile-pipeline-copies", "mlir::func::FuncOp"> {
+  let summary = "Software-pipeline the staged copies of scf.for loops";
+  let description = [{
+    Multi-buffers the shared-memory copies staged inside an `scf.for` over S
+    slots, S being the loop's `tile.num_stages` or the `stages` option: a
+    prologue starts the copies of the first S-1 iterations; iteration k waits
+    for its own copies (`tile.async_wait S-2`), passes one barrier, starts the
+    copies of iteration k+S-1 (predicated off past the loop's end, so nothing
+    is read twice or out of range) and reads slot k % S. A final
+    `tile.async_wait 0` after the loop retires the copies still in flight.
+  }];
+  let options = [Option<"stages", "stages", "int64_t", /*default=*/"2",
+                        "Slots per staged buffer when the loop has no "
+                        "tile.num_stages (1 leaves loops unpipelined)">];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def TileAllocateShared : Pass<"tile-allocate-shared", "mlir::func::FuncOp"> {
+  let summary = "Assign shared-memory offsets to buffers by liveness";
+  let description = [{
+    Gives every `tile.local_alloc` a 16-byte aligned `offset`: buffers whose
+    live ranges (first to last use; a use in a loop covers the whole loop) do
+    not overlap share bytes. Records the total in the kernel's
+    `tile.shared_bytes`. Before the first copy into bytes that an earlier
+    buffer used, inserts a `tile.barrier` (unless one already separates
+    them), since other warps may still be reading the earlier buffer.
+  }];
+}
+
 #endif // FLASH_TRANSFORMS_PASSES_TD
