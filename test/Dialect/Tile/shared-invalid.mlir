@@ -1,0 +1,95 @@
+// RUN: flash-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @below {{shared buffer element type must be f16 or bf16, got 'f32'}}
+func.func private @f32_buffer(!tile.shared<[1, 64, 64], f32>)
+
+// -----
+
+// expected-error @below {{shared buffer shape must be [slots, rows, cols], got rank 2}}
+func.func private @rank2(!tile.shared<[64, 64], f16>)
+
+// -----
+
+// expected-error @below {{shared buffer rows must be whole 16-byte chunks, got 24 bytes}}
+func.func private @partial_chunk(!tile.shared<[1, 64, 12], f16>)
+
+// -----
+
+// expected-error @below {{swizzle per_phase and max_phase must be powers of two, got [1, 6]}}
+func.func private @odd_phase(!tile.shared<[1, 64, 64], f16, swizzle = [1, 6]>)
+
+// -----
+
+// expected-error @below {{swizzle max_phase 8 exceeds the 4 chunks of a row}}
+func.func private @wide_phase(!tile.shared<[1, 64, 32], f16, swizzle = [1, 8]>)
+
+// -----
+
+// expected-error @below {{shared buffer dims must be positive}}
+func.func private @empty(!tile.shared<[0, 64, 64], f16>)
+
+// -----
+
+func.func @misaligned_offset() {
+  // expected-error @below {{offset must be a multiple of 16 bytes, got 8}}
+  %0 = tile.local_alloc {offset = 8 : i64} : !tile.shared<[1, 16, 16], f16>
+  return
+}
+
+// -----
+
+func.func @partial_rows(%K: !tile.global<[N, 128], f16>, %i: i32) {
+  %buf = tile.local_alloc : !tile.shared<[1, 64, 64], f16>
+  // expected-error @below {{copies whole rows: the window's last dim must be the global tensor's last dim, static and equal to the buffer's 64 columns}}
+  tile.async_copy %K[%i, %i] window [0, 1] into %buf[%i] : !tile.global<[N, 128], f16> -> !tile.shared<[1, 64, 64], f16>
+  return
+}
+
+// -----
+
+func.func @element_mismatch(%K: !tile.global<[N, 64], bf16>, %i: i32) {
+  %buf = tile.local_alloc : !tile.shared<[1, 64, 64], f16>
+  // expected-error @below {{tile element type 'f16' does not match the global tensor's 'bf16'}}
+  tile.async_copy %K[%i, %i] window [0, 1] into %buf[%i] : !tile.global<[N, 64], bf16> -> !tile.shared<[1, 64, 64], f16>
+  return
+}
+
+// -----
+
+func.func @copy_offsets(%K: !tile.global<[B, N, 64], f16>, %i: i32) {
+  %buf = tile.local_alloc : !tile.shared<[1, 64, 64], f16>
+  // expected-error @below {{expects 3 offsets (one per dim of the global tensor), got 2}}
+  tile.async_copy %K[%i, %i] window [1, 2] into %buf[%i] : !tile.global<[B, N, 64], f16> -> !tile.shared<[1, 64, 64], f16>
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+func.func @load_shape(%i: i32) {
+  %buf = tile.local_alloc : !tile.shared<[2, 64, 64], f16>
+  // expected-error @below {{result shape must be [64, 64], got [64, 32]}}
+  %0 = tile.local_load %buf[%i] : !tile.shared<[2, 64, 64], f16> -> tensor<64x32xf16, #dot_b>
+  return
+}
+
+// -----
+
+func.func @load_layout(%i: i32) {
+  %buf = tile.local_alloc : !tile.shared<[1, 64, 64], f16>
+  // expected-error @below {{result needs a layout (local_load exists after layout assignment)}}
+  %0 = tile.local_load %buf[%i] : !tile.shared<[1, 64, 64], f16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+func.func @load_element(%i: i32) {
+  %buf = tile.local_alloc : !tile.shared<[1, 64, 64], bf16>
+  // expected-error @below {{result element type 'f16' differs from the buffer's 'bf16'}}
+  %0 = tile.local_load %buf[%i] : !tile.shared<[1, 64, 64], bf16> -> tensor<64x64xf16, #dot_b>
+  return
+}
