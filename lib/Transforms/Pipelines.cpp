@@ -22,6 +22,7 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm) {
   kernel.addPass(createTileAssignLayouts());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
+  kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
 }
 
 void flash::buildSIMTPipeline(mlir::OpPassManager &pm) {
@@ -29,6 +30,9 @@ void flash::buildSIMTPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createConvertTileToSIMT());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  // The per-lane index arithmetic of every access is loop-invariant; hoisted
+  // here, the emulator (which runs this level) executes it once too.
+  pm.addPass(mlir::createLoopInvariantCodeMotionPass());
 }
 
 void flash::registerFlashPipelines() {
