@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -274,6 +275,23 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                << "constant '" << constant.getName().getValue()
                << "' must be an integer, float or bool, got " << value;
     }
+    return success();
+  }
+  if (name == kNumStagesAttrName) {
+    auto stages = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<LoopLikeOpInterface>(op) || !stages || stages.getInt() < 1)
+      return op->emitError() << "'" << name
+                             << "' must be an integer >= 1 on a loop, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kSharedBytesAttrName) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !bytes || !bytes.getType().isInteger(64) ||
+        bytes.getInt() < 0)
+      return op->emitError() << "'" << name
+                             << "' must be an i64 >= 0 on a func.func, got "
+                             << attr.getValue();
     return success();
   }
   return op->emitError() << "unknown tile dialect attribute '" << name << "'";

@@ -44,6 +44,12 @@ inline constexpr llvm::StringLiteral kConstantsAttrName = "tile.constants";
 inline constexpr llvm::StringLiteral kMmaLayoutAttrName = "tile.mma_layout";
 /// Argument attribute: the parameter's name in the source program.
 inline constexpr llvm::StringLiteral kArgNameAttrName = "tile.name";
+/// scf.for attribute (integer >= 1): pipeline stages of the loop's staged
+/// copies, from `range(..., stages = N)`; read by tile-pipeline-copies.
+inline constexpr llvm::StringLiteral kNumStagesAttrName = "tile.num_stages";
+/// func.func attribute (i64 >= 0): the bytes of the kernel's shared buffers,
+/// set by tile-allocate-shared.
+inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
 
 /// The MMA role a dot-operand layout plays.
 inline layout::MmaRole operandRole(DotOperandLayoutAttr attr) {

@@ -92,7 +92,7 @@ using StmtPtr = std::unique_ptr<Stmt>;
 enum class StmtKind {
   Let,          // let/var NAME[, NAME...] = expr;
   Assign,       // NAME[, NAME...] = expr;
-  For,          // for NAME in range(lo, hi[, step]) { ... }
+  For,          // for NAME in range(lo, hi[, step][, stages = N]) { ... }
   If,           // if cond { ... } else { ... }
   StaticAssert, // static_assert(cond, "msg");
   Grid,         // grid(e0[, e1[, e2]]);
@@ -120,6 +120,7 @@ struct Stmt {
   std::string loopVar;
   llvm::SMLoc loopVarLoc;
   ExprPtr lo, hi, step; // step may be null
+  ExprPtr stages;       // may be null
 
   // If: cond, thenBlock, and either elseBlock or elseIf (an If stmt).
   ExprPtr cond;

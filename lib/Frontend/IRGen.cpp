@@ -28,6 +28,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -1058,9 +1059,9 @@ static const BuiltinSig *findBuiltin(llvm::StringRef name) {
       {"online_softmax",
        5,
        5,
-       {"normalization", "exp2"},
+       {"normalization", "exp2", "scale"},
        "online_softmax(s, v, m, l, acc, normalization = deferred|eager, "
-       "exp2 = true|false)",
+       "exp2 = true|false, scale = C)",
        false},
       {"finalize", 2, 2, {}, "finalize(acc, l)", false},
       {"load", 1, 1, {"pad"}, "load(WINDOW[, pad = VALUE])", false},
@@ -1656,9 +1657,38 @@ OptVal IRGen::evalCall(const Expr &e) {
         return std::nullopt;
       useExp2 = *b;
     }
+    // The scores stand for scale * s; lowering folds the scale into the FMA
+    // before each exponential.
+    mlir::Value scale;
+    if (const KeywordArg *kw = kwarg("scale")) {
+      const Expr &se = *kw->value;
+      OptVal c = evalPlain(se);
+      if (!c)
+        return std::nullopt;
+      if (c->kind == Val::Int || c->kind == Val::Float) {
+        if (!(c->asDouble() > 0)) {
+          std::string shown;
+          llvm::raw_string_ostream(shown) << llvm::format("%g", c->asDouble());
+          return error(se.loc, "the scale of online_softmax must be "
+                               "positive, got " + shown);
+        }
+        auto m = constScalar(*c, f32(), se.loc);
+        if (!m)
+          return std::nullopt;
+        scale = *m;
+      } else if (c->kind == Val::Runtime && !isTile(c->v.getType()) &&
+                 c->v.getType().isF32()) {
+        scale = c->v;
+      } else {
+        bool scalar = c->kind == Val::Runtime && !isTile(c->v.getType());
+        return error(se.loc, "the scale of online_softmax must be an f32 "
+                             "scalar, got " + describe(*c) +
+                                 (scalar ? "; use cast(x, f32)" : ""));
+      }
+    }
     auto op = flash::tile::OnlineSoftmaxOp::create(
         builder, ml, v[2].getType(), v[3].getType(), v[4].getType(), v[0],
-        v[1], v[2], v[3], v[4], /*scale=*/mlir::Value(), norm, useExp2);
+        v[1], v[2], v[3], v[4], scale, norm, useExp2);
     Val t;
     t.kind = Val::Tuple;
     for (mlir::Value r : op->getResults())
@@ -1902,6 +1932,17 @@ bool IRGen::emitFor(const Stmt &s) {
              false;
     step = *st;
   }
+  int64_t stages = 0; // 0: not given
+  if (s.stages) {
+    auto st = evalConstInt(*s.stages, "the stages of range()");
+    if (!st)
+      return false;
+    if (*st < 1 || *st > INT32_MAX)
+      return error(s.stages->loc, "the stages of range() must be at least 1 "
+                                  "and fit in i32, got " + Twine(*st)),
+             false;
+    stages = *st;
+  }
   auto stepV = constScalar(Val::ofInt(step), i32(), s.step ? s.step->loc : s.loc);
   if (!stepV)
     return false;
@@ -1929,6 +1970,9 @@ bool IRGen::emitFor(const Stmt &s) {
   }
   mlir::Location ml = loc(s.loc);
   auto forOp = mlir::scf::ForOp::create(builder, ml, *lo, *hi, *stepV, inits);
+  if (stages)
+    forOp->setAttr(flash::tile::kNumStagesAttrName,
+                   builder.getI64IntegerAttr(stages));
   mlir::Block *body = forOp.getBody();
   if (!body->empty() && body->back().hasTrait<mlir::OpTrait::IsTerminator>())
     body->back().erase();

@@ -576,13 +576,31 @@ StmtPtr Parser::parseFor() {
   consume();
   std::vector<ExprPtr> args;
   while (!is(Tok::RParen)) {
-    ExprPtr e = parseExpr();
-    if (!e)
-      return nullptr;
-    args.push_back(std::move(e));
-    if (args.size() > 3)
-      return error(args.back()->loc, "range() takes 2 or 3 arguments "
-                                     "(lo, hi[, step])");
+    if (is(Tok::Ident) && peek().kind == Tok::Assign) {
+      if (tok().text != "stages")
+        return error(tok().loc, "range() has no keyword argument '" +
+                                    tok().text + "' (expected range(lo, hi"
+                                                 "[, step][, stages = N]))");
+      if (s->stages)
+        return error(tok().loc,
+                     "keyword argument 'stages' given more than once");
+      consume();
+      consume();
+      s->stages = parseExpr();
+      if (!s->stages)
+        return nullptr;
+    } else {
+      if (s->stages)
+        return error(tok().loc, "positional argument after a keyword "
+                                "argument");
+      ExprPtr e = parseExpr();
+      if (!e)
+        return nullptr;
+      args.push_back(std::move(e));
+      if (args.size() > 3)
+        return error(args.back()->loc, "range() takes 2 or 3 arguments "
+                                       "(lo, hi[, step])");
+    }
     if (consumeIf(Tok::Comma))
       continue;
     if (!is(Tok::RParen)) {

@@ -24,6 +24,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -1047,6 +1048,16 @@ struct FunctionRunner::Impl {
       return internalError(inst, "online_softmax shape mismatch");
     bool eager = os.getNormalization() == tile::Normalization::Eager;
     bool useExp2 = os.getExp2();
+    // With a scale c, S stands for c * scores. The verifier rejects only
+    // constant scales <= 0; a runtime one is checked here.
+    bool scaled = static_cast<bool>(os.getScale());
+    double scale = scaled ? val(inst.in[5]).data[0] : 1.0;
+    if (!(scale > 0)) {
+      std::string shown;
+      llvm::raw_string_ostream(shown) << llvm::format("%g", scale);
+      return runtimeError(inst,
+                          "online_softmax scale must be positive, got " + shown);
+    }
     // Results may not alias operands (distinct SSA values), but copy the
     // operands we read after writing results' storage is resized.
     RtValue &newMax = prep(inst, 0);
@@ -1068,6 +1079,10 @@ struct FunctionRunner::Impl {
         if (x > rowMax)
           rowMax = x;
       }
+      // As the decomposition: scale the row max of the raw scores, then one
+      // fused multiply-add per score.
+      if (scaled)
+        rowMax = f32(scale * rowMax);
       double mNew = (mi != mi || rowMax != rowMax)
                         ? std::numeric_limits<double>::quiet_NaN()
                         : std::max(mi, rowMax);
@@ -1076,7 +1091,9 @@ struct FunctionRunner::Impl {
       double alpha = f32(E(f32(mi - base)));
       double sumP = 0;
       for (int64_t j = 0; j < N; ++j) {
-        P[j] = f32(E(f32(s[j] - base)));
+        double x =
+            f32(scaled ? std::fma(s[j], scale, -base) : s[j] - base);
+        P[j] = f32(E(x));
         sumP += P[j];
       }
       double lNew = f32(alpha * li + sumP);

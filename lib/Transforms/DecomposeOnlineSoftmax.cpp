@@ -32,6 +32,10 @@ public:
     return arith::ConstantOp::create(rewriter, loc, attr);
   }
 
+  Value splat(RankedTensorType type, Value scalar) {
+    return SplatOp::create(rewriter, loc, type, scalar);
+  }
+
   /// Repeats a per-row vector (M) across the columns of `type` (M x N).
   Value rowBroadcast(Value rows, RankedTensorType type) {
     auto vector = cast<RankedTensorType>(rows.getType());
@@ -89,7 +93,12 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
     auto valuesType = op.getValues().getType();
     bool base2 = op.getExp2();
 
+    // With a scale c > 0, max_j(c * x_j) = c * max_j(x_j): take the row max
+    // of the raw scores and scale the M row maxima, not the M x N scores.
+    Value scale = op.getScale();
     Value blockMax = b.reduceRows(ReduceKind::Max, op.getScores());
+    if (scale)
+      blockMax = b.mul(b.splat(rowType, scale), blockMax);
     Value newMax = arith::MaximumFOp::create(rewriter, op.getLoc(),
                                              op.getRunningMax(), blockMax);
     // A row whose every score so far is -inf keeps max -inf; exponentiate
@@ -100,8 +109,18 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
     Value base = arith::SelectOp::create(rewriter, op.getLoc(), noKeyYet,
                                          b.splat(rowType, 0.0), newMax);
     Value alpha = b.exp(b.sub(op.getRunningMax(), base), base2);
-    Value probs =
-        b.exp(b.sub(op.getScores(), b.rowBroadcast(base, scoresType)), base2);
+    Value exponent;
+    if (scale) {
+      // One FMA per score: c * x - base. A masked x = -inf still gives -inf
+      // (c > 0, base finite), so its probability is 0.
+      Value negBase = arith::NegFOp::create(rewriter, op.getLoc(), base);
+      exponent = math::FmaOp::create(rewriter, op.getLoc(), op.getScores(),
+                                     b.splat(scoresType, scale),
+                                     b.rowBroadcast(negBase, scoresType));
+    } else {
+      exponent = b.sub(op.getScores(), b.rowBroadcast(base, scoresType));
+    }
+    Value probs = b.exp(exponent, base2);
     Value oldWeight = b.mul(alpha, op.getRunningSum());
     Value blockSum = b.reduceRows(ReduceKind::Sum, probs);
     Value newSum = b.add(oldWeight, blockSum);

@@ -13,6 +13,7 @@
 // CHECK: %[[MDIFF:.*]] = arith.subf %[[M]], %[[BASE]]
 // CHECK: %[[ALPHA:.*]] = math.exp2 %[[MDIFF]] : tensor<16xf32>
 // CHECK: tile.expand_dims %[[BASE]] axis = 1
+// CHECK-NOT: math.fma
 // CHECK: %[[SDIFF:.*]] = arith.subf %[[S]]
 // CHECK: %[[P:.*]] = math.exp2 %[[SDIFF]] : tensor<16x32xf32>
 // CHECK: %[[OLD:.*]] = arith.mulf %[[ALPHA]], %[[L]]
@@ -26,6 +27,50 @@ func.func @deferred(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16x
                     %l: tensor<16xf32>, %acc: tensor<16x64xf32>)
     -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
   %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %s, %v, %m, %l, %acc
+      : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return %m1, %l1, %acc1 : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+}
+
+// -----
+
+// With a scale c: the row max of the raw scores, scaled per row (c > 0), and
+// one FMA c * S - base per score feeding the exponential.
+// CHECK-LABEL: func.func @scaled
+// CHECK-SAME: (%[[S:.*]]: tensor<16x32xf32>, %{{.*}}: tensor<32x64xf16>, %[[M:.*]]: tensor<16xf32>, %{{.*}}: tensor<16xf32>, %{{.*}}: tensor<16x64xf32>, %[[C:.*]]: f32)
+// CHECK: %[[RAWMAX:.*]] = tile.reduce max %[[S]] axis = 1 : tensor<16x32xf32> -> tensor<16xf32>
+// CHECK: %[[CROW:.*]] = tile.splat %[[C]] : f32 -> tensor<16xf32>
+// CHECK: %[[BLOCKMAX:.*]] = arith.mulf %[[CROW]], %[[RAWMAX]] : tensor<16xf32>
+// CHECK: %[[NEWMAX:.*]] = arith.maximumf %[[M]], %[[BLOCKMAX]]
+// CHECK: %[[BASE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[NEWMAX]]
+// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : tensor<16xf32>
+// CHECK: %[[NEGBASE:.*]] = arith.negf %[[BASE]] : tensor<16xf32>
+// CHECK: %[[COL:.*]] = tile.expand_dims %[[NEGBASE]] axis = 1
+// CHECK: %[[ROWS:.*]] = tile.broadcast %[[COL]] : tensor<16x1xf32> -> tensor<16x32xf32>
+// CHECK: %[[CTILE:.*]] = tile.splat %[[C]] : f32 -> tensor<16x32xf32>
+// CHECK: %[[X:.*]] = math.fma %[[S]], %[[CTILE]], %[[ROWS]] : tensor<16x32xf32>
+// CHECK: %[[P:.*]] = math.exp2 %[[X]] : tensor<16x32xf32>
+// CHECK-NOT: arith.subf {{.*}} : tensor<16x32xf32>
+// CHECK: tile.reduce sum %[[P]] axis = 1
+// CHECK: return %[[NEWMAX]]
+func.func @scaled(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16xf32>,
+                  %l: tensor<16xf32>, %acc: tensor<16x64xf32>, %c: f32)
+    -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %s, %v, %m, %l, %acc scale %c
+      : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return %m1, %l1, %acc1 : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+}
+
+// -----
+
+// The scaled eager form exponentiates base e.
+// CHECK-LABEL: func.func @scaled_eager
+// CHECK: %[[X:.*]] = math.fma %{{.*}}, %{{.*}}, %{{.*}} : tensor<16x32xf32>
+// CHECK: math.exp %[[X]] : tensor<16x32xf32>
+func.func @scaled_eager(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16xf32>,
+                        %l: tensor<16xf32>, %acc: tensor<16x64xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+  %c = arith.constant 0.125 : f32
+  %m1, %l1, %acc1 = tile.online_softmax eager %s, %v, %m, %l, %acc scale %c
       : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
   return %m1, %l1, %acc1 : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
 }

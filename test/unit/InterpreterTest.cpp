@@ -259,10 +259,14 @@ func.func @k() -> tensor<1x1xf32> {
 //===----------------------------------------------------------------------===//
 
 /// Two 2x2 score blocks of three rows (row 2 fully masked), V blocks 2x3.
-std::string onlineSoftmaxModule(const std::string &norm, bool exp2) {
+/// `scaled`: @k takes an f32 %c that both steps use as their scale.
+std::string onlineSoftmaxModule(const std::string &norm, bool exp2,
+                                bool scaled = false) {
   std::string e = exp2 ? " exp2" : "";
+  std::string arg = scaled ? "%c: f32" : "";
+  std::string scale = scaled ? " scale %c" : "";
   return R"mlir(
-func.func @k() -> (tensor<3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x3xf32>) {
+func.func @k()mlir" + arg + R"mlir() -> (tensor<3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x3xf32>) {
   %s1 = arith.constant dense<[[0.5, -1.0], [0xFF800000, 0xFF800000], [0xFF800000, 0xFF800000]]> : tensor<3x2xf32>
   %s2 = arith.constant dense<[[2.0, 0.25], [1.5, 0xFF800000], [0xFF800000, 0xFF800000]]> : tensor<3x2xf32>
   %v1 = arith.constant dense<[[1.0, 2.0, -1.0], [0.5, -3.0, 4.0]]> : tensor<2x3xf16>
@@ -271,10 +275,10 @@ func.func @k() -> (tensor<3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x3xf32
   %l0 = arith.constant dense<0.0> : tensor<3xf32>
   %a0 = arith.constant dense<0.0> : tensor<3x3xf32>
   %m1, %l1, %a1 = tile.online_softmax )mlir" +
-         norm + e + R"mlir( %s1, %v1, %m0, %l0, %a0
+         norm + e + R"mlir( %s1, %v1, %m0, %l0, %a0)mlir" + scale + R"mlir(
       : tensor<3x2xf32>, tensor<2x3xf16>, tensor<3xf32>, tensor<3x3xf32>
   %m2, %l2, %a2 = tile.online_softmax )mlir" +
-         norm + e + R"mlir( %s2, %v2, %m1, %l1, %a1
+         norm + e + R"mlir( %s2, %v2, %m1, %l1, %a1)mlir" + scale + R"mlir(
       : tensor<3x2xf32>, tensor<2x3xf16>, tensor<3xf32>, tensor<3x3xf32>
   %o = tile.online_softmax_finalize %a2, %l2 : tensor<3x3xf32>, tensor<3xf32>
   return %a2, %m2, %l2, %o : tensor<3x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x3xf32>
@@ -355,6 +359,38 @@ TEST_F(InterpTest, OnlineSoftmaxEagerAgreesWithDeferred) {
     EXPECT_EQ(eager[2].data, deferred[2].data);
     for (int d = 0; d < 3; ++d)
       EXPECT_EQ(eager[0].data[6 + d], 0.0); // l_new == 0 -> 0
+  }
+}
+
+TEST_F(InterpTest, OnlineSoftmaxScaleScalesTheScores) {
+  ElemType f32 = *ElemType::get(Float32Type::get(&ctx));
+  for (bool exp2 : {false, true}) {
+    parse(onlineSoftmaxModule("deferred", exp2, /*scaled=*/true));
+    auto r = call("k", {RtValue::scalar(f32, 0.375)});
+    ASSERT_EQ(r.size(), 4u);
+    // Scale 0.375 on scores S: softmax(0.375 * S) in the exponential's base.
+    auto want = directAttention(0.375 * (exp2 ? std::log(2.0) : 1.0));
+    for (int k = 0; k < 9; ++k)
+      EXPECT_NEAR(r[3].data[k], want[k], 2e-3 * (1 + std::fabs(want[k])))
+          << "exp2=" << exp2 << " element " << k;
+    // The running max is in scaled units; the masked row stays -inf and 0.
+    EXPECT_EQ(r[1].data, (std::vector<double>{0.75, 0.5625, -kInf}));
+    for (int d = 0; d < 3; ++d)
+      EXPECT_EQ(r[3].data[6 + d], 0.0);
+  }
+}
+
+TEST_F(InterpTest, OnlineSoftmaxRejectsNonPositiveScale) {
+  ElemType f32 = *ElemType::get(Float32Type::get(&ctx));
+  parse(onlineSoftmaxModule("deferred", true, /*scaled=*/true));
+  for (double bad : {0.0, -2.0, std::nan("")}) {
+    std::string err;
+    call("k", {RtValue::scalar(f32, bad)}, &err);
+    EXPECT_NE(err.find("online_softmax scale must be positive, got "),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("in 'tile.online_softmax' at"), std::string::npos)
+        << err;
   }
 }
 

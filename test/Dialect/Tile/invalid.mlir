@@ -266,6 +266,33 @@ func.func @softmax_ranks(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tenso
 
 // -----
 
+func.func @softmax_scale(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16xf32>, %acc: tensor<16x64xf32>) {
+  %c = arith.constant -0.5 : f32
+  // expected-error @below {{scale must be positive, got -5.000000e-01}}
+  %0:3 = tile.online_softmax deferred exp2 %s, %v, %m, %m, %acc scale %c : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @num_stages(%n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  // expected-error @below {{'tile.num_stages' must be an integer >= 1 on a loop, got 0 : i64}}
+  scf.for %i = %c0 to %n step %c1 : i32 {
+  } {tile.num_stages = 0 : i64}
+  return
+}
+
+// -----
+
+// expected-error @below {{'tile.shared_bytes' must be an i64 >= 0 on a func.func, got -16 : i64}}
+func.func @shared_bytes() attributes {tile.shared_bytes = -16 : i64} {
+  return
+}
+
+// -----
+
 func.func @finalize_rows(%acc: tensor<16x64xf32>, %l: tensor<8xf32>) {
   // expected-error @below {{row sum has 8 rows but the accumulator has 16}}
   %0 = tile.online_softmax_finalize %acc, %l : tensor<16x64xf32>, tensor<8xf32>
