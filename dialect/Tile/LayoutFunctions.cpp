@@ -1,4 +1,4 @@
-//===- LayoutFunctions.cpp - layout shape checks and register counts ------===//
+//===- LayoutFunctions.cpp - layout checks, register counts, ldmatrix plans ===//
 #include "dialect/Tile/LayoutFunctions.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -191,4 +191,94 @@ BlockedParams flash::tile::layout::blockedSliceParent(const BlockedParams &block
   BlockedParams parent = blocked;
   parent.sizePerThread[dim] = 1;
   return parent;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Whether pair `pair` of (warp, every lane) is an 8x8 matrix in the given
+/// mode; its origin when it is.
+std::optional<Coord> pairMatrixOrigin(RegisterCoordFn coord, int64_t warp,
+                                      int64_t pair, bool trans) {
+  Coord origin = coord(warp, 0, 2 * pair);
+  if (origin[0] % 8 != 0 || origin[1] % 8 != 0)
+    return std::nullopt;
+  for (int64_t lane = 0; lane < kWarpSize; ++lane)
+    for (int64_t e = 0; e < 2; ++e) {
+      int64_t across = 2 * (lane % 4) + e, down = lane / 4;
+      Coord expected =
+          trans ? Coord{origin[0] + across, origin[1] + down}
+                : Coord{origin[0] + down, origin[1] + across};
+      if (coord(warp, lane, 2 * pair + e) != expected)
+        return std::nullopt;
+    }
+  return origin;
+}
+} // namespace
+
+std::optional<LdMatrixPlan>
+flash::tile::layout::planLdMatrix(int64_t numRegs, int64_t numWarps,
+                                  RegisterCoordFn coord) {
+  if (numRegs <= 0 || numRegs % 2 != 0)
+    return std::nullopt;
+  int64_t pairs = numRegs / 2;
+  for (bool trans : {false, true}) {
+    LdMatrixPlan plan;
+    plan.trans = trans;
+    plan.origins.assign(numWarps, {});
+    bool ok = true;
+    for (int64_t w = 0; ok && w < numWarps; ++w)
+      for (int64_t p = 0; ok && p < pairs; ++p) {
+        std::optional<Coord> origin = pairMatrixOrigin(coord, w, p, trans);
+        ok = origin.has_value();
+        if (ok)
+          plan.origins[w].push_back(*origin);
+      }
+    if (!ok)
+      continue;
+    for (int64_t first = 0; first < pairs;) {
+      int64_t num = pairs - first >= 4 ? 4 : pairs - first >= 2 ? 2 : 1;
+      auto &load = plan.loads.emplace_back();
+      llvm::SmallVector<Coord, 4> deltas;
+      for (int64_t m = 0; m < num; ++m) {
+        load.push_back(first + m);
+        const Coord &o = plan.origins[0][first + m], &o0 = plan.origins[0][first];
+        deltas.push_back({o[0] - o0[0], o[1] - o0[1]});
+        for (int64_t w = 1; w < numWarps; ++w) {
+          const Coord &ow = plan.origins[w][first + m],
+                      &ow0 = plan.origins[w][first];
+          if (ow[0] - ow0[0] != deltas.back()[0] ||
+              ow[1] - ow0[1] != deltas.back()[1])
+            return std::nullopt;
+        }
+      }
+      plan.deltas.push_back(deltas);
+      first += num;
+    }
+    return plan;
+  }
+  return std::nullopt;
+}
+
+std::optional<XorAdd> flash::tile::layout::relateByXorAdd(ArrayRef<int64_t> from,
+                                                          ArrayRef<int64_t> to,
+                                                          int64_t xorLimit) {
+  if (from.empty() || from.size() != to.size())
+    return std::nullopt;
+  auto holds = [&](XorAdd r) {
+    for (size_t t = 0; t < from.size(); ++t)
+      if ((from[t] ^ r.xorMask) + r.add != to[t])
+        return false;
+    return true;
+  };
+  // A plain offset first; else the chunk bits that differ in the first pair.
+  int64_t mask = (from[0] ^ to[0]) & (xorLimit - 1) & ~int64_t(15);
+  for (int64_t x : {int64_t(0), mask}) {
+    XorAdd r{x, to[0] - (from[0] ^ x)};
+    if (holds(r))
+      return r;
+  }
+  return std::nullopt;
 }

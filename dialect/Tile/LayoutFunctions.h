@@ -23,11 +23,14 @@
 #define FLASH_DIALECT_TILE_LAYOUTFUNCTIONS_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace flash::tile::layout {
 
@@ -287,6 +290,115 @@ CoordOf<Int> blockedSliceCoord(const BlockedParams &blocked, int64_t dim,
   coord.erase(coord.begin() + dim);
   return coord;
 }
+
+//===----------------------------------------------------------------------===//
+// Shared memory: swizzled tiles, cp.async chunks, ldmatrix
+//===----------------------------------------------------------------------===//
+
+/// A tile in shared memory (one slot of a !tile.shared): rows of `rowBytes`
+/// (whole 16-byte chunks); chunk c of row r is stored at chunk
+/// c ^ ((r / perPhase) % maxPhase) of that row, so that the same chunk of
+/// eight consecutive rows lands in eight different groups of four banks.
+struct SwizzleParams {
+  int64_t rowBytes = 16, elementBytes = 2, perPhase = 1, maxPhase = 1;
+};
+
+/// Byte offset of element (row, col) of a swizzled tile.
+template <typename Int>
+Int swizzledOffset(const SwizzleParams &s, Int row, Int col) {
+  Int bytes = col * s.elementBytes;
+  Int phase = row / s.perPhase % s.maxPhase;
+  return row * s.rowBytes + ((bytes / 16) ^ phase) * 16 + bytes % 16;
+}
+
+/// The cp.async assignment of a tile's 16-byte chunks (`chunksPerRow` per
+/// row) to `numThreads` threads: chunk `i` of thread `tid` is chunk
+/// i * numThreads + tid in row-major order, so that consecutive threads copy
+/// consecutive chunks of a row (coalesced reads, and the eight chunks of one
+/// 8-lane phase of a 16-byte store are eight distinct swizzled chunks of one
+/// 128-byte line). Returns (row, chunk). When one of chunksPerRow and
+/// numThreads divides the other the thread part and the `i` part add up
+/// without carries, so generated code computes the thread part once and
+/// adds constants.
+template <typename Int>
+CoordOf<Int> copyChunkCoord(int64_t chunksPerRow, int64_t numThreads, Int tid,
+                            int64_t i) {
+  if (numThreads % chunksPerRow == 0 || chunksPerRow % numThreads == 0)
+    return {tid / chunksPerRow + (i * numThreads / chunksPerRow),
+            tid % chunksPerRow + (i * numThreads % chunksPerRow)};
+  Int id = tid + i * numThreads;
+  return {id / chunksPerRow, id % chunksPerRow};
+}
+
+/// How ldmatrix.x{1,2,4}{,.trans}.m8n8.b16 reads a tile from shared memory
+/// into the registers of a distributed layout. The registers of each thread
+/// are taken in consecutive pairs (pair p = registers 2p, 2p + 1, one 32-bit
+/// register); every pair must be one 8x8 matrix of the stored tile at
+/// (r0, c0), both multiples of 8, held as ldmatrix leaves it in lane l
+/// (e = 0, 1 the half):
+///   non-trans: (r0 + l / 4, c0 + 2 (l % 4) + e)
+///   .trans:    (r0 + 2 (l % 4) + e, c0 + l / 4)
+/// with the same mode for every pair, lane and warp. Consecutive pairs are
+/// read four at a time (x4; x2 and x1 for the rest); lane l supplies the
+/// address of row l % 8 of the load's matrix l / 8, stored (r0 + l % 8, c0).
+struct LdMatrixPlan {
+  bool trans = false;
+  /// The pairs each ldmatrix reads, in order (1, 2 or 4 consecutive ones).
+  llvm::SmallVector<llvm::SmallVector<int64_t, 4>, 16> loads;
+  /// Stored origin (r0, c0) of every pair's matrix: [warp][pair].
+  std::vector<std::vector<Coord>> origins;
+  /// Origin of matrix m of a load minus that of its matrix 0, the same in
+  /// every warp: [load][m].
+  std::vector<llvm::SmallVector<Coord, 4>> deltas;
+};
+
+/// The layout as a function of (warp, lane, register) -> stored coordinate.
+using RegisterCoordFn =
+    llvm::function_ref<Coord(int64_t warp, int64_t lane, int64_t reg)>;
+
+/// The plan for a layout of `numRegs` 16-bit registers per thread, or
+/// nothing when some pair is not an 8x8 matrix as above (the registers must
+/// then be read one by one).
+std::optional<LdMatrixPlan> planLdMatrix(int64_t numRegs, int64_t numWarps,
+                                         RegisterCoordFn coord);
+
+/// The stored coordinate whose address `lane` supplies to load `load`, given
+/// the origin of the load's matrix 0 in the lane's warp (the layout at lane
+/// 0, register 2 * loads[load][0]).
+template <typename Int>
+CoordOf<Int> ldmatrixRowCoord(const LdMatrixPlan &plan, int64_t load,
+                              const CoordOf<Int> &origin, Int lane) {
+  const auto &d = plan.deltas[load];
+  int64_t num = d.size();
+  Int m = lane / 8; // < 4: x2 reads lanes 0-15, x1 lanes 0-7
+  if (num < 4)
+    m = m % num;
+  // delta[m] for m = 2 b1 + b0, written with the bits of m (no lookup).
+  CoordOf<Int> coord = {origin[0] + lane % 8, origin[1]};
+  if (num == 1)
+    return coord;
+  Int b0 = num == 2 ? m : m % 2;
+  for (int dim = 0; dim < 2; ++dim) {
+    coord[dim] = coord[dim] + b0 * d[1][dim];
+    if (num == 4) {
+      Int b1 = m / 2;
+      coord[dim] = coord[dim] + b1 * d[2][dim] +
+                   b0 * (b1 * (d[3][dim] - d[2][dim] - d[1][dim]));
+    }
+  }
+  return coord;
+}
+
+/// Offsets `to[t] = (from[t] ^ xorMask) + add` for every t, with xorMask a
+/// multiple of 16 below `xorLimit` (16 * max_phase: the swizzled chunk
+/// bits). Two accesses of a swizzled tile related this way share one
+/// per-thread address: the second is one xor and an immediate offset away.
+struct XorAdd {
+  int64_t xorMask = 0, add = 0;
+};
+std::optional<XorAdd> relateByXorAdd(llvm::ArrayRef<int64_t> from,
+                                     llvm::ArrayRef<int64_t> to,
+                                     int64_t xorLimit);
 
 } // namespace flash::tile::layout
 

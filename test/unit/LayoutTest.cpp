@@ -6,6 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/Tile/LayoutFunctions.h"
+#include "dialect/Tile/TileDialect.h"
+#include "lib/Emulator/WarpOps.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
 
@@ -328,4 +333,227 @@ TEST(BlockedLayout, SliceHoldsTheParentsKeptCoordinates) {
         EXPECT_EQ(full, slice) << "dim " << dim << " warp " << warp << " lane " << lane;
       }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory: swizzled offsets, cp.async chunks, ldmatrix plans. The
+// plans are run through the emulator's ldmatrix (lib/Emulator/WarpOps.h,
+// the PTX semantics) on a shared tile whose elements hold their own
+// coordinates, and its bank-conflict counters must stay at 0.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The default swizzle of a tile with rows of `cols` 16-bit elements.
+SwizzleParams defaultSwizzle(int64_t cols) {
+  int64_t chunks = cols * 2 / 16;
+  bool pow2 = (chunks & (chunks - 1)) == 0;
+  if (!pow2)
+    return {cols * 2, 2, 1, 1};
+  return {cols * 2, 2, std::max<int64_t>(1, 8 / chunks),
+          std::min<int64_t>(8, chunks)};
+}
+
+mlir::MLIRContext &tileContext() {
+  static mlir::MLIRContext ctx;
+  ctx.loadDialect<flash::tile::TileDialect>();
+  return ctx;
+}
+
+struct OperandCase {
+  const char *layout;
+  int64_t rows, cols; // stored (memory-order) shape
+  bool trans;
+};
+
+/// Byte offsets of the row each thread addresses in each load: [load][thread].
+std::vector<std::vector<int64_t>> rowOffsets(const LdMatrixPlan &plan,
+                                             const SwizzleParams &swizzle,
+                                             int64_t numWarps) {
+  std::vector<std::vector<int64_t>> offsets;
+  for (int64_t i = 0; i < static_cast<int64_t>(plan.loads.size()); ++i) {
+    auto &row = offsets.emplace_back();
+    for (int64_t w = 0; w < numWarps; ++w)
+      for (int64_t l = 0; l < kWarpSize; ++l) {
+        Coord c = ldmatrixRowCoord<int64_t>(
+            plan, i, plan.origins[w][plan.loads[i][0]], l);
+        row.push_back(swizzledOffset<int64_t>(swizzle, c[0], c[1]));
+      }
+  }
+  return offsets;
+}
+} // namespace
+
+TEST(SharedLayout, SwizzledOffsetIsTheSharedTypesByteOffset) {
+  mlir::MLIRContext &ctx = tileContext();
+  mlir::Type f16 = mlir::Float16Type::get(&ctx);
+  const std::array<int64_t, 4> cases[] = {
+      {64, 64, 1, 8}, {128, 64, 1, 8}, {64, 128, 1, 8}, {32, 32, 2, 4},
+      {16, 16, 4, 2}, {16, 256, 1, 8}, {8, 48, 1, 1}, {64, 64, 2, 4}};
+  for (auto [rows, cols, perPhase, maxPhase] : cases) {
+    auto type = flash::tile::SharedType::get(&ctx, {2, rows, cols}, f16,
+                                             perPhase, maxPhase);
+    SwizzleParams swizzle{cols * 2, 2, perPhase, maxPhase};
+    std::set<int64_t> seen;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t offset = swizzledOffset<int64_t>(swizzle, r, c);
+        EXPECT_EQ(type.getSlotBytes() + offset, type.byteOffset(1, r, c))
+            << rows << "x" << cols << " (" << r << ", " << c << ")";
+        EXPECT_GE(offset, 0);
+        EXPECT_LT(offset, type.getSlotBytes());
+        EXPECT_EQ(offset % 2, 0);
+        seen.insert(offset);
+      }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), rows * cols);
+  }
+  // 64 f16 columns, [1, 8]: chunk c of row r is stored at chunk c ^ (r % 8).
+  SwizzleParams s{128, 2, 1, 8};
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 0, 0), 0);
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 1, 0), 128 + 16);
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 3, 9), 3 * 128 + 2 * 16 + 2);
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 9, 63), 9 * 128 + 6 * 16 + 14);
+}
+
+TEST(SharedLayout, CopyChunksAreCoalescedAndConflictFree) {
+  const std::array<int64_t, 3> cases[] = { // rows, cols, threads
+      {64, 64, 128}, {128, 64, 128}, {64, 128, 128}, {16, 64, 128},
+      {64, 64, 256}, {32, 32, 128}, {16, 256, 128}, {64, 256, 64},
+      {16, 16, 256}, {24, 48, 32}, {8, 64, 256}};
+  for (auto [rows, cols, threads] : cases) {
+    SwizzleParams swizzle = defaultSwizzle(cols);
+    int64_t perRow = cols * 2 / 16, chunks = rows * perRow;
+    std::set<Coord> seen;
+    for (int64_t i = 0; i * threads < chunks; ++i)
+      for (int64_t w = 0; w * kWarpSize < threads; ++w) {
+        std::vector<std::pair<uint32_t, uint32_t>> access(kWarpSize);
+        uint32_t active = 0;
+        for (int64_t l = 0; l < kWarpSize; ++l) {
+          int64_t tid = w * kWarpSize + l, id = i * threads + tid;
+          if (id >= chunks)
+            continue;
+          Coord c = copyChunkCoord<int64_t>(perRow, threads, tid, i);
+          // Row-major chunk order: consecutive lanes, consecutive chunks.
+          EXPECT_EQ(c, Coord({id / perRow, id % perRow}))
+              << rows << "x" << cols << " tid " << tid << " i " << i;
+          EXPECT_TRUE(seen.insert(c).second);
+          access[l] = {static_cast<uint32_t>(
+                           swizzledOffset<int64_t>(swizzle, c[0], c[1] * 8)),
+                       16};
+          active |= 1u << l;
+        }
+        EXPECT_EQ(flash::emu::bankConflicts(access, active), 0)
+            << rows << "x" << cols << " over " << threads << " threads, chunk "
+            << i << " warp " << w;
+      }
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), chunks);
+  }
+}
+
+TEST(LdMatrixPlan, ReproducesEveryOperandLayoutWithoutBankConflicts) {
+  // FlashAttention-2's TiledMMA and others. Stored shapes are the tiles'
+  // memory order: K^T (transposed B) is stored [N, K], V (B) [K, N].
+  const OperandCase cases[] = {
+      {"#tile.dot_op<0, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>", 128, 64, false},
+      {"#tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>, transposed = true>", 64, 64, false},
+      {"#tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>", 64, 64, true},
+      {"#tile.dot_op<0, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>", 64, 128, false},
+      {"#tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>, transposed = true>", 64, 128, false},
+      {"#tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>", 64, 128, true},
+      {"#tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>", 16, 64, true},
+      {"#tile.dot_op<0, #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>>", 128, 64, false},
+      {"#tile.dot_op<1, #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>, transposed = true>", 64, 64, false},
+      {"#tile.dot_op<0, #tile.mma<warps = [1, 1, 1], values = [2, 1, 1]>>", 32, 64, false},
+      {"#tile.dot_op<1, #tile.mma<warps = [1, 1, 1], values = [2, 1, 1]>>", 64, 16, true},
+      {"#tile.dot_op<0, #tile.mma<warps = [2, 2, 1], values = [1, 2, 1]>>", 32, 32, false},
+      {"#tile.dot_op<1, #tile.mma<warps = [2, 2, 1], values = [1, 2, 1]>>", 32, 32, true},
+      {"#tile.dot_op<1, #tile.mma<warps = [2, 2, 1], values = [1, 2, 1]>, transposed = true>", 32, 32, false},
+      {"#tile.dot_op<0, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>, transposed = true>", 16, 16, true},
+      {"#tile.dot_op<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>", 16, 8, true},
+      {"#tile.dot_op<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>, transposed = true>", 8, 16, false},
+  };
+  mlir::MLIRContext &ctx = tileContext();
+  for (const OperandCase &tc : cases) {
+    SCOPED_TRACE(std::string(tc.layout) + " " + std::to_string(tc.rows) + "x" +
+                 std::to_string(tc.cols));
+    mlir::Attribute layout = mlir::parseAttribute(tc.layout, &ctx);
+    ASSERT_TRUE(layout);
+    auto operand = mlir::cast<flash::tile::DotOperandLayoutAttr>(layout);
+    int64_t numWarps = operand.getParent().getParams().numWarps();
+    std::array<int64_t, 2> shape = {tc.rows, tc.cols};
+    int64_t regs = mlir::cast<flash::tile::LayoutAttrInterface>(layout)
+                       .getNumRegisters(shape);
+    auto coord = [&](int64_t w, int64_t l, int64_t r) {
+      return flash::tile::layoutCoord<int64_t>(layout, shape, w, l, r);
+    };
+    std::optional<LdMatrixPlan> plan = planLdMatrix(regs, numWarps, coord);
+    ASSERT_TRUE(plan.has_value());
+    EXPECT_EQ(plan->trans, tc.trans);
+    std::vector<int> readCount(regs / 2, 0);
+    for (auto &load : plan->loads) {
+      EXPECT_EQ(load.size(), std::min<size_t>(4, regs / 2));
+      for (int64_t p : load)
+        ++readCount[p];
+    }
+    EXPECT_TRUE(llvm::all_of(readCount, [](int n) { return n == 1; }));
+
+    SwizzleParams swizzle = defaultSwizzle(tc.cols);
+    flash::emu::SharedMemory smem(tc.rows * tc.cols * 2);
+    for (int64_t r = 0; r < tc.rows; ++r)
+      for (int64_t c = 0; c < tc.cols; ++c)
+        ASSERT_TRUE(smem.store<uint16_t>(
+                            swizzledOffset<int64_t>(swizzle, r, c),
+                            static_cast<uint16_t>(r * tc.cols + c))
+                        .ok());
+    auto offsets = rowOffsets(*plan, swizzle, numWarps);
+    for (int64_t i = 0; i < static_cast<int64_t>(plan->loads.size()); ++i) {
+      const auto &load = plan->loads[i];
+      int num = load.size();
+      // One per-thread address for all loads: an xor and an immediate.
+      EXPECT_TRUE(relateByXorAdd(offsets[0], offsets[i], 16 * swizzle.maxPhase))
+          << "load " << i;
+      for (int64_t w = 0; w < numWarps; ++w) {
+        flash::emu::LaneValues addresses{};
+        for (int64_t l = 0; l < kWarpSize; ++l)
+          addresses[l] = offsets[i][w * kWarpSize + l];
+        EXPECT_EQ(flash::emu::ldmatrixBankConflicts(addresses, num), 0)
+            << "load " << i << " warp " << w;
+        auto result = flash::emu::ldmatrix(smem, addresses, num, plan->trans);
+        ASSERT_TRUE(result.ok()) << result.error();
+        for (int m = 0; m < num; ++m)
+          for (int64_t l = 0; l < kWarpSize; ++l)
+            for (int64_t e = 0; e < 2; ++e) {
+              uint32_t v = (*result)[m][l];
+              int64_t held = e ? flash::emu::high16(v) : flash::emu::low16(v);
+              Coord c = coord(w, l, 2 * load[m] + e);
+              EXPECT_EQ(held, c[0] * tc.cols + c[1])
+                  << "load " << i << " matrix " << m << " warp " << w
+                  << " lane " << l << " register " << 2 * load[m] + e;
+            }
+      }
+    }
+  }
+}
+
+TEST(LdMatrixPlan, RejectsLayoutsThatAreNotMatrixFragments) {
+  // A blocked layout holds 8 consecutive columns per thread.
+  BlockedParams blocked{{1, 8}, {4, 8}, {4, 1}, {1, 0}};
+  std::array<int64_t, 2> shape = {64, 64};
+  EXPECT_FALSE(planLdMatrix(blockedNumRegisters(blocked, shape), 4,
+                            [&](int64_t w, int64_t l, int64_t r) {
+                              return blockedCoord<int64_t>(blocked, shape, w,
+                                                           l, r);
+                            })
+                   .has_value());
+}
+
+TEST(SharedLayout, RelateByXorAdd) {
+  std::vector<int64_t> from = {0, 16, 32, 48, 128};
+  EXPECT_EQ(relateByXorAdd(from, {64, 80, 96, 112, 192}, 128)->add, 64);
+  auto x = relateByXorAdd(from, {2064, 2048, 2096, 2080, 2192}, 128);
+  ASSERT_TRUE(x.has_value());
+  EXPECT_EQ(x->xorMask, 16);
+  EXPECT_EQ(x->add, 2048);
+  EXPECT_FALSE(relateByXorAdd(from, {0, 0, 0, 0, 0}, 128).has_value());
+  // The xor stays inside the swizzled chunk bits.
+  EXPECT_FALSE(relateByXorAdd({0, 256}, {512, 768 + 512}, 128).has_value());
 }
