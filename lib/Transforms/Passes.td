@@ -63,6 +63,16 @@ def TilePipelineCopies : Pass<"tile-pipeline-copies", "mlir::func::FuncOp"> {
     copies of iteration k+S-1 (predicated off past the loop's end, so nothing
     is read twice or out of range) and reads slot k % S. A final
     `tile.async_wait 0` after the loop retires the copies still in flight.
+    Every iteration commits one group, so the wait counts are uniform.
+
+    The copies' offsets may depend on the induction variable through pure
+    ops of the body, which are cloned for the other iterations. Loops over
+    i32 (all the front end emits) are pipelined; a loop is left as it is
+    when one of its copies depends on anything else of the body (an
+    iter_arg, an op with effects), reads a tensor the loop stores to, or
+    fills a buffer read outside the loop. A nested loop's prologue starts
+    with a barrier unless one precedes the loop in its block: the previous
+    run of the loop read the slots it overwrites.
   }];
   let options = [Option<"stages", "stages", "int64_t", /*default=*/"2",
                         "Slots per staged buffer when the loop has no "
@@ -75,11 +85,20 @@ def TileAllocateShared : Pass<"tile-allocate-shared", "mlir::func::FuncOp"> {
   let summary = "Assign shared-memory offsets to buffers by liveness";
   let description = [{
     Gives every `tile.local_alloc` a 16-byte aligned `offset`: buffers whose
-    live ranges (first to last use; a use in a loop covers the whole loop) do
-    not overlap share bytes. Records the total in the kernel's
-    `tile.shared_bytes`. Before the first copy into bytes that an earlier
-    buffer used, inserts a `tile.barrier` (unless one already separates
-    them), since other warps may still be reading the earlier buffer.
+    live ranges do not overlap share bytes (first fit, in order of first
+    use). A live range runs over the ops of the function body from a
+    buffer's first use to its last, a use in a loop (or any region) covering
+    the whole op; a `tile.async_copy` keeps its buffer live until the first
+    `tile.async_wait 0` after it, when the copy has surely landed. Records
+    the total in the kernel's `tile.shared_bytes` (i64; none when the
+    function has no buffer). A buffer that reuses bytes of an earlier one
+    gets a `tile.barrier` before its first use (other warps may still be
+    reading the earlier buffer) unless every access of it already follows a
+    barrier that nothing touching those bytes precedes.
+
+    Buffers may be used only by `tile.async_copy` and `tile.local_load`, in a
+    single-block function body. Re-running the pass recomputes the offsets
+    and adds no barrier: it is idempotent.
   }];
 }
 

@@ -1,0 +1,178 @@
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-stage-shared))' | FileCheck %s
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+
+// FlashAttention-2's loads: Q once before the loop, K (the transposed
+// operand, still [keys, head_dim] in memory order) and V in the loop. Buffers
+// are allocated at the top of the kernel; K and V share one commit, wait and
+// barrier, and only the loop's copies need the leading (WAR) barrier.
+// CHECK-LABEL: func.func @attention
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[QB:.*]] = tile.local_alloc : !tile.shared<[1, 128, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    %[[KB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    %[[VB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[STEP:.*]] = arith.constant 64 : i32
+// CHECK-NEXT:    %[[ACC0:.*]] = arith.constant
+// CHECK-NEXT:    tile.async_copy %[[Q:.*]][%[[Z]], %[[Z]]] window [0, 1] into %[[QB]][%[[C0]]] : !tile.global<[N, 64], f16> -> !tile.shared<[1, 128, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    tile.async_commit
+// CHECK-NEXT:    tile.async_wait 0
+// CHECK-NEXT:    tile.barrier
+// CHECK-NEXT:    %[[QT:.*]] = tile.local_load %[[QB]][%[[C0]]] : !tile.shared<[1, 128, 64], f16, swizzle = [1, 8]> -> tensor<128x64xf16, #[[A:.*]]>
+// CHECK-NEXT:    scf.for %[[I:.*]] = %[[Z]] to %{{.*}} step %[[STEP]] iter_args(%[[ACC:.*]] = %[[ACC0]])
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy %{{.*}}[%[[I]], %[[Z]]] window [0, 1] into %[[KB]][%[[C0]]] : !tile.global<[N, 64], f16> -> !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:      tile.async_copy %{{.*}}[%[[I]], %[[Z]]] window [0, 1] into %[[VB]][%[[C0]]] : !tile.global<[N, 64], f16> -> !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:      tile.async_commit
+// CHECK-NEXT:      tile.async_wait 0
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      %[[K:.*]] = tile.local_load %[[KB]][%[[C0]]] : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]> -> tensor<64x64xf16, #[[BT:.*]]>
+// CHECK-NEXT:      %[[V:.*]] = tile.local_load %[[VB]][%[[C0]]] : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]> -> tensor<64x64xf16, #[[B:.*]]>
+// CHECK-NEXT:      %[[S:.*]] = tile.mma %[[QT]], %[[K]], %[[ACC]] {transpose_b}
+// CHECK-NEXT:      %[[P:.*]] = arith.truncf %[[S]]
+// CHECK-NEXT:      %[[PA:.*]] = tile.convert_layout %[[P]]
+// CHECK-NEXT:      tile.mma %[[PA]], %[[V]], %[[ACC]]
+// CHECK-NOT:   tile.load
+// CHECK:       return
+func.func @attention(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                     %V: !tile.global<[N, 64], f16>, %n: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32, #mma>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16, #dot_a>
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32, #mma>) : i32 {
+    %k = tile.load %K[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_b_t>
+    %v = tile.load %V[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_b>
+    %s = tile.mma %q, %k, %acc {transpose_b} : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<128x64xf32, #mma>
+    %p = arith.truncf %s : tensor<128x64xf32, #mma> to tensor<128x64xf16, #mma>
+    %pa = tile.convert_layout %p : tensor<128x64xf16, #mma> -> tensor<128x64xf16, #dot_a>
+    %o = tile.mma %pa, %v, %acc : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b> -> tensor<128x64xf32, #mma>
+    scf.yield %o : tensor<128x64xf32, #mma>
+  }
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+
+// The default swizzle by row width: 16 bytes none, 32 bytes [4, 2], 64 bytes [2, 4], 128 and 256 bytes [1, 8], bf16 alike.
+// Rows of 6 chunks keep the phase inside aligned pairs of chunks: [1, 2].
+// Loads of one block with only pure ops between them share one group; a
+// load whose offsets are computed after the group starts begins another.
+// CHECK-LABEL: func.func @swizzles
+// CHECK-DAG:   %[[B8:.*]] = tile.local_alloc : !tile.shared<[1, 64, 8], f16>
+// CHECK-DAG:   %[[B16:.*]] = tile.local_alloc : !tile.shared<[1, 64, 16], f16, swizzle = [4, 2]>
+// CHECK-DAG:   %[[B32:.*]] = tile.local_alloc : !tile.shared<[1, 64, 32], bf16, swizzle = [2, 4]>
+// CHECK-DAG:   %[[B64:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-DAG:   %[[B128:.*]] = tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8]>
+// CHECK-DAG:   %[[B48:.*]] = tile.local_alloc : !tile.shared<[1, 64, 48], f16, swizzle = [1, 2]>
+// CHECK:       tile.async_copy {{.*}} into %[[B8]]
+// CHECK-NEXT:  tile.async_copy {{.*}} into %[[B16]]
+// CHECK-NEXT:  tile.async_copy {{.*}} into %[[B32]]
+// CHECK-NEXT:  tile.async_commit
+// CHECK-NEXT:  tile.async_wait 0
+// CHECK-NEXT:  tile.barrier
+// CHECK-NEXT:  tile.local_load %[[B8]]
+// CHECK-NEXT:  arith.addi
+// CHECK-NEXT:  tile.local_load %[[B16]]
+// CHECK-NEXT:  tile.local_load %[[B32]]
+// CHECK-NEXT:  %[[ROW:.*]] = arith.muli
+// CHECK-NEXT:  tile.async_copy %{{.*}}[%[[ROW]], %{{.*}}] window [0, 1] into %[[B64]]
+// CHECK-NEXT:  tile.async_copy {{.*}} into %[[B128]]
+// CHECK-NEXT:  tile.async_commit
+// CHECK-NEXT:  tile.async_wait 0
+// CHECK-NEXT:  tile.barrier
+// CHECK-NEXT:  tile.local_load %[[B64]]
+// CHECK-NEXT:  tile.local_load %[[B128]]
+// CHECK-NEXT:  tile.iota
+// CHECK-NEXT:  tile.store
+// CHECK-NEXT:  tile.async_copy {{.*}} into %[[B48]]
+// CHECK-NEXT:  tile.async_commit
+// CHECK-NEXT:  tile.async_wait 0
+// CHECK-NEXT:  tile.barrier
+// CHECK-NEXT:  tile.local_load %[[B48]]
+func.func @swizzles(%A8: !tile.global<[N, 8], f16>, %A16: !tile.global<[N, 16], f16>,
+                    %A32: !tile.global<[N, 32], bf16>, %A64: !tile.global<[N, 64], f16>,
+                    %A128: !tile.global<[N, 128], f16>, %A48: !tile.global<[N, 48], f16>,
+                    %O: !tile.global<[N], i32>, %m: i32)
+    -> (tensor<64x8xf16, #dot_b>, tensor<64x16xf16, #dot_b>, tensor<64x32xbf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x128xf16, #dot_a>, tensor<64x48xf16, #dot_b>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %a8 = tile.load %A8[%m, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 8], f16> -> tensor<64x8xf16, #dot_b>
+  %m1 = arith.addi %m, %m : i32
+  %a16 = tile.load %A16[%m, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 16], f16> -> tensor<64x16xf16, #dot_b>
+  %a32 = tile.load %A32[%m, %c0] window [0, 1] pad 0.0 : bf16 : !tile.global<[N, 32], bf16> -> tensor<64x32xbf16, #dot_a>
+  %row = arith.muli %m1, %m : i32
+  %a64 = tile.load %A64[%row, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+  %a128 = tile.load %A128[%m, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #dot_a>
+  %ids = tile.iota : tensor<64xi32, #tile.slice<1, #mma>>
+  tile.store %ids, %O[%m] window [0] : tensor<64xi32, #tile.slice<1, #mma>> -> !tile.global<[N], i32>
+  %a48 = tile.load %A48[%m, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 48], f16> -> tensor<64x48xf16, #dot_b>
+  return %a8, %a16, %a32, %a64, %a128, %a48 : tensor<64x8xf16, #dot_b>, tensor<64x16xf16, #dot_b>, tensor<64x32xbf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x128xf16, #dot_a>, tensor<64x48xf16, #dot_b>
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#blocked = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+
+// Loads that stay register loads: not an MMA operand, f32, a non-zero pad, a
+// window that is not whole rows (a part of the last dim, a last-dim offset not
+// known to be 0, a window along a leading dim only), a symbolic last dim.
+// CHECK-LABEL: func.func @not_staged
+// CHECK-NOT:   tile.local_alloc
+// CHECK-NOT:   tile.async_copy
+// CHECK-COUNT-8: tile.load
+// CHECK-NOT:   tile.local_load
+func.func @not_staged(%A: !tile.global<[N, 64], f16>, %F: !tile.global<[N, 64], f32>,
+                      %W: !tile.global<[N, 128], f16>, %D: !tile.global<[N, M], f16>,
+                      %T: !tile.global<[N, 64, 64], f16>, %m: i32)
+    -> (tensor<64x64xf16, #blocked>, tensor<64x64xf32, #blocked>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %0 = tile.load %A[%m, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #blocked>
+  %1 = tile.load %F[%m, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[N, 64], f32> -> tensor<64x64xf32, #blocked>
+  %2 = tile.load %A[%m, %c0] window [0, 1] pad 1.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+  %3 = tile.load %W[%m, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x64xf16, #dot_a>
+  %4 = tile.load %A[%m, %m] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+  %5 = tile.load %D[%m, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, M], f16> -> tensor<64x64xf16, #dot_a>
+  %6 = tile.load %T[%m, %c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64, 64], f16> -> tensor<64x64xf16, #dot_a>
+  %7 = tile.load %A[%m, %c0] window [0, 1] pad -0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<64x64xf16, #blocked>, tensor<64x64xf32, #blocked>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_a>
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+
+// A load in a conditional block of a loop also overwrites what the previous
+// iteration read: its group starts with a barrier too.
+// CHECK-LABEL: func.func @in_branch
+// CHECK:         scf.for
+// CHECK-NEXT:      scf.if
+// CHECK-NEXT:        tile.barrier
+// CHECK-NEXT:        tile.async_copy
+// CHECK-NEXT:        tile.async_commit
+// CHECK-NEXT:        tile.async_wait 0
+// CHECK-NEXT:        tile.barrier
+// CHECK-NEXT:        tile.local_load
+func.func @in_branch(%K: !tile.global<[N, 64], f16>, %n: i32, %c: i1)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  scf.for %i = %c0 to %n step %c32 : i32 {
+    scf.if %c {
+      %k = tile.load %K[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<32x64xf16, #dot_b>
+    }
+  }
+  return
+}
