@@ -51,3 +51,31 @@ func.func @reduce_f16(%s: tensor<16x8xf16, #mma>) attributes {tile.num_warps = 1
   %m = tile.reduce max %s axis = 1 : tensor<16x8xf16, #mma> -> tensor<16xf16, #rows>
   return
 }
+
+// -----
+
+// Shared buffers are placed by tile-allocate-shared.
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+!buf = !tile.shared<[1, 16, 16], f16>
+func.func @buffer_without_offset(%X: !tile.global<[16, 16], f16> {tile.name = "X"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  // expected-error@+1 {{'tile.local_alloc' op has no offset: run tile-allocate-shared before convert-tile-to-simt}}
+  %b = tile.local_alloc : !buf
+  tile.async_copy %X[%c0, %c0] window [0, 1] into %b[%c0] : !tile.global<[16, 16], f16> -> !buf
+  return
+}
+
+// -----
+
+// cp.async copies whole 16-byte chunks of whole rows: the window starts at
+// column 0.
+!buf = !tile.shared<[1, 16, 16], f16>
+func.func @copy_column_offset(%X: !tile.global<[16, 16], f16> {tile.name = "X"}, %col: i32 {tile.name = "col"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %b = tile.local_alloc {offset = 0 : i64} : !buf
+  // expected-error@+1 {{'tile.async_copy' op copies whole rows: its offset along the last dim must be the constant 0}}
+  tile.async_copy %X[%c0, %col] window [0, 1] into %b[%c0] : !tile.global<[16, 16], f16> -> !buf
+  return
+}

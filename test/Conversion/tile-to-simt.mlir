@@ -383,24 +383,30 @@ func.func @fusion(%G: !tile.global<[16, 32], f16> {tile.name = "G"},
 // -----
 
 // Rows [i, i + 16) of a loop whose upper bound is (N / 16) * 16 of X's dim
-// and whose step is 16 never leave X: no row check for X in the first loop
-// (Y's rows are checked: its N is another tensor's dim). The
-// second loop runs to N itself: its last block may hang over, so rows are
-// checked. The batch index is checked once per tile, not per register.
+// and whose step is 16 never leave X, nor Y, whose dim has the same symbol N
+// (equal at launch): no row checks in the first loop, but for Z, whose rows
+// are M. The second loop runs to N itself: its last block may hang over, so
+// rows are checked. The batch index is checked once per tile, not per
+// register.
 #blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
 // CHECK-LABEL: gpu.func @proven_in_bounds
 // CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1> {tile.name = "X"}, %[[B:.*]]: i32 {tile.name = "X.d0"}, %[[N:.*]]: i32 {tile.name = "X.d1"}
 // CHECK-SAME: %[[YN:[a-z0-9]*]]: i32 {tile.name = "Y.d1"}
+// CHECK-SAME: %[[ZM:[a-z0-9]*]]: i32 {tile.name = "Z.d1"}
 // CHECK: scf.for
 // CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
 // CHECK: scf.if %{{.*}} -> (vector<16xf32>)
 // CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
-// CHECK: arith.cmpi slt, %{{.*}}, %[[YN]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
+// CHECK: arith.cmpi slt, %{{.*}}, %[[ZM]]
 // CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
 // CHECK: scf.for
 // CHECK: arith.cmpi slt, %{{.*}}, %[[N]]
 func.func @proven_in_bounds(%X: !tile.global<[B, N, 32], f32> {tile.name = "X"},
-                            %Y: !tile.global<[B, N, 32], f32> {tile.name = "Y"})
+                            %Y: !tile.global<[B, N, 32], f32> {tile.name = "Y"},
+                            %Z: !tile.global<[B, M, 32], f32> {tile.name = "Z"})
     attributes {tile.num_warps = 1 : i32} {
   %c0 = arith.constant 0 : i32
   %c16 = arith.constant 16 : i32
@@ -411,6 +417,7 @@ func.func @proven_in_bounds(%X: !tile.global<[B, N, 32], f32> {tile.name = "X"},
   scf.for %i = %c0 to %full step %c16 : i32 {
     %x = tile.load %X[%b, %i, %c0] window [1, 2] pad 0.0 : f32 : !tile.global<[B, N, 32], f32> -> tensor<16x32xf32, #blocked>
     tile.store %x, %Y[%b, %i, %c0] window [1, 2] : tensor<16x32xf32, #blocked> -> !tile.global<[B, N, 32], f32>
+    tile.store %x, %Z[%b, %i, %c0] window [1, 2] : tensor<16x32xf32, #blocked> -> !tile.global<[B, M, 32], f32>
   }
   scf.for %i = %full to %n step %c16 : i32 {
     %x = tile.load %X[%b, %i, %c0] window [1, 2] pad 0.0 : f32 : !tile.global<[B, N, 32], f32> -> tensor<16x32xf32, #blocked>

@@ -1,7 +1,7 @@
 //===- IndexBuilder.h - i32 index arithmetic that builds IR -----*- C++ -*-===//
 //
 // `IndexValue` is an integer type for the layout functions of
-// dialect/Tile/LayoutFunctions.h: its operators + * / % (with int64_t and with
+// dialect/Tile/LayoutFunctions.h: its operators + * / % ^ (with int64_t and with
 // itself) emit `arith` ops on i32, folding constants as they go, so that the
 // coordinate formulas are written once and evaluated both at compile time
 // (int64_t) and in the kernel (IndexValue). All values are non-negative
@@ -81,6 +81,17 @@ public:
     return a.emit<mlir::arith::RemUIOp>(b);
   }
 
+  /// Swizzled shared-memory offsets (see layout::swizzledOffset).
+  friend IndexValue operator^(const IndexValue &a, const IndexValue &b) {
+    if (a.constant && b.constant)
+      return {a.ib, *a.constant ^ *b.constant};
+    if (a.constant == 0)
+      return b;
+    if (b.constant == 0)
+      return a;
+    return a.emit<mlir::arith::XOrIOp>(b);
+  }
+
 #define FLASH_INDEX_MIXED(OP)                                                  \
   friend IndexValue operator OP(const IndexValue &a, int64_t b) {              \
     return a OP IndexValue(a.ib, b);                                           \
@@ -92,6 +103,7 @@ public:
   FLASH_INDEX_MIXED(*)
   FLASH_INDEX_MIXED(/)
   FLASH_INDEX_MIXED(%)
+  FLASH_INDEX_MIXED(^)
 #undef FLASH_INDEX_MIXED
 
 private:

@@ -16,11 +16,12 @@
 // (IndexBuilder.h) emit the per-thread index arithmetic, so no layout formula
 // is written twice.
 //
+// The shared-memory ops (buffers, cp.async, ldmatrix) are lowered in
+// SharedMemoryLowering.cpp; Lowering.h is what the two files share.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/Passes.h"
-#include "lib/Conversion/TileToSIMT/IndexBuilder.h"
-
-#include "dialect/Tile/TileDialect.h"
+#include "lib/Conversion/TileToSIMT/Lowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -42,81 +43,132 @@ namespace flash {
 
 using namespace mlir;
 using namespace flash::tile;
-using flash::simt::IndexBuilder;
-using flash::simt::IndexValue;
-
-namespace {
-
-constexpr llvm::StringLiteral kSharedGlobalName = "__flashc_smem";
-constexpr llvm::StringLiteral kSharedBytesAttrName = "flashc.shared_bytes";
-constexpr llvm::StringLiteral kParamsAttrName = "flashc.params";
-constexpr int64_t kWarp = layout::kWarpSize;
+using namespace flash::simt;
 
 //===----------------------------------------------------------------------===//
 // Compile-time view of a distributed tile
 //===----------------------------------------------------------------------===//
 
-/// A tile type with its layout, evaluated at compile time.
-struct TileInfo {
-  RankedTensorType type;
-  Attribute layout;
-  SmallVector<int64_t, 2> shape;
-  int64_t regs = 0;
+std::optional<TileInfo> TileInfo::get(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return std::nullopt;
+  auto iface = dyn_cast_or_null<LayoutAttrInterface>(tensor.getEncoding());
+  if (!iface)
+    return std::nullopt;
+  TileInfo info;
+  info.type = tensor;
+  info.layout = tensor.getEncoding();
+  info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  info.regs = iface.getNumRegisters(tensor.getShape());
+  return info;
+}
 
-  static std::optional<TileInfo> get(Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor)
-      return std::nullopt;
-    auto iface = dyn_cast_or_null<LayoutAttrInterface>(tensor.getEncoding());
-    if (!iface)
-      return std::nullopt;
-    TileInfo info;
-    info.type = tensor;
-    info.layout = tensor.getEncoding();
-    info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-    info.regs = iface.getNumRegisters(tensor.getShape());
-    return info;
-  }
+int64_t TileInfo::numElements() const {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
 
-  int64_t numElements() const {
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
-    return n;
-  }
-  layout::Coord coord(int64_t thread, int64_t reg) const {
-    return layoutCoord<int64_t>(layout, shape, thread / kWarp, thread % kWarp,
-                                reg);
-  }
-  /// Row-major position of a coordinate in the tile.
-  int64_t linear(ArrayRef<int64_t> c) const {
-    int64_t index = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
-      index = index * shape[d] + c[d];
-    return index;
-  }
-  int64_t linearCoord(int64_t thread, int64_t reg) const {
-    return linear(coord(thread, reg));
-  }
-  /// Linear coordinates of every register of every thread: [thread][reg].
-  std::vector<std::vector<int64_t>> table(int64_t numThreads) const {
-    std::vector<std::vector<int64_t>> result(numThreads);
-    for (int64_t t = 0; t < numThreads; ++t)
-      for (int64_t r = 0; r < regs; ++r)
-        result[t].push_back(linearCoord(t, r));
-    return result;
-  }
-  VectorType vectorType() const {
-    return VectorType::get({regs}, type.getElementType());
-  }
-};
+int64_t TileInfo::linear(ArrayRef<int64_t> c) const {
+  int64_t index = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    index = index * shape[d] + c[d];
+  return index;
+}
 
-std::string describe(Attribute attr) {
+std::vector<std::vector<int64_t>> TileInfo::table(int64_t numThreads) const {
+  std::vector<std::vector<int64_t>> result(numThreads);
+  for (int64_t t = 0; t < numThreads; ++t)
+    for (int64_t r = 0; r < regs; ++r)
+      result[t].push_back(linearCoord(t, r));
+  return result;
+}
+
+std::string flash::simt::describe(Attribute attr) {
   std::string s;
   llvm::raw_string_ostream os(s);
   attr.print(os);
   return s;
 }
+
+//===----------------------------------------------------------------------===//
+// IR helpers
+//===----------------------------------------------------------------------===//
+
+int64_t flash::simt::getNumWarps(Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  auto attr = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
+  return attr ? attr.getInt() : 1;
+}
+
+ThreadIds flash::simt::getThreadIds(OpBuilder &builder, Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  Block &entry = func.getFunctionBody().front();
+  auto it = entry.begin();
+  if (it != entry.end() && isa<NVVM::ThreadIdXOp>(*it)) {
+    Operation *c32 = it->getNextNode();
+    auto div = cast<arith::DivUIOp>(c32->getNextNode());
+    auto rem = cast<arith::RemUIOp>(div->getNextNode());
+    return {it->getResult(0), div.getResult(), rem.getResult()};
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&entry);
+  Location loc = func.getLoc();
+  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+  Value c32 = arith::ConstantIntOp::create(builder, loc, kWarp, 32);
+  Value warp = arith::DivUIOp::create(builder, loc, tid, c32);
+  Value lane = arith::RemUIOp::create(builder, loc, tid, c32);
+  return {tid, warp, lane};
+}
+
+Value flash::simt::i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+
+Value flash::simt::andPredicates(OpBuilder &b, Location loc, Value a,
+                                 Value c) {
+  if (!a)
+    return c;
+  if (!c)
+    return a;
+  return arith::AndIOp::create(b, loc, a, c);
+}
+
+void flash::simt::emitGuarded(OpBuilder &b, Location loc, Value pred,
+                              llvm::function_ref<void()> body) {
+  if (!pred) {
+    body();
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
+void flash::simt::barrier(OpBuilder &b, Location loc) {
+  NVVM::BarrierOp::create(b, loc);
+}
+
+Value flash::simt::sharedGlobal(OpBuilder &b, Location loc) {
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  return LLVM::AddressOfOp::create(b, loc, ptr3, kSharedGlobalName);
+}
+
+Value flash::simt::sharedByteAddress(OpBuilder &b, Location loc, Value base,
+                                     Value bytes) {
+  if (auto c = bytes.getDefiningOp<arith::ConstantIntOp>(); c && c.value() == 0)
+    return base;
+  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  return LLVM::GEPOp::create(b, loc, ptr3, b.getI8Type(), base,
+                             ValueRange{bytes});
+}
+
+namespace {
+
+constexpr llvm::StringLiteral kParamsAttrName = "flashc.params";
 
 /// Which registers each thread writes so that every element is written once:
 /// register r of (warp, lane) writes iff that thread is the first (lowest
@@ -137,46 +189,6 @@ firstHolderMasks(const std::vector<std::vector<int64_t>> &table,
       if (first[table[t][r]] == t)
         masks[r][t / kWarp] |= 1u << (t % kWarp);
   return masks;
-}
-
-//===----------------------------------------------------------------------===//
-// IR helpers
-//===----------------------------------------------------------------------===//
-
-int64_t getNumWarps(Operation *op) {
-  auto func = op->getParentOfType<FunctionOpInterface>();
-  auto attr = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
-  return attr ? attr.getInt() : 1;
-}
-
-struct ThreadIds {
-  Value warp, lane;
-};
-
-/// tid.x, warp = tid / 32 and lane = tid % 32, created once at the top of the
-/// kernel's entry block (the first three ops after the i32 constant 32).
-ThreadIds getThreadIds(OpBuilder &builder, Operation *op) {
-  auto func = op->getParentOfType<FunctionOpInterface>();
-  Block &entry = func.getFunctionBody().front();
-  auto it = entry.begin();
-  if (it != entry.end() && isa<NVVM::ThreadIdXOp>(*it)) {
-    Operation *c32 = it->getNextNode();
-    auto div = cast<arith::DivUIOp>(c32->getNextNode());
-    auto rem = cast<arith::RemUIOp>(div->getNextNode());
-    return {div.getResult(), rem.getResult()};
-  }
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(&entry);
-  Location loc = func.getLoc();
-  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
-  Value c32 = arith::ConstantIntOp::create(builder, loc, kWarp, 32);
-  Value warp = arith::DivUIOp::create(builder, loc, tid, c32);
-  Value lane = arith::RemUIOp::create(builder, loc, tid, c32);
-  return {warp, lane};
-}
-
-Value i32Const(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, v, 32);
 }
 
 /// A predicate that is true on the lanes set in `perWarp[warp]`, or null
@@ -205,27 +217,6 @@ Value lanePredicate(OpBuilder &b, Location loc, ThreadIds ids,
                                i32Const(b, loc, 0));
 }
 
-Value andPredicates(OpBuilder &b, Location loc, Value a, Value c) {
-  if (!a)
-    return c;
-  if (!c)
-    return a;
-  return arith::AndIOp::create(b, loc, a, c);
-}
-
-/// Runs `body` under `pred` (or unconditionally when `pred` is null).
-void emitGuarded(OpBuilder &b, Location loc, Value pred,
-                 llvm::function_ref<void()> body) {
-  if (!pred) {
-    body();
-    return;
-  }
-  auto ifOp = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  body();
-}
-
 /// Storage type of an element in shared memory (i1 as i8).
 Type sharedElementType(Type elem) {
   if (elem.isInteger(1))
@@ -236,20 +227,31 @@ int64_t byteWidth(Type elem) {
   return std::max<int64_t>(1, elem.getIntOrFloatBitWidth() / 8);
 }
 
-void noteSharedBytes(Operation *op, int64_t bytes) {
+/// Where the conversion's own shared scratch (layout exchanges, cross-warp
+/// reductions) starts: after the kernel's buffers, 16-byte aligned.
+int64_t scratchStart(Operation *op) {
   auto func = op->getParentOfType<FunctionOpInterface>();
-  int64_t current = 0;
-  if (auto attr = func->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
-    current = attr.getInt();
-  if (bytes > current)
-    func->setAttr(kSharedBytesAttrName,
-                  IntegerAttr::get(IntegerType::get(op->getContext(), 64),
-                                   bytes));
+  auto attr = func->getAttrOfType<IntegerAttr>(kBufferBytesAttrName);
+  return attr ? llvm::alignTo(attr.getInt(), 16) : 0;
 }
 
-Value sharedBase(OpBuilder &b, Location loc) {
-  auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  return LLVM::AddressOfOp::create(b, loc, ptr3, kSharedGlobalName);
+/// Records that the kernel uses `bytes` of scratch.
+void noteSharedBytes(Operation *op, int64_t bytes) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  int64_t total = scratchStart(op) + bytes, current = 0;
+  if (auto attr = func->getAttrOfType<IntegerAttr>(kKernelSharedBytesAttrName))
+    current = attr.getInt();
+  if (total > current)
+    func->setAttr(kKernelSharedBytesAttrName,
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                   total));
+}
+
+Value scratchBase(OpBuilder &b, Location loc, Operation *op) {
+  Value global = sharedGlobal(b, loc);
+  int64_t start = scratchStart(op);
+  return start ? sharedByteAddress(b, loc, global, i32Const(b, loc, start))
+               : global;
 }
 
 Value sharedAddress(OpBuilder &b, Location loc, Value base, Type elem,
@@ -278,8 +280,6 @@ Value loadShared(OpBuilder &b, Location loc, Value base, Type elem,
     v = arith::TruncIOp::create(b, loc, elem, v);
   return v;
 }
-
-void barrier(OpBuilder &b, Location loc) { NVVM::BarrierOp::create(b, loc); }
 
 SmallVector<Value> extractAll(OpBuilder &b, Location loc, Value vec,
                               int64_t n) {
@@ -378,7 +378,7 @@ Value emitSharedExchange(OpBuilder &b, Location loc, Operation *op, Value src,
   auto masks =
       firstHolderMasks(in.table(numWarps * kWarp), in.numElements(), numWarps);
 
-  Value base = sharedBase(b, loc);
+  Value base = scratchBase(b, loc, op);
   SmallVector<Value> values = extractAll(b, loc, src, in.regs);
   for (int64_t r = 0; r < in.regs; ++r) {
     if (llvm::all_of(masks[r], [](uint32_t m) { return m == 0; }))
@@ -415,13 +415,10 @@ Value emitLayoutMove(OpBuilder &b, Location loc, Operation *op, Value src,
 // unrealized_conversion_cast of (!llvm.ptr<1>, i32 dims...).
 //===----------------------------------------------------------------------===//
 
-struct GlobalView {
-  GlobalType type;
-  Value ptr;
-  SmallVector<IndexValue, 4> dims;
-};
+} // namespace
 
-std::optional<GlobalView> getGlobalView(Value source, IndexBuilder *ib) {
+std::optional<GlobalView> flash::simt::getGlobalView(Value source,
+                                                     IndexBuilder *ib) {
   auto cast = source.getDefiningOp<UnrealizedConversionCastOp>();
   auto type = dyn_cast<GlobalType>(source.getType());
   if (!cast || !type || cast.getInputs().size() != type.getRank() + 1)
@@ -435,6 +432,8 @@ std::optional<GlobalView> getGlobalView(Value source, IndexBuilder *ib) {
   }
   return view;
 }
+
+namespace {
 
 /// A known divisor of an i32 value (1 when nothing is known).
 int64_t knownMultiple(Value v, int depth = 0) {
@@ -510,22 +509,29 @@ int64_t chooseVectorWidth(const TileInfo &tile, ArrayRef<int64_t> window,
   return 1;
 }
 
-/// Marks, per global dim of a tile.load/store, the dims whose window provably
+/// Marks, per global dim of a window access, the dims whose window provably
 /// stays inside the tensor (set before the conversion, on the original IR).
 constexpr llvm::StringLiteral kInBoundsAttr = "flashc.in_bounds";
 
+/// Whether `dim` is dim `d` of `global`, or a dim of another tensor with the
+/// same symbol (equal at launch: the launcher, interpreter and emulator check).
+bool sameDim(DimOp dim, Value global, int64_t d) {
+  if (dim.getSource() == global)
+    return int64_t(dim.getIndex()) == d;
+  auto type = cast<GlobalType>(global.getType());
+  GlobalType other = dim.getSource().getType();
+  unsigned i = dim.getIndex();
+  return !type.isStaticDim(d) && !other.isStaticDim(i) &&
+         type.getDimNames()[d] == other.getDimNames()[i];
+}
+
 /// v <= dim `d` of `global`: that dim, (x / c) * c of something that is, or
 /// a min with such a value. Dims are never negative.
-///
-/// Only the tensor's own dim counts, not another tensor's dim of the same
-/// symbol: in fa2 the V loads then keep their row checks, whose branches keep
-/// ptxas from hoisting every V fragment load to the top of P*V (measured: 0
-/// spill bytes this way, 4 to 36 bytes with the checks proven away).
 bool boundedByDim(Value v, Value global, int64_t d, int depth = 0) {
   if (depth > 12)
     return false;
   if (auto dim = v.getDefiningOp<DimOp>())
-    return dim.getSource() == global && dim.getIndex() == d;
+    return sameDim(dim, global, d);
   if (auto min = v.getDefiningOp<arith::MinSIOp>())
     return boundedByDim(min.getLhs(), global, d, depth + 1) ||
            boundedByDim(min.getRhs(), global, d, depth + 1);
@@ -540,13 +546,79 @@ bool boundedByDim(Value v, Value global, int64_t d, int depth = 0) {
   return false;
 }
 
+/// v >= 0: a non-negative constant, a tensor dim, the induction variable of
+/// a loop with a non-negative lower bound and a positive step, or sums,
+/// products, maxima, minima and quotients (by a positive constant) of such.
+bool knownNonNegative(Value v, int depth = 0) {
+  if (depth > 12)
+    return false;
+  if (auto c = v.getDefiningOp<arith::ConstantIntOp>())
+    return c.value() >= 0;
+  if (v.getDefiningOp<DimOp>())
+    return true;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    auto step = loop ? loop.getStep().getDefiningOp<arith::ConstantIntOp>()
+                     : arith::ConstantIntOp();
+    return loop && arg == loop.getInductionVar() && step && step.value() > 0 &&
+           knownNonNegative(loop.getLowerBound(), depth + 1);
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<arith::AddIOp, arith::MulIOp, arith::MinSIOp>(def))
+    return knownNonNegative(def->getOperand(0), depth + 1) &&
+           knownNonNegative(def->getOperand(1), depth + 1);
+  if (auto max = dyn_cast_or_null<arith::MaxSIOp>(def))
+    return knownNonNegative(max.getLhs(), depth + 1) ||
+           knownNonNegative(max.getRhs(), depth + 1);
+  if (auto div = dyn_cast_or_null<arith::DivSIOp>(def)) {
+    auto divisor = div.getRhs().getDefiningOp<arith::ConstantIntOp>();
+    return divisor && divisor.value() > 0 &&
+           knownNonNegative(div.getLhs(), depth + 1);
+  }
+  return false;
+}
+
+/// The upper bounds `pred` guarantees for `offset`: U for every conjunct
+/// `offset < U` (also written `U > offset`).
+SmallVector<Value> boundsImpliedBy(Value pred, Value offset) {
+  SmallVector<Value> bounds;
+  SmallVector<Value> conjuncts = {pred};
+  while (!conjuncts.empty()) {
+    Value c = conjuncts.pop_back_val();
+    if (auto andOp = c.getDefiningOp<arith::AndIOp>()) {
+      conjuncts.append({andOp.getLhs(), andOp.getRhs()});
+      continue;
+    }
+    auto cmp = c.getDefiningOp<arith::CmpIOp>();
+    if (!cmp)
+      continue;
+    if (cmp.getPredicate() == arith::CmpIPredicate::slt &&
+        cmp.getLhs() == offset)
+      bounds.push_back(cmp.getRhs());
+    if (cmp.getPredicate() == arith::CmpIPredicate::sgt &&
+        cmp.getRhs() == offset)
+      bounds.push_back(cmp.getLhs());
+  }
+  return bounds;
+}
+
 /// A window [offset, offset + extent) along dim `d` of `global` lies inside
 /// it: offset is a known constant inside a static dim, or the induction
 /// variable of a loop whose lower bound is 0 or a non-negative multiple of
 /// the step, whose upper bound is a multiple of the step bounded by the dim,
-/// and whose step covers the extent (FlashAttention's full key blocks).
-bool windowInside(Value offset, int64_t extent, Value global, int64_t d) {
+/// and whose step covers the extent (FlashAttention's full key blocks), or
+/// the access happens only when `pred` holds and `pred` bounds the offset
+/// likewise: offset >= 0, offset < U, both multiples of some m >= extent and
+/// U bounded by the dim (the prefetches of a pipelined loop over full blocks,
+/// predicated off past its end).
+bool windowInside(Value offset, int64_t extent, Value global, int64_t d,
+                  Value pred) {
   auto type = cast<GlobalType>(global.getType());
+  if (pred && knownNonNegative(offset))
+    for (Value bound : boundsImpliedBy(pred, offset))
+      if (std::gcd(knownMultiple(offset), knownMultiple(bound)) >= extent &&
+          boundedByDim(bound, global, d))
+        return true;
   if (auto c = offset.getDefiningOp<arith::ConstantIntOp>())
     return type.isStaticDim(d) && c.value() >= 0 &&
            c.value() + extent <= type.getShape()[d];
@@ -564,38 +636,16 @@ bool windowInside(Value offset, int64_t extent, Value global, int64_t d) {
          boundedByDim(loop.getUpperBound(), global, d);
 }
 
-template <typename OpTy>
-void markWindowInBounds(OpTy op, Value global, RankedTensorType tile) {
-  auto type = cast<GlobalType>(global.getType());
-  SmallVector<bool> inside;
-  for (unsigned g = 0; g < type.getRank(); ++g) {
-    auto it = llvm::find(op.getWindow(), static_cast<int64_t>(g));
-    int64_t extent = it == op.getWindow().end()
-                         ? 1
-                         : tile.getDimSize(it - op.getWindow().begin());
-    inside.push_back(windowInside(op.getOffsets()[g], extent, global, g));
-  }
-  op->setAttr(kInBoundsAttr,
-              DenseBoolArrayAttr::get(op.getContext(), inside));
-}
-
-/// Per-access address and bounds predicate of a window access (null when
-/// nothing register-specific needs checking).
-struct AccessPoint {
-  Value address; // !llvm.ptr<1>
-  Value inBounds;
-};
-
 /// The offset of every register's coordinate from register 0's, when it is
 /// the same for every thread (always, unless a layout wraps around a tile
 /// smaller than its step): [register][tile dim].
 std::optional<std::vector<layout::Coord>>
-uniformRegisterOffsets(const TileInfo &tile, int64_t numThreads) {
-  std::vector<layout::Coord> offsets(tile.regs);
+uniformRegisterOffsets(const AccessMap &map, int64_t numThreads) {
+  std::vector<layout::Coord> offsets(map.regs);
   for (int64_t t = 0; t < numThreads; ++t) {
-    layout::Coord origin = tile.coord(t, 0);
-    for (int64_t r = 0; r < tile.regs; ++r) {
-      layout::Coord c = tile.coord(t, r);
+    layout::Coord origin = map.coord(t, 0);
+    for (int64_t r = 0; r < map.regs; ++r) {
+      layout::Coord c = map.coord(t, r);
       for (size_t d = 0; d < c.size(); ++d)
         c[d] -= origin[d];
       if (t == 0)
@@ -607,151 +657,156 @@ uniformRegisterOffsets(const TileInfo &tile, int64_t numThreads) {
   return offsets;
 }
 
-/// Addresses and bounds predicates of the registers of one tile window.
-/// The thread-dependent part of every index is computed once; each register
-/// then adds constants, so all accesses of a tile share one base pointer with
-/// immediate offsets (instead of one pointer per register, which loop
-/// strength reduction would keep alive across the loop), and dims that the
-/// window provably stays inside (kInBoundsAttr) are not checked.
-class WindowAddressing {
-public:
-  WindowAddressing(OpBuilder &b, Location loc, IndexBuilder *ib,
-                   const GlobalView &view, ValueRange offsets, Operation *access,
-                   ArrayRef<int64_t> window, const TileInfo &tile,
-                   int64_t numThreads, IndexValue warp, IndexValue lane)
-      : b(b), loc(loc), ib(ib), view(view), window(window), tile(tile),
-        warp(warp), lane(lane) {
-    auto inside = access->getAttrOfType<DenseBoolArrayAttr>(kInBoundsAttr);
-    unsigned rank = view.type.getRank();
-    registerOffsets = uniformRegisterOffsets(tile, numThreads);
-    layout::CoordOf<IndexValue> origin;
-    if (registerOffsets)
-      origin = layoutCoord<IndexValue>(tile.layout, tile.shape, warp, lane, 0);
-    Type i64 = b.getI64Type();
-    std::optional<int64_t> staticStride = 1;
-    Value stride = arith::ConstantIntOp::create(b, loc, 1, 64);
-    index.resize(rank);
-    strides.resize(rank);
-    staticStrides.resize(rank);
-    checked.resize(rank);
-    for (int64_t g = rank - 1; g >= 0; --g) {
-      index[g] = IndexValue(ib, offsets[g]);
-      if (int64_t d = tileDimOf(g); d >= 0 && registerOffsets)
-        index[g] = index[g] + origin[d];
-      std::optional<int64_t> size = view.dims[g].getConstant();
-      checked[g] = !inside || !inside[g];
-      strides[g] = stride;
-      staticStrides[g] = staticStride;
-      if (g == 0)
-        break;
-      stride = arith::MulIOp::create(
-          b, loc, stride, arith::ExtUIOp::create(b, loc, i64, view.dims[g].get()));
-      staticStride = staticStride && size ? std::optional<int64_t>(*staticStride * *size)
-                                          : std::nullopt;
-    }
-    if (registerOffsets)
-      base = gep(view.ptr, linear(index));
-    // Dims the tile does not run along: one check for the whole tile.
+} // namespace
+
+void flash::simt::markWindowInBounds(Operation *access, Value global,
+                                     ValueRange offsets,
+                                     ArrayRef<int64_t> window,
+                                     ArrayRef<int64_t> tileShape, Value pred) {
+  auto type = cast<GlobalType>(global.getType());
+  SmallVector<bool> inside;
+  for (unsigned g = 0; g < type.getRank(); ++g) {
+    auto it = llvm::find(window, static_cast<int64_t>(g));
+    int64_t extent = it == window.end() ? 1 : tileShape[it - window.begin()];
+    inside.push_back(windowInside(offsets[g], extent, global, g, pred));
+  }
+  access->setAttr(kInBoundsAttr,
+                  DenseBoolArrayAttr::get(access->getContext(), inside));
+}
+
+AccessMap AccessMap::of(const TileInfo &tile) {
+  return {tile.regs,
+          [tile](int64_t thread, int64_t reg) { return tile.coord(thread, reg); },
+          [tile](IndexValue warp, IndexValue lane, int64_t reg) {
+            return layoutCoord<IndexValue>(tile.layout, tile.shape, warp, lane,
+                                           reg);
+          }};
+}
+
+WindowAddressing::WindowAddressing(OpBuilder &b, Location loc, IndexBuilder *ib,
+                                   const GlobalView &view, ValueRange offsets,
+                                   Operation *access, ArrayRef<int64_t> window,
+                                   AccessMap map, int64_t numThreads,
+                                   IndexValue warp, IndexValue lane)
+    : b(b), loc(loc), ib(ib), view(view), window(window), map(std::move(map)),
+      warp(warp), lane(lane) {
+  auto inside = access->getAttrOfType<DenseBoolArrayAttr>(kInBoundsAttr);
+  unsigned rank = view.type.getRank();
+  registerOffsets = uniformRegisterOffsets(this->map, numThreads);
+  layout::CoordOf<IndexValue> origin;
+  if (registerOffsets)
+    origin = this->map.emit(warp, lane, 0);
+  Type i64 = b.getI64Type();
+  std::optional<int64_t> staticStride = 1;
+  Value stride = arith::ConstantIntOp::create(b, loc, 1, 64);
+  index.resize(rank);
+  strides.resize(rank);
+  staticStrides.resize(rank);
+  checked.resize(rank);
+  for (int64_t g = rank - 1; g >= 0; --g) {
+    index[g] = IndexValue(ib, offsets[g]);
+    if (int64_t d = tileDimOf(g); d >= 0 && registerOffsets)
+      index[g] = index[g] + origin[d];
+    std::optional<int64_t> size = view.dims[g].getConstant();
+    checked[g] = !inside || !inside[g];
+    strides[g] = stride;
+    staticStrides[g] = staticStride;
+    if (g == 0)
+      break;
+    stride = arith::MulIOp::create(
+        b, loc, stride, arith::ExtUIOp::create(b, loc, i64, view.dims[g].get()));
+    staticStride = staticStride && size
+                       ? std::optional<int64_t>(*staticStride * *size)
+                       : std::nullopt;
+  }
+  if (registerOffsets)
+    base = gep(view.ptr, linear(index));
+  // Dims the tile does not run along: one check for the whole tile.
+  for (unsigned g = 0; g < rank; ++g)
+    if (checked[g] && tileDimOf(g) < 0)
+      uniform = andPredicates(b, loc, uniform, inRange(index[g], g));
+}
+
+AccessPoint WindowAddressing::at(int64_t reg) {
+  unsigned rank = view.type.getRank();
+  SmallVector<IndexValue, 4> idx(index.begin(), index.end());
+  if (registerOffsets) {
     for (unsigned g = 0; g < rank; ++g)
-      if (checked[g] && tileDimOf(g) < 0)
-        uniform = andPredicates(b, loc, uniform, inRange(index[g], g));
+      if (int64_t d = tileDimOf(g); d >= 0)
+        idx[g] = idx[g] + (*registerOffsets)[reg][d];
+  } else {
+    auto coord = map.emit(warp, lane, reg);
+    for (unsigned g = 0; g < rank; ++g)
+      if (int64_t d = tileDimOf(g); d >= 0)
+        idx[g] = idx[g] + coord[d];
   }
-
-  /// Bounds of the dims the tile does not run along (null: none to check):
-  /// the same for every register, so checked once per tile.
-  Value uniformInBounds() const { return uniform; }
-
-  AccessPoint at(int64_t reg) {
-    unsigned rank = view.type.getRank();
-    SmallVector<IndexValue, 4> idx(index.begin(), index.end());
-    if (registerOffsets) {
-      for (unsigned g = 0; g < rank; ++g)
-        if (int64_t d = tileDimOf(g); d >= 0)
-          idx[g] = idx[g] + (*registerOffsets)[reg][d];
-    } else {
-      auto coord = layoutCoord<IndexValue>(tile.layout, tile.shape, warp, lane, reg);
-      for (unsigned g = 0; g < rank; ++g)
-        if (int64_t d = tileDimOf(g); d >= 0)
-          idx[g] = idx[g] + coord[d];
+  Value inBounds;
+  for (unsigned g = 0; g < rank; ++g) {
+    if (!checked[g] || tileDimOf(g) < 0)
+      continue;
+    inBounds = andPredicates(b, loc, inBounds, inRange(idx[g], g));
+  }
+  if (!registerOffsets)
+    return {gep(view.ptr, linear(idx)), inBounds};
+  // Register offset = sum over tile dims of offset * stride: a constant
+  // when the strides are static.
+  int64_t constant = 0;
+  Value dynamic;
+  for (unsigned g = 0; g < rank; ++g) {
+    int64_t d = tileDimOf(g);
+    if (d < 0 || (*registerOffsets)[reg][d] == 0)
+      continue;
+    int64_t delta = (*registerOffsets)[reg][d];
+    if (staticStrides[g]) {
+      constant += delta * *staticStrides[g];
+      continue;
     }
-    Value inBounds;
-    for (unsigned g = 0; g < rank; ++g) {
-      if (!checked[g] || tileDimOf(g) < 0)
-        continue;
-      inBounds = andPredicates(b, loc, inBounds, inRange(idx[g], g));
-    }
-    if (!registerOffsets)
-      return {gep(view.ptr, linear(idx)), inBounds};
-    // Register offset = sum over tile dims of offset * stride: a constant
-    // when the strides are static.
-    int64_t constant = 0;
-    Value dynamic;
-    for (unsigned g = 0; g < rank; ++g) {
-      int64_t d = tileDimOf(g);
-      if (d < 0 || (*registerOffsets)[reg][d] == 0)
-        continue;
-      int64_t delta = (*registerOffsets)[reg][d];
-      if (staticStrides[g]) {
-        constant += delta * *staticStrides[g];
-        continue;
-      }
-      Value term = arith::MulIOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, delta, 64), strides[g]);
-      dynamic = dynamic ? arith::AddIOp::create(b, loc, dynamic, term).getResult()
-                        : term;
-    }
-    Value address = base;
-    if (dynamic)
-      address = gep(address, dynamic);
-    if (constant)
-      address = gep(address, arith::ConstantIntOp::create(b, loc, constant, 64));
-    return {address, inBounds};
+    Value term = arith::MulIOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, delta, 64), strides[g]);
+    dynamic = dynamic ? arith::AddIOp::create(b, loc, dynamic, term).getResult()
+                      : term;
   }
+  Value address = base;
+  if (dynamic)
+    address = gep(address, dynamic);
+  if (constant)
+    address = gep(address, arith::ConstantIntOp::create(b, loc, constant, 64));
+  return {address, inBounds};
+}
 
-private:
-  /// 0 <= idx < dim g.
-  Value inRange(IndexValue idx, unsigned g) {
-    Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                     idx.get(), i32Const(b, loc, 0));
-    Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                     idx.get(), view.dims[g].get());
-    return arith::AndIOp::create(b, loc, lo, hi);
-  }
-  /// The tile dim that runs along global dim g, or -1.
-  int64_t tileDimOf(int64_t g) const {
-    auto it = llvm::find(window, g);
-    return it == window.end() ? -1 : it - window.begin();
-  }
-  Value linear(ArrayRef<IndexValue> idx) {
-    Value sum;
-    for (unsigned g = 0; g < idx.size(); ++g) {
-      Value term = arith::MulIOp::create(
-          b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), idx[g].get()),
-          strides[g]);
-      sum = sum ? arith::AddIOp::create(b, loc, sum, term).getResult() : term;
-    }
-    return sum;
-  }
-  Value gep(Value ptr, Value elements) {
-    auto ptr1 = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    return LLVM::GEPOp::create(b, loc, ptr1, view.type.getElementType(), ptr,
-                               ValueRange{elements});
-  }
+/// 0 <= idx < dim g.
+Value WindowAddressing::inRange(IndexValue idx, unsigned g) {
+  Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                   idx.get(), i32Const(b, loc, 0));
+  Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                   idx.get(), view.dims[g].get());
+  return arith::AndIOp::create(b, loc, lo, hi);
+}
 
-  OpBuilder &b;
-  Location loc;
-  IndexBuilder *ib;
-  const GlobalView &view;
-  ArrayRef<int64_t> window;
-  const TileInfo &tile;
-  IndexValue warp, lane;
-  std::optional<std::vector<layout::Coord>> registerOffsets;
-  SmallVector<IndexValue, 4> index; // per global dim, without register offsets
-  SmallVector<Value, 4> strides;    // i64, elements
-  SmallVector<std::optional<int64_t>, 4> staticStrides;
-  SmallVector<bool, 4> checked;
-  Value base, uniform;
-};
+/// The tile dim that runs along global dim g, or -1.
+int64_t WindowAddressing::tileDimOf(int64_t g) const {
+  auto it = llvm::find(window, g);
+  return it == window.end() ? -1 : it - window.begin();
+}
+
+Value WindowAddressing::linear(ArrayRef<IndexValue> idx) {
+  Value sum;
+  for (unsigned g = 0; g < idx.size(); ++g) {
+    Value term = arith::MulIOp::create(
+        b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), idx[g].get()),
+        strides[g]);
+    sum = sum ? arith::AddIOp::create(b, loc, sum, term).getResult() : term;
+  }
+  return sum;
+}
+
+Value WindowAddressing::gep(Value ptr, Value elements) {
+  auto ptr1 = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  return LLVM::GEPOp::create(b, loc, ptr1, view.type.getElementType(), ptr,
+                             ValueRange{elements});
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Patterns
@@ -1106,7 +1161,7 @@ struct ReduceLowering : TileOpConversion<ReduceOp> {
       IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
       int64_t outElems = out->numElements();
       noteSharedBytes(op, numWarps * outElems * byteWidth(elem));
-      Value base = sharedBase(b, loc);
+      Value base = scratchBase(b, loc, op);
       SmallVector<Value> keys;
       for (int64_t r = 0; r < out->regs; ++r) {
         auto coord = layoutCoord<IndexValue>(out->layout, out->shape, warp,
@@ -1278,15 +1333,12 @@ Value emitWindowLoads(OpBuilder &b, Location loc, WindowAddressing &addressing,
                  loadRegisters);
 }
 
-/// Marks the loads that fusedMmaUser accepts (set before the conversion).
-constexpr llvm::StringLiteral kFusedIntoMmaAttr = "flashc.fused_into_mma";
-
-/// A load whose only use is the B operand of an MMA later in the same block,
-/// with no write to memory in between, is fetched fragment by fragment inside
-/// the MMA: each fragment lives for one k-step instead of the whole tile
-/// living across the MMA (K and V of attention would otherwise pin hundreds
-/// of registers).
-MmaOp fusedMmaUser(LoadOp load) {
+/// A load (global or shared) whose only use is the B operand of an MMA later
+/// in the same block, with no write to memory in between, is fetched fragment
+/// by fragment inside the MMA: each fragment lives for one k-step instead of
+/// the whole tile living across the MMA (K and V of attention would otherwise
+/// pin hundreds of registers).
+MmaOp fusedMmaUser(Operation *load) {
   if (!load->hasOneUse())
     return {};
   OpOperand &use = *load->getUses().begin();
@@ -1377,8 +1429,8 @@ struct MmaLowering : TileOpConversion<MmaOp> {
         LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
     NVVM::MMATypes ptx = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
 
-    // B fragments come from B's registers, or straight from global memory
-    // when B's load is fused into this MMA (see fusedMmaUser).
+    // B fragments come from B's registers, or straight from global or
+    // shared memory when B's load is fused into this MMA (see fusedMmaUser).
     IndexBuilder ib{builder, loc};
     auto bLoad = op.getB().getDefiningOp<LoadOp>();
     FailureOr<WindowLoad> fused = failure();
@@ -1391,11 +1443,26 @@ struct MmaLowering : TileOpConversion<MmaOp> {
       if (failed(fused))
         return failure();
       bAddressing.emplace(builder, loc, &ib, fused->view, fused->offsets,
-                          bLoad, bLoad.getWindow(), fused->tile,
+                          bLoad, bLoad.getWindow(), AccessMap::of(fused->tile),
                           getNumWarps(op) * kWarp, fused->warp, fused->lane);
     }
+    auto bLocal = op.getB().getDefiningOp<LocalLoadOp>();
+    std::optional<SharedOperandReader> bShared;
+    if (bLocal && bLocal->hasAttr(kFusedIntoMmaAttr))
+      bShared.emplace(builder, loc, bLocal,
+                      rewriter.getRemappedValue(bLocal.getSource()),
+                      rewriter.getRemappedValue(bLocal.getSlot()));
     auto bFragment = [&](int64_t first) -> SmallVector<Value> {
       SmallVector<Value> regs;
+      if (bShared) {
+        for (int64_t i = 0; i < 2; ++i) {
+          Value v = bShared->pair(first / 2 + i);
+          if (bf16)
+            v = LLVM::BitcastOp::create(builder, loc, i32, v);
+          regs.push_back(v);
+        }
+        return regs;
+      }
       Value source = adaptor.getB();
       if (succeeded(fused)) {
         source = emitWindowLoads(builder, loc, *bAddressing, *fused, first, 4);
@@ -1407,32 +1474,44 @@ struct MmaLowering : TileOpConversion<MmaOp> {
     };
 
     // n, k outermost so that each B fragment is live for one column of
-    // atoms; A and the accumulator stay in registers throughout.
+    // atoms; A and the accumulator stay in registers throughout. A B operand
+    // read from shared memory goes in the order of its reads instead: one
+    // ldmatrix.x4 holds the fragments of two atoms.
+    SmallVector<std::pair<int64_t, int64_t>> steps; // (n, k)
+    for (int64_t n = 0; n < cN; ++n)
+      for (int64_t k = 0; k < aK; ++k)
+        steps.push_back({n, k});
+    auto bFirst = [&](int64_t n, int64_t k) {
+      return layout::mmaAtomFirstRegister(params, layout::MmaRole::OperandB,
+                                          bShape, k, n);
+    };
+    if (bShared)
+      llvm::stable_sort(steps, [&](auto x, auto y) {
+        return bShared->readOrder(bFirst(x.first, x.second) / 2) <
+               bShared->readOrder(bFirst(y.first, y.second) / 2);
+      });
     SmallVector<Value> acc = extractAll(builder, loc, adaptor.getAcc(), c->regs);
-    for (int64_t n = 0; n < cN; ++n) {
-      for (int64_t k = 0; k < aK; ++k) {
-        SmallVector<Value> bRegs = bFragment(layout::mmaAtomFirstRegister(
-            params, layout::MmaRole::OperandB, bShape, k, n));
-        for (int64_t m = 0; m < cM; ++m) {
-          int64_t cFirst = layout::mmaAtomFirstRegister(
-              params, layout::MmaRole::Acc, c->shape, m, n);
-          int64_t aFirst = layout::mmaAtomFirstRegister(
-              params, layout::MmaRole::OperandA, aShape, m, k);
-          SmallVector<Value> aRegs;
-          for (int64_t i = 0; i < 4; ++i)
-            aRegs.push_back(pair(adaptor.getA(), aFirst + 2 * i));
-          SmallVector<Value> cRegs(acc.begin() + cFirst,
-                                   acc.begin() + cFirst + 4);
-          Value d = NVVM::MmaOp::create(
-              builder, loc, resultType, aRegs, bRegs, cRegs,
-              ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-              std::array<NVVM::MMATypes, 2>{ptx, ptx},
-              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                             NVVM::MMALayout::col});
-          for (int64_t i = 0; i < 4; ++i)
-            acc[cFirst + i] = LLVM::ExtractValueOp::create(
-                builder, loc, d, ArrayRef<int64_t>{i});
-        }
+    for (auto [n, k] : steps) {
+      SmallVector<Value> bRegs = bFragment(bFirst(n, k));
+      for (int64_t m = 0; m < cM; ++m) {
+        int64_t cFirst = layout::mmaAtomFirstRegister(
+            params, layout::MmaRole::Acc, c->shape, m, n);
+        int64_t aFirst = layout::mmaAtomFirstRegister(
+            params, layout::MmaRole::OperandA, aShape, m, k);
+        SmallVector<Value> aRegs;
+        for (int64_t i = 0; i < 4; ++i)
+          aRegs.push_back(pair(adaptor.getA(), aFirst + 2 * i));
+        SmallVector<Value> cRegs(acc.begin() + cFirst,
+                                 acc.begin() + cFirst + 4);
+        Value d = NVVM::MmaOp::create(
+            builder, loc, resultType, aRegs, bRegs, cRegs,
+            ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptx, ptx},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t i = 0; i < 4; ++i)
+          acc[cFirst + i] = LLVM::ExtractValueOp::create(
+              builder, loc, d, ArrayRef<int64_t>{i});
       }
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, c->vectorType(),
@@ -1462,7 +1541,7 @@ struct LoadLowering : TileOpConversion<LoadOp> {
     if (failed(load))
       return failure();
     WindowAddressing addressing(rewriter, loc, &ib, load->view, load->offsets,
-                                op, op.getWindow(), load->tile,
+                                op, op.getWindow(), AccessMap::of(load->tile),
                                 getNumWarps(op) * kWarp, load->warp, load->lane);
     rewriter.replaceOp(
         op, emitWindowLoads(rewriter, loc, addressing, *load, 0, tile->regs));
@@ -1493,7 +1572,8 @@ struct StoreLowering : TileOpConversion<StoreOp> {
     ThreadIds ids = getThreadIds(b, op);
     IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
     WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(), op,
-                                window, *tile, numWarps * kWarp, warp, lane);
+                                window, AccessMap::of(*tile), numWarps * kWarp,
+                                warp, lane);
     Value value = adaptor.getValue();
     for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
       if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
@@ -1630,6 +1710,8 @@ struct ConvertTileToSIMTPass
         return WalkResult::advance();
       });
     }
+    for (func::FuncOp kernel : kernels)
+      ok &= succeeded(verifySharedMemoryOps(kernel));
     if (!ok)
       return signalPassFailure();
 
@@ -1639,11 +1721,38 @@ struct ConvertTileToSIMTPass
       kernel.walk([&](LoadOp load) {
         if (fusedMmaUser(load))
           load->setAttr(kFusedIntoMmaAttr, UnitAttr::get(ctx));
-        markWindowInBounds(load, load.getSource(), load.getType());
+        markWindowInBounds(load, load.getSource(), load.getOffsets(),
+                           load.getWindow(), load.getType().getShape());
+      });
+      kernel.walk([&](LocalLoadOp load) {
+        if (fusedMmaUser(load))
+          load->setAttr(kFusedIntoMmaAttr, UnitAttr::get(ctx));
       });
       kernel.walk([&](StoreOp store) {
-        markWindowInBounds(store, store.getDest(), store.getValue().getType());
+        markWindowInBounds(store, store.getDest(), store.getOffsets(),
+                           store.getWindow(),
+                           store.getValue().getType().getShape());
       });
+      kernel.walk([&](AsyncCopyOp copy) {
+        markWindowInBounds(copy, copy.getSource(), copy.getOffsets(),
+                           copy.getWindow(),
+                           copy.getDest().getType().getSlotShape(),
+                           copy.getPred());
+      });
+      // The buffers come first in @__flashc_smem; the conversion's scratch
+      // (noteSharedBytes) follows them.
+      int64_t buffers = 0;
+      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kBufferBytesAttrName))
+        buffers = attr.getInt();
+      kernel.walk([&](LocalAllocOp alloc) {
+        buffers = std::max<int64_t>(buffers, *alloc.getOffset() +
+                                                 alloc.getType().getBytes());
+      });
+      if (buffers > 0) {
+        auto bytes = IntegerAttr::get(IntegerType::get(ctx, 64), buffers);
+        kernel->setAttr(kBufferBytesAttrName, bytes);
+        kernel->setAttr(kKernelSharedBytesAttrName, bytes);
+      }
     }
     for (func::FuncOp kernel : kernels)
       expandSignature(kernel);
@@ -1690,7 +1799,7 @@ struct ConvertTileToSIMTPass
     b.setInsertionPointToStart(gpuModule.getBody());
     int64_t sharedBytes = 0;
     for (func::FuncOp kernel : kernels)
-      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
+      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kKernelSharedBytesAttrName))
         sharedBytes = std::max(sharedBytes, attr.getInt());
     if (sharedBytes > 0) {
       auto type = LLVM::LLVMArrayType::get(b.getI8Type(), sharedBytes);
@@ -1713,14 +1822,16 @@ struct ConvertTileToSIMTPass
       // flashc.num_warps, flashc.grid, flashc.mma_layout.
       for (NamedAttribute attr : kernel->getDiscardableAttrs()) {
         StringRef name = attr.getName().getValue();
+        if (name == kBufferBytesAttrName) // counted in flashc.shared_bytes
+          continue;
         if (name.starts_with("tile.") && name != kConstantsAttrName)
           gpuFunc->setAttr(("flashc." + name.drop_front(5)).str(),
                            attr.getValue());
         else
           gpuFunc->setAttr(attr.getName(), attr.getValue());
       }
-      if (!gpuFunc->hasAttr(kSharedBytesAttrName))
-        gpuFunc->setAttr(kSharedBytesAttrName, b.getI64IntegerAttr(0));
+      if (!gpuFunc->hasAttr(kKernelSharedBytesAttrName))
+        gpuFunc->setAttr(kKernelSharedBytesAttrName, b.getI64IntegerAttr(0));
       for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
         gpuFunc.setArgAttrs(i, kernel.getArgAttrDict(i));
       SmallVector<func::ReturnOp> returns;
@@ -1747,6 +1858,7 @@ void flash::populateTileToSIMTPatterns(TypeConverter &converter,
     return tile->vectorType();
   });
   MLIRContext *ctx = patterns.getContext();
+  flash::simt::populateSharedMemoryPatterns(converter, patterns);
   patterns.add<ProgramIdLowering, NumProgramsLowering, DimLowering,
                ConstantLowering, SplatLowering, IotaLowering,
                LayoutMoveLowering<ExpandDimsOp>, LayoutMoveLowering<BroadcastOp>,
