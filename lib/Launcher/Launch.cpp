@@ -390,6 +390,25 @@ bool parseSidecar(const std::string &json, Sidecar &out, std::string &error) {
     if (sc.staticSharedBytes < 0 || sc.dynamicSharedBytes < 0 ||
         sc.dynamicSharedBytes > std::numeric_limits<int32_t>::max())
       return bad("shared_memory sizes out of range");
+    if (sc.staticSharedBytes > kStaticSharedLimit)
+      return bad("shared_memory: static_bytes = " +
+                 std::to_string(sc.staticSharedBytes) + " is above the " +
+                 std::to_string(kStaticSharedLimit) +
+                 " bytes a kernel may declare statically");
+    // Optional (older sidecars lack it); when there it must agree with the
+    // sizes, which decide.
+    if (const JValue *optIn = sm->get("opt_in")) {
+      if (optIn->kind != JValue::Bool)
+        return bad("shared_memory: 'opt_in' is not a boolean");
+      int64_t total = sc.staticSharedBytes + sc.dynamicSharedBytes;
+      if (optIn->boolean != needsSharedOptIn(sc))
+        return bad(std::string("shared_memory: 'opt_in' is ") +
+                   (optIn->boolean ? "true" : "false") +
+                   " but static_bytes + dynamic_bytes = " +
+                   std::to_string(total) + " is " +
+                   (optIn->boolean ? "not " : "") + "above " +
+                   std::to_string(kStaticSharedLimit));
+    }
   }
   out = std::move(sc);
   return true;
@@ -840,8 +859,7 @@ bool launch(cuda::Driver &driver, const std::string &ptx,
   cuda::CUfunction fn = nullptr;
   if (!driver.getFunction(res.module, sidecar.entry, fn, error))
     return false;
-  const int64_t kStaticLimit = 48 * 1024;
-  if (r.dynamicSharedBytes > kStaticLimit &&
+  if (needsSharedOptIn(sidecar) &&
       !driver.setMaxDynamicShared(fn, static_cast<int>(r.dynamicSharedBytes),
                                   error))
     return false;

@@ -47,7 +47,22 @@ struct Sidecar {
   int64_t staticSharedBytes = 0, dynamicSharedBytes = 0;
 };
 
-/// Parses the sidecar JSON; `error` says what is missing or malformed.
+/// Shared memory a CTA may use (static and dynamic together) without raising
+/// the kernel's dynamic shared-memory limit; static shared memory never goes
+/// above it.
+constexpr int64_t kStaticSharedLimit = 48 * 1024;
+
+/// Whether the launcher must raise the kernel's dynamic shared-memory limit
+/// (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES = dynamic bytes) before
+/// launching it: static + dynamic above 48 KiB. The sidecar's
+/// shared_memory.opt_in says the same.
+inline bool needsSharedOptIn(const Sidecar &sidecar) {
+  return sidecar.staticSharedBytes + sidecar.dynamicSharedBytes >
+         kStaticSharedLimit;
+}
+
+/// Parses the sidecar JSON; `error` says what is missing or malformed
+/// (including a shared_memory.opt_in that disagrees with the sizes).
 bool parseSidecar(const std::string &json, Sidecar &out, std::string &error);
 
 /// Evaluates a grid expression: integers, symbols, + - * / % (C semantics:

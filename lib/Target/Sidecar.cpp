@@ -311,6 +311,10 @@ flash::SharedMemoryUse flash::launchSharedMemory(SharedMemoryUse declared) {
   return declared;
 }
 
+bool flash::needsSharedOptIn(SharedMemoryUse launch) {
+  return launch.staticBytes + launch.dynamicBytes > kMaxStaticSharedBytes;
+}
+
 FailureOr<SmallVector<std::string, 3>>
 flash::renderGridExpressions(func::FuncOp grid) {
   if (grid.getNumResults() != 3 || grid.getBody().empty())
@@ -480,6 +484,7 @@ FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
         c.object([&] {
           c.attribute("static_bytes", shared.staticBytes);
           c.attribute("dynamic_bytes", shared.dynamicBytes);
+          c.attribute("opt_in", flash::needsSharedOptIn(shared));
         });
       })();
       j.attributeEnd();

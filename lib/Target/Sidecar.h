@@ -11,7 +11,8 @@
 //                "abi": ["f32"]}],
 //    "grid": ["cdiv(Nq, 128)", "B * H", "1"],
 //    "threads_per_cta": 128, "num_warps": 4,
-//    "shared_memory": {"static_bytes": 0, "dynamic_bytes": 0},
+//    "shared_memory": {"static_bytes": 0, "dynamic_bytes": 0,
+//                      "opt_in": false},
 //    "constants": {"BLOCK_M": 128, "CAUSAL": false, ...}}
 //
 // `abi` lists the kernel's PTX parameters in order: a tensor is its base
@@ -19,8 +20,11 @@
 // contiguous, so no strides). Grid expressions are over dim symbols and i32
 // scalar parameter names with C int32 semantics: + - * , `/` and `%` truncate
 // toward zero, cdiv(a, b) = (a + b - 1) / b for b > 0, floordiv, min, max.
-// When dynamic_bytes > 0 the launcher must raise
-// cudaFuncAttributeMaxDynamicSharedMemorySize to it and pass it at launch.
+// dynamic_bytes is passed at launch. `opt_in` is true when static_bytes +
+// dynamic_bytes is above 48 KiB, what a CTA may use by default: the launcher
+// must then raise the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize
+// to dynamic_bytes first. (flashc makes a buffer above 48 KiB dynamic, so
+// with flashc's output this means dynamic_bytes > 48 KiB.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASH_LIB_TARGET_SIDECAR_H
@@ -71,6 +75,9 @@ SharedMemoryUse sharedMemoryOf(mlir::Operation *gpuModule);
 /// What the kernel will use at launch: static buffers above the 48 KiB limit
 /// become dynamic (as flashc-prepare-nvvm does).
 SharedMemoryUse launchSharedMemory(SharedMemoryUse declared);
+/// Whether launching needs the dynamic shared-memory limit raised (the
+/// sidecar's "opt_in"): static + dynamic above kMaxStaticSharedBytes.
+bool needsSharedOptIn(SharedMemoryUse launch);
 
 /// The three return values of a grid function (`func.func @NAME_grid`) as
 /// expressions over dim symbols and scalar parameter names; an error

@@ -13,6 +13,6 @@
 
 // PTX: .extern .shared .align 16 .b8 __flashc_smem[];
 
-// JSON: "shared_memory": {"static_bytes":0,"dynamic_bytes":65536},
+// JSON: "shared_memory": {"static_bytes":0,"dynamic_bytes":65536,"opt_in":true},
 
 // HUGE: error: the kernels need 131072 bytes of shared memory per CTA, more than the 101376 that sm_86 allows

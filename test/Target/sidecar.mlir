@@ -22,7 +22,7 @@
 // CHECK-NEXT:   "grid": ["cdiv(R, 16)","1","1"],
 // CHECK-NEXT:   "threads_per_cta": 32,
 // CHECK-NEXT:   "num_warps": 1,
-// CHECK-NEXT:   "shared_memory": {"static_bytes":2048,"dynamic_bytes":0},
+// CHECK-NEXT:   "shared_memory": {"static_bytes":2048,"dynamic_bytes":0,"opt_in":false},
 // CHECK-NEXT:   "constants": {"BLOCK_R":16,"EXACT":true,"SCALE":0.5}
 // CHECK-NEXT: }
 
