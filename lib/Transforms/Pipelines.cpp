@@ -23,6 +23,13 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm) {
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
+  // MMA operands through shared memory: cp.async copies, pipelined over the
+  // loop's stages, buffers placed last (pipelining multiplies their slots).
+  kernel.addPass(createTileStageShared());
+  kernel.addPass(createTilePipelineCopies());
+  kernel.addPass(mlir::createCanonicalizerPass());
+  kernel.addPass(mlir::createCSEPass());
+  kernel.addPass(createTileAllocateShared());
 }
 
 void flash::buildSIMTPipeline(mlir::OpPassManager &pm) {
