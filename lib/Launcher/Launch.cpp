@@ -390,10 +390,10 @@ bool parseSidecar(const std::string &json, Sidecar &out, std::string &error) {
     if (sc.staticSharedBytes < 0 || sc.dynamicSharedBytes < 0 ||
         sc.dynamicSharedBytes > std::numeric_limits<int32_t>::max())
       return bad("shared_memory sizes out of range");
-    if (sc.staticSharedBytes > kStaticSharedLimit)
+    if (sc.staticSharedBytes > kMaxStaticSharedBytes)
       return bad("shared_memory: static_bytes = " +
                  std::to_string(sc.staticSharedBytes) + " is above the " +
-                 std::to_string(kStaticSharedLimit) +
+                 std::to_string(kMaxStaticSharedBytes) +
                  " bytes a kernel may declare statically");
     // Optional (older sidecars lack it); when there it must agree with the
     // sizes, which decide.
@@ -407,7 +407,7 @@ bool parseSidecar(const std::string &json, Sidecar &out, std::string &error) {
                    " but static_bytes + dynamic_bytes = " +
                    std::to_string(total) + " is " +
                    (optIn->boolean ? "not " : "") + "above " +
-                   std::to_string(kStaticSharedLimit));
+                   std::to_string(kMaxStaticSharedBytes));
     }
   }
   out = std::move(sc);

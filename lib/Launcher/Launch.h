@@ -20,6 +20,7 @@
 
 #include "lib/Launcher/CudaDriver.h"
 #include "lib/Runtime/Npy.h"
+#include "lib/Runtime/SharedMemoryLimits.h"
 
 #include <array>
 #include <cstdint>
@@ -47,18 +48,11 @@ struct Sidecar {
   int64_t staticSharedBytes = 0, dynamicSharedBytes = 0;
 };
 
-/// Shared memory a CTA may use (static and dynamic together) without raising
-/// the kernel's dynamic shared-memory limit; static shared memory never goes
-/// above it.
-constexpr int64_t kStaticSharedLimit = 48 * 1024;
-
 /// Whether the launcher must raise the kernel's dynamic shared-memory limit
-/// (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES = dynamic bytes) before
-/// launching it: static + dynamic above 48 KiB. The sidecar's
-/// shared_memory.opt_in says the same.
+/// before launching it (the sidecar's shared_memory.opt_in says the same).
 inline bool needsSharedOptIn(const Sidecar &sidecar) {
-  return sidecar.staticSharedBytes + sidecar.dynamicSharedBytes >
-         kStaticSharedLimit;
+  return flash::needsSharedOptIn(sidecar.staticSharedBytes,
+                                 sidecar.dynamicSharedBytes);
 }
 
 /// Parses the sidecar JSON; `error` says what is missing or malformed

@@ -22,6 +22,8 @@
 #ifndef FLASH_LIB_TARGET_PTX_H
 #define FLASH_LIB_TARGET_PTX_H
 
+#include "lib/Runtime/SharedMemoryLimits.h"
+
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -49,10 +51,9 @@ struct TargetOptions {
   std::string cudaPath;
 };
 
-/// Statically allocated shared memory is limited to 48 KiB per CTA; above
-/// that the backend turns the shared buffer into dynamic shared memory and the
-/// launcher must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize).
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+// kMaxStaticSharedBytes (lib/Runtime/SharedMemoryLimits.h): above it the
+// backend turns the shared buffer into dynamic shared memory and the launcher
+// must opt in.
 
 /// The PTX version flashc uses for `arch` when none is given: 8.0 (CUDA 12.0)
 /// for every supported arch (sm_90 needs >= 7.8, sm_89 >= 7.8).

@@ -311,10 +311,6 @@ flash::SharedMemoryUse flash::launchSharedMemory(SharedMemoryUse declared) {
   return declared;
 }
 
-bool flash::needsSharedOptIn(SharedMemoryUse launch) {
-  return launch.staticBytes + launch.dynamicBytes > kMaxStaticSharedBytes;
-}
-
 FailureOr<SmallVector<std::string, 3>>
 flash::renderGridExpressions(func::FuncOp grid) {
   if (grid.getNumResults() != 3 || grid.getBody().empty())
@@ -484,7 +480,8 @@ FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
         c.object([&] {
           c.attribute("static_bytes", shared.staticBytes);
           c.attribute("dynamic_bytes", shared.dynamicBytes);
-          c.attribute("opt_in", flash::needsSharedOptIn(shared));
+          c.attribute("opt_in", flash::needsSharedOptIn(shared.staticBytes,
+                                                        shared.dynamicBytes));
         });
       })();
       j.attributeEnd();

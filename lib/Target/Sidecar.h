@@ -75,9 +75,6 @@ SharedMemoryUse sharedMemoryOf(mlir::Operation *gpuModule);
 /// What the kernel will use at launch: static buffers above the 48 KiB limit
 /// become dynamic (as flashc-prepare-nvvm does).
 SharedMemoryUse launchSharedMemory(SharedMemoryUse declared);
-/// Whether launching needs the dynamic shared-memory limit raised (the
-/// sidecar's "opt_in"): static + dynamic above kMaxStaticSharedBytes.
-bool needsSharedOptIn(SharedMemoryUse launch);
 
 /// The three return values of a grid function (`func.func @NAME_grid`) as
 /// expressions over dim symbols and scalar parameter names; an error

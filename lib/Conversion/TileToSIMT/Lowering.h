@@ -34,10 +34,6 @@ inline constexpr llvm::StringLiteral kSharedGlobalName = "__flashc_smem";
 /// then the conversion's scratch).
 inline constexpr llvm::StringLiteral kKernelSharedBytesAttrName =
     "flashc.shared_bytes";
-/// On a kernel func.func: the bytes of its shared buffers, set by
-/// tile-allocate-shared.
-inline constexpr llvm::StringLiteral kBufferBytesAttrName =
-    tile::kSharedBytesAttrName;
 /// Set before the conversion on a load or local_load that the MMA using it
 /// reads itself, fragment by fragment (see fusedMmaUser).
 inline constexpr llvm::StringLiteral kFusedIntoMmaAttr = "flashc.fused_into_mma";

@@ -231,7 +231,7 @@ int64_t byteWidth(Type elem) {
 /// reductions) starts: after the kernel's buffers, 16-byte aligned.
 int64_t scratchStart(Operation *op) {
   auto func = op->getParentOfType<FunctionOpInterface>();
-  auto attr = func->getAttrOfType<IntegerAttr>(kBufferBytesAttrName);
+  auto attr = func->getAttrOfType<IntegerAttr>(kSharedBytesAttrName);
   return attr ? llvm::alignTo(attr.getInt(), 16) : 0;
 }
 
@@ -1742,7 +1742,7 @@ struct ConvertTileToSIMTPass
       // The buffers come first in @__flashc_smem; the conversion's scratch
       // (noteSharedBytes) follows them.
       int64_t buffers = 0;
-      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kBufferBytesAttrName))
+      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
         buffers = attr.getInt();
       kernel.walk([&](LocalAllocOp alloc) {
         buffers = std::max<int64_t>(buffers, *alloc.getOffset() +
@@ -1750,7 +1750,7 @@ struct ConvertTileToSIMTPass
       });
       if (buffers > 0) {
         auto bytes = IntegerAttr::get(IntegerType::get(ctx, 64), buffers);
-        kernel->setAttr(kBufferBytesAttrName, bytes);
+        kernel->setAttr(kSharedBytesAttrName, bytes);
         kernel->setAttr(kKernelSharedBytesAttrName, bytes);
       }
     }
@@ -1822,7 +1822,7 @@ struct ConvertTileToSIMTPass
       // flashc.num_warps, flashc.grid, flashc.mma_layout.
       for (NamedAttribute attr : kernel->getDiscardableAttrs()) {
         StringRef name = attr.getName().getValue();
-        if (name == kBufferBytesAttrName) // counted in flashc.shared_bytes
+        if (name == kSharedBytesAttrName) // counted in flashc.shared_bytes
           continue;
         if (name.starts_with("tile.") && name != kConstantsAttrName)
           gpuFunc->setAttr(("flashc." + name.drop_front(5)).str(),
