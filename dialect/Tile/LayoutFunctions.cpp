@@ -1,5 +1,5 @@
 //===- LayoutFunctions.cpp - layout checks, register counts, ldmatrix plans ===//
-#include "dialect/Tile/LayoutFunctions.h"
+#include "flashc/Dialect/Tile/LayoutFunctions.h"
 
 #include "llvm/Support/raw_ostream.h"
 

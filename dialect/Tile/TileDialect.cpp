@@ -1,5 +1,5 @@
 //===- TileDialect.cpp - tile dialect registration, types, attributes -----===//
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -11,15 +11,15 @@
 using namespace mlir;
 using namespace flash::tile;
 
-#include "dialect/Tile/TileDialect.cpp.inc"
-#include "dialect/Tile/TileEnums.cpp.inc"
-#include "dialect/Tile/TileAttrInterfaces.cpp.inc"
+#include "flashc/Dialect/Tile/TileDialect.cpp.inc"
+#include "flashc/Dialect/Tile/TileEnums.cpp.inc"
+#include "flashc/Dialect/Tile/TileAttrInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialect/Tile/TileAttrs.cpp.inc"
+#include "flashc/Dialect/Tile/TileAttrs.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
-#include "dialect/Tile/TileTypes.cpp.inc"
+#include "flashc/Dialect/Tile/TileTypes.cpp.inc"
 
 namespace {
 /// Short aliases (#mma, #blocked, #dot_a, #slice...) keep layout-carrying IR
@@ -47,15 +47,15 @@ struct TileOpAsmInterface : OpAsmDialectInterface {
 void TileDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
-#include "dialect/Tile/TileOps.cpp.inc"
+#include "flashc/Dialect/Tile/TileOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST
-#include "dialect/Tile/TileAttrs.cpp.inc"
+#include "flashc/Dialect/Tile/TileAttrs.cpp.inc"
       >();
   addTypes<
 #define GET_TYPEDEF_LIST
-#include "dialect/Tile/TileTypes.cpp.inc"
+#include "flashc/Dialect/Tile/TileTypes.cpp.inc"
       >();
   addInterfaces<TileOpAsmInterface>();
 }

@@ -4,7 +4,7 @@
 // functions in LayoutFunctions.h.
 //
 //===----------------------------------------------------------------------===//
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 using namespace mlir;
 using namespace flash::tile;

@@ -1,5 +1,5 @@
 //===- TileOps.cpp - tile op verifiers, folders and canonicalizations -----===//
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
@@ -361,7 +361,7 @@ LogicalResult OnlineSoftmaxFinalizeOp::verify() {
 }
 
 #define GET_OP_CLASSES
-#include "dialect/Tile/TileOps.cpp.inc"
+#include "flashc/Dialect/Tile/TileOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
 // Shared memory: LocalAllocOp, AsyncCopyOp, LocalLoadOp

@@ -13,13 +13,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Emulator/Emulator.h"
-#include "lib/Support/SourceLocation.h"
-#include "lib/Emulator/WarpOps.h"
-#include "lib/Runtime/CmpF.h"
-#include "lib/Runtime/Float16.h"
+#include "flashc/Emulator/Emulator.h"
+#include "flashc/Support/SourceLocation.h"
+#include "flashc/Emulator/WarpOps.h"
+#include "flashc/Runtime/CmpF.h"
+#include "flashc/Runtime/Float16.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -4,9 +4,9 @@
 // implements.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Emulator/WarpOps.h"
+#include "flashc/Emulator/WarpOps.h"
 
-#include "lib/Runtime/Float16.h"
+#include "flashc/Runtime/Float16.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 //===- Diagnostics.cpp ----------------------------------------------------===//
 
-#include "lib/Frontend/Diagnostics.h"
+#include "flashc/Frontend/Diagnostics.h"
 
 using namespace flash;
 

@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Frontend/IRGen.h"
-#include "lib/Frontend/Parser.h"
+#include "flashc/Frontend/IRGen.h"
+#include "flashc/Frontend/Parser.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

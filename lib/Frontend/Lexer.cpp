@@ -1,6 +1,6 @@
 //===- Lexer.cpp ----------------------------------------------------------===//
 
-#include "lib/Frontend/Lexer.h"
+#include "Lexer.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"

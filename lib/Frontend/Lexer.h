@@ -3,7 +3,7 @@
 #ifndef FLASH_FRONTEND_LEXER_H
 #define FLASH_FRONTEND_LEXER_H
 
-#include "lib/Frontend/Diagnostics.h"
+#include "flashc/Frontend/Diagnostics.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"

@@ -1,7 +1,7 @@
 //===- Parser.cpp - Recursive-descent parser of the tile language ---------===//
 
-#include "lib/Frontend/Parser.h"
-#include "lib/Frontend/Lexer.h"
+#include "flashc/Frontend/Parser.h"
+#include "Lexer.h"
 
 #include "llvm/ADT/StringSwitch.h"
 

@@ -7,12 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Interp/Interpreter.h"
-#include "lib/Support/SourceLocation.h"
-#include "lib/Runtime/CmpF.h"
-#include "lib/Runtime/Float16.h"
+#include "flashc/Interp/Interpreter.h"
+#include "flashc/Support/SourceLocation.h"
+#include "flashc/Runtime/CmpF.h"
+#include "flashc/Runtime/Float16.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -1,6 +1,6 @@
 //===- CudaDriver.cpp - the CUDA driver API, loaded at run time -----------===//
 
-#include "lib/Launcher/CudaDriver.h"
+#include "flashc/Launcher/CudaDriver.h"
 
 #include <dlfcn.h>
 

@@ -1,7 +1,7 @@
 //===- Launch.cpp - run a flashc kernel (PTX + sidecar) on a GPU ----------===//
 
-#include "lib/Launcher/Launch.h"
-#include "lib/Runtime/Float16.h"
+#include "flashc/Launcher/Launch.h"
+#include "flashc/Runtime/Float16.h"
 
 #include <cctype>
 #include <cerrno>

@@ -1,17 +1,17 @@
 //===- Run.cpp - `flashc run`: bind arguments, run a kernel, write outputs ===//
 
-#include "lib/Run/Run.h"
-#include "lib/Conversion/Passes.h"
-#include "lib/Emulator/Emulator.h"
-#include "lib/Interp/Interpreter.h"
-#include "lib/Launcher/CudaDriver.h"
-#include "lib/Launcher/Launch.h"
-#include "lib/Runtime/Npy.h"
-#include "lib/Target/PTX.h"
-#include "lib/Target/Sidecar.h"
-#include "lib/Transforms/Pipelines.h"
+#include "flashc/Run/Run.h"
+#include "flashc/Conversion/Passes.h"
+#include "flashc/Emulator/Emulator.h"
+#include "flashc/Interp/Interpreter.h"
+#include "flashc/Launcher/CudaDriver.h"
+#include "flashc/Launcher/Launch.h"
+#include "flashc/Runtime/Npy.h"
+#include "flashc/Target/PTX.h"
+#include "flashc/Target/Sidecar.h"
+#include "flashc/Pipelines/Pipelines.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -1,7 +1,7 @@
 //===- Npy.cpp - Minimal .npy reader/writer -------------------------------===//
 
-#include "lib/Runtime/Npy.h"
-#include "lib/Runtime/Float16.h"
+#include "flashc/Runtime/Npy.h"
+#include "flashc/Runtime/Float16.h"
 
 #include <cctype>
 #include <cerrno>

@@ -1,5 +1,5 @@
 //===- SourceLocation.cpp - locations as users read them ------------------===//
-#include "lib/Support/SourceLocation.h"
+#include "flashc/Support/SourceLocation.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/raw_ostream.h"

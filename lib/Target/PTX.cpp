@@ -1,6 +1,6 @@
 //===- PTX.cpp - SIMT level -> LLVM/NVVM -> PTX (-> cubin) ----------------===//
-#include "lib/Target/PTX.h"
-#include "lib/Target/Sidecar.h"
+#include "flashc/Target/PTX.h"
+#include "flashc/Target/Sidecar.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"

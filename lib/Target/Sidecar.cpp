@@ -1,7 +1,7 @@
 //===- Sidecar.cpp - launcher metadata (JSON) for a compiled kernel -------===//
-#include "lib/Target/Sidecar.h"
+#include "flashc/Target/Sidecar.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

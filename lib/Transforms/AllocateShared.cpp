@@ -16,15 +16,15 @@
 // idempotent. A function without buffers gets no `tile.shared_bytes`.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/Passes.h"
+#include "flashc/Transforms/Passes.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace flash {
 #define GEN_PASS_DEF_TILEALLOCATESHARED
-#include "lib/Transforms/Passes.h.inc"
+#include "flashc/Transforms/Passes.h.inc"
 } // namespace flash
 
 using namespace mlir;

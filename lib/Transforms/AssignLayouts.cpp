@@ -9,15 +9,15 @@
 // tile.convert_layout is inserted at that use.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/Passes.h"
+#include "flashc/Transforms/Passes.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace flash {
 #define GEN_PASS_DEF_TILEASSIGNLAYOUTS
-#include "lib/Transforms/Passes.h.inc"
+#include "flashc/Transforms/Passes.h.inc"
 } // namespace flash
 
 using namespace mlir;

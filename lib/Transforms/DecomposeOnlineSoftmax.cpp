@@ -5,15 +5,15 @@
 // math and mma. The interpreter runs both forms; they must agree.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/Passes.h"
+#include "flashc/Transforms/Passes.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace flash {
 #define GEN_PASS_DEF_TILEDECOMPOSEONLINESOFTMAX
-#include "lib/Transforms/Passes.h.inc"
+#include "flashc/Transforms/Passes.h.inc"
 } // namespace flash
 
 using namespace mlir;

@@ -12,10 +12,10 @@
 // committed and `async_wait S-2` retires those up to k.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/Passes.h"
-#include "lib/Transforms/SharedStaging.h"
+#include "flashc/Transforms/Passes.h"
+#include "SharedStaging.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -26,7 +26,7 @@
 
 namespace flash {
 #define GEN_PASS_DEF_TILEPIPELINECOPIES
-#include "lib/Transforms/Passes.h.inc"
+#include "flashc/Transforms/Passes.h.inc"
 } // namespace flash
 
 using namespace mlir;

@@ -7,16 +7,16 @@
 // barrier); tile-pipeline-copies overlaps them with the loop that uses them.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Transforms/Passes.h"
-#include "lib/Transforms/SharedStaging.h"
+#include "flashc/Transforms/Passes.h"
+#include "SharedStaging.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
 namespace flash {
 #define GEN_PASS_DEF_TILESTAGESHARED
-#include "lib/Transforms/Passes.h.inc"
+#include "flashc/Transforms/Passes.h.inc"
 } // namespace flash
 
 using namespace mlir;

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Emulator/Emulator.h"
-#include "lib/Conversion/Passes.h"
-#include "lib/Runtime/Float16.h"
+#include "flashc/Emulator/Emulator.h"
+#include "flashc/Conversion/Passes.h"
+#include "flashc/Runtime/Float16.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"

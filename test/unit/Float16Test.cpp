@@ -1,6 +1,6 @@
 //===- Float16Test.cpp - bit-exact f16 / bf16 conversions -----------------===//
 
-#include "lib/Runtime/Float16.h"
+#include "flashc/Runtime/Float16.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 //===- InterpreterTest.cpp - tile interpreter and `flashc run` library ----===//
 
-#include "lib/Interp/Interpreter.h"
-#include "lib/Run/Run.h"
-#include "lib/Runtime/Float16.h"
-#include "lib/Runtime/Npy.h"
+#include "flashc/Interp/Interpreter.h"
+#include "flashc/Run/Run.h"
+#include "flashc/Runtime/Float16.h"
+#include "flashc/Runtime/Npy.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -5,9 +5,9 @@
 // than recomputed from the formula under test.
 //
 //===----------------------------------------------------------------------===//
-#include "dialect/Tile/LayoutFunctions.h"
-#include "dialect/Tile/TileDialect.h"
-#include "lib/Emulator/WarpOps.h"
+#include "flashc/Dialect/Tile/LayoutFunctions.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Emulator/WarpOps.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/MLIRContext.h"

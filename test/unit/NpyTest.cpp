@@ -1,7 +1,7 @@
 //===- NpyTest.cpp - .npy reader/writer -----------------------------------===//
 
-#include "lib/Runtime/Float16.h"
-#include "lib/Runtime/Npy.h"
+#include "flashc/Runtime/Float16.h"
+#include "flashc/Runtime/Npy.h"
 
 #include <gtest/gtest.h>
 

@@ -7,10 +7,10 @@
 // segments, cp.async group retirement, and bank-conflict counts.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Emulator/WarpOps.h"
+#include "flashc/Emulator/WarpOps.h"
 
-#include "dialect/Tile/LayoutFunctions.h"
-#include "lib/Runtime/Float16.h"
+#include "flashc/Dialect/Tile/LayoutFunctions.h"
+#include "flashc/Runtime/Float16.h"
 
 #include <gtest/gtest.h>
 

@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Emulator/Emulator.h"
-#include "lib/Run/Run.h"
+#include "flashc/Emulator/Emulator.h"
+#include "flashc/Run/Run.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,9 +1,9 @@
 //===- flash-opt.cpp - mlir-opt with flashc's dialects and passes ---------===//
-#include "dialect/Tile/TileDialect.h"
-#include "lib/Conversion/Passes.h"
-#include "lib/Target/PTX.h"
-#include "lib/Transforms/Passes.h"
-#include "lib/Transforms/Pipelines.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Conversion/Passes.h"
+#include "flashc/Target/PTX.h"
+#include "flashc/Transforms/Passes.h"
+#include "flashc/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Conversion/Passes.h"
-#include "lib/Frontend/IRGen.h"
-#include "lib/Target/PTX.h"
-#include "lib/Target/Sidecar.h"
-#include "lib/Transforms/Passes.h"
-#include "lib/Transforms/Pipelines.h"
+#include "flashc/Conversion/Passes.h"
+#include "flashc/Frontend/IRGen.h"
+#include "flashc/Target/PTX.h"
+#include "flashc/Target/Sidecar.h"
+#include "flashc/Transforms/Passes.h"
+#include "flashc/Pipelines/Pipelines.h"
 
-#include "lib/Run/Run.h"
+#include "flashc/Run/Run.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -11,9 +11,9 @@
 #ifndef FLASH_LIB_CONVERSION_TILETOSIMT_LOWERING_H
 #define FLASH_LIB_CONVERSION_TILETOSIMT_LOWERING_H
 
-#include "lib/Conversion/TileToSIMT/IndexBuilder.h"
+#include "IndexBuilder.h"
 
-#include "dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

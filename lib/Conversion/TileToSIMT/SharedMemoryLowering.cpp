@@ -22,7 +22,7 @@
 // the accesses of a tile share one per-thread register.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Conversion/TileToSIMT/Lowering.h"
+#include "Lowering.h"
 
 using namespace mlir;
 using namespace flash::tile;

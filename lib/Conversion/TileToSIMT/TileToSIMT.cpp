@@ -20,8 +20,8 @@
 // SharedMemoryLowering.cpp; Lowering.h is what the two files share.
 //
 //===----------------------------------------------------------------------===//
-#include "lib/Conversion/Passes.h"
-#include "lib/Conversion/TileToSIMT/Lowering.h"
+#include "flashc/Conversion/Passes.h"
+#include "Lowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -38,7 +38,7 @@
 
 namespace flash {
 #define GEN_PASS_DEF_CONVERTTILETOSIMT
-#include "lib/Conversion/Passes.h.inc"
+#include "flashc/Conversion/Passes.h.inc"
 } // namespace flash
 
 using namespace mlir;

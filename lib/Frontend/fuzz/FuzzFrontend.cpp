@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Frontend/IRGen.h"
+#include "flashc/Frontend/IRGen.h"
 
 #include "mlir/IR/MLIRContext.h"
 

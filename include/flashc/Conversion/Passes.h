@@ -18,7 +18,7 @@ class TypeConverter;
 
 namespace flash {
 #define GEN_PASS_DECL
-#include "lib/Conversion/Passes.h.inc"
+#include "flashc/Conversion/Passes.h.inc"
 
 /// Adds to `converter` the tile -> SIMT type rules (a tile of shape S in
 /// layout L becomes vector<L.getNumRegisters(S) x T>) and to `patterns` the
@@ -30,7 +30,7 @@ void populateTileToSIMTPatterns(mlir::TypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
-#include "lib/Conversion/Passes.h.inc"
+#include "flashc/Conversion/Passes.h.inc"
 } // namespace flash
 
 #endif // FLASH_LIB_CONVERSION_PASSES_H

@@ -30,7 +30,7 @@
 #ifndef FLASH_LIB_TARGET_SIDECAR_H
 #define FLASH_LIB_TARGET_SIDECAR_H
 
-#include "lib/Target/PTX.h"
+#include "flashc/Target/PTX.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Support/LLVM.h"

@@ -18,9 +18,9 @@
 #ifndef FLASH_LIB_LAUNCHER_LAUNCH_H
 #define FLASH_LIB_LAUNCHER_LAUNCH_H
 
-#include "lib/Launcher/CudaDriver.h"
-#include "lib/Runtime/Npy.h"
-#include "lib/Runtime/SharedMemoryLimits.h"
+#include "flashc/Launcher/CudaDriver.h"
+#include "flashc/Runtime/Npy.h"
+#include "flashc/Runtime/SharedMemoryLimits.h"
 
 #include <array>
 #include <cstdint>

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/Launcher/CudaDriver.h"
-#include "lib/Launcher/Launch.h"
+#include "flashc/Launcher/CudaDriver.h"
+#include "flashc/Launcher/Launch.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 #ifndef FLASH_TILE_TYPES_TD
 #define FLASH_TILE_TYPES_TD
 
-include "dialect/Tile/TileDialect.td"
+include "flashc/Dialect/Tile/TileDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 

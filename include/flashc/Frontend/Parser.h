@@ -3,8 +3,8 @@
 #ifndef FLASH_FRONTEND_PARSER_H
 #define FLASH_FRONTEND_PARSER_H
 
-#include "lib/Frontend/AST.h"
-#include "lib/Frontend/Diagnostics.h"
+#include "flashc/Frontend/AST.h"
+#include "flashc/Frontend/Diagnostics.h"
 
 #include <memory>
 

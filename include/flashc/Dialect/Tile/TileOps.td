@@ -1,9 +1,9 @@
 #ifndef FLASH_TILE_OPS_TD
 #define FLASH_TILE_OPS_TD
 
-include "dialect/Tile/TileDialect.td"
-include "dialect/Tile/TileTypes.td"
-include "dialect/Tile/TileLayouts.td"
+include "flashc/Dialect/Tile/TileDialect.td"
+include "flashc/Dialect/Tile/TileTypes.td"
+include "flashc/Dialect/Tile/TileLayouts.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 

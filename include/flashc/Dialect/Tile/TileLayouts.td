@@ -1,7 +1,7 @@
 #ifndef FLASH_TILE_LAYOUTS_TD
 #define FLASH_TILE_LAYOUTS_TD
 
-include "dialect/Tile/TileDialect.td"
+include "flashc/Dialect/Tile/TileDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/TensorEncoding.td"

@@ -10,8 +10,8 @@
 #ifndef FLASH_FRONTEND_IRGEN_H
 #define FLASH_FRONTEND_IRGEN_H
 
-#include "lib/Frontend/AST.h"
-#include "lib/Frontend/Diagnostics.h"
+#include "flashc/Frontend/AST.h"
+#include "flashc/Frontend/Diagnostics.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,8 +1,8 @@
 //===- Pipelines.cpp - the named pass pipelines of flashc -----------------===//
-#include "lib/Transforms/Pipelines.h"
+#include "flashc/Pipelines/Pipelines.h"
 
-#include "lib/Conversion/Passes.h"
-#include "lib/Transforms/Passes.h"
+#include "flashc/Conversion/Passes.h"
+#include "flashc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"

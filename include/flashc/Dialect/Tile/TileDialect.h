@@ -10,14 +10,14 @@
 #include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "dialect/Tile/LayoutFunctions.h"
+#include "flashc/Dialect/Tile/LayoutFunctions.h"
 
-#include "dialect/Tile/TileDialect.h.inc"
-#include "dialect/Tile/TileEnums.h.inc"
-#include "dialect/Tile/TileAttrInterfaces.h.inc"
+#include "flashc/Dialect/Tile/TileDialect.h.inc"
+#include "flashc/Dialect/Tile/TileEnums.h.inc"
+#include "flashc/Dialect/Tile/TileAttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialect/Tile/TileAttrs.h.inc"
+#include "flashc/Dialect/Tile/TileAttrs.h.inc"
 
 namespace flash::tile {
 /// The CTA's shared memory, as a side-effect resource of the shared-memory
@@ -29,10 +29,10 @@ struct SharedMemoryResource
 } // namespace flash::tile
 
 #define GET_TYPEDEF_CLASSES
-#include "dialect/Tile/TileTypes.h.inc"
+#include "flashc/Dialect/Tile/TileTypes.h.inc"
 
 #define GET_OP_CLASSES
-#include "dialect/Tile/TileOps.h.inc"
+#include "flashc/Dialect/Tile/TileOps.h.inc"
 
 namespace flash::tile {
 /// Names of the discardable attributes that make a func.func a tile kernel.

@@ -22,7 +22,7 @@
 #ifndef FLASH_LIB_TARGET_PTX_H
 #define FLASH_LIB_TARGET_PTX_H
 
-#include "lib/Runtime/SharedMemoryLimits.h"
+#include "flashc/Runtime/SharedMemoryLimits.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"

@@ -14,13 +14,13 @@ class RewritePatternSet;
 
 namespace flash {
 #define GEN_PASS_DECL
-#include "lib/Transforms/Passes.h.inc"
+#include "flashc/Transforms/Passes.h.inc"
 
 /// Patterns that expand tile.online_softmax{,_finalize} into primitive ops.
 void populateDecomposeOnlineSoftmaxPatterns(mlir::RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
-#include "lib/Transforms/Passes.h.inc"
+#include "flashc/Transforms/Passes.h.inc"
 } // namespace flash
 
 #endif // FLASH_LIB_TRANSFORMS_PASSES_H
