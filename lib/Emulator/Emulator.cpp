@@ -51,13 +51,6 @@ namespace emu {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-void registerDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect,
-                  LLVM::LLVMDialect, NVVM::NVVMDialect, math::MathDialect,
-                  scf::SCFDialect, vector::VectorDialect, ub::UBDialect,
-                  tile::TileDialect>();
-}
-
 bool findSIMTKernel(ModuleOp module, gpu::GPUFuncOp &kernel,
                     std::string &error) {
   kernel = nullptr;
@@ -777,7 +770,7 @@ bool Kernel::Impl::prepare(gpu::GPUFuncOp f, Error &error) {
     auto sizes = kb.asArrayRef();
     for (size_t i = 0; i < sizes.size() && i < 3; ++i)
       block[i] = sizes[i];
-  } else if (auto nw = f->getAttrOfType<IntegerAttr>("flashc.num_warps")) {
+  } else if (auto nw = f->getAttrOfType<IntegerAttr>(flash::simt::kNumWarpsAttrName)) {
     block = {32 * nw.getInt(), 1, 1};
   } else {
     return prepError(f,
@@ -813,7 +806,7 @@ bool Kernel::Impl::prepare(gpu::GPUFuncOp f, Error &error) {
   }
   sharedLimit = sharedTotal;
   sharedLimitWhy = "the shared globals' size";
-  if (auto sb = f->getAttrOfType<IntegerAttr>("flashc.shared_bytes")) {
+  if (auto sb = f->getAttrOfType<IntegerAttr>(flash::simt::kSharedBytesAttrName)) {
     if (sb.getInt() > 0 && sb.getInt() < sharedLimit) {
       sharedLimit = sb.getInt();
       sharedLimitWhy = "the kernel's flashc.shared_bytes";

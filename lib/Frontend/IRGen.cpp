@@ -11,6 +11,7 @@
 
 #include "flashc/Frontend/IRGen.h"
 #include "flashc/Frontend/Parser.h"
+#include "flashc/InitAllDialects.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
 
@@ -2553,12 +2554,6 @@ mlir::OwningOpRef<mlir::ModuleOp> IRGen::run() {
 // Public API
 //===----------------------------------------------------------------------===//
 
-void flash::loadFrontendDialects(mlir::MLIRContext &context) {
-  context.loadDialect<flash::tile::TileDialect, mlir::func::FuncDialect,
-                      mlir::arith::ArithDialect, mlir::math::MathDialect,
-                      mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
-}
-
 bool flash::parseDefine(llvm::StringRef text, Define &out) {
   auto [name, value] = text.split('=');
   if (name.size() == text.size() || name.trim().empty())
@@ -2582,7 +2577,7 @@ flash::compileTileSource(llvm::SourceMgr &sourceMgr,
                          CompileStatus *status) {
   if (status)
     *status = CompileStatus::UserError;
-  loadFrontendDialects(context);
+  loadAllDialects(context);
   std::unique_ptr<KernelDecl> kernel = parseKernel(diags);
   if (!kernel || diags.hadError())
     return nullptr;

@@ -154,10 +154,10 @@ bool Runner::collectParams() {
     p.index = i;
     p.type = kernel.getArgument(i).getType();
     auto nameAttr =
-        kernel.getArgAttrOfType<StringAttr>(i, tile::kArgNameAttrName);
+        kernel.getArgAttrOfType<StringAttr>(i, flash::tile::kArgNameAttrName);
     if (!nameAttr) {
       diag << "error: kernel argument #" << i << " has no '"
-           << tile::kArgNameAttrName << "' attribute\n";
+           << flash::tile::kArgNameAttrName << "' attribute\n";
       return false;
     }
     p.name = nameAttr.getValue().str();
@@ -325,7 +325,7 @@ bool Runner::lowerToSIMT() {
 }
 
 bool Runner::collectSIMTParams() {
-  auto list = simtKernel->getAttrOfType<ArrayAttr>("flashc.params");
+  auto list = simtKernel->getAttrOfType<ArrayAttr>(flash::simt::kParamsAttrName);
   if (!list) {
     diag << "error: SIMT kernel '" << simtKernel.getName()
          << "' has no 'flashc.params' attribute (its parameters are unknown)\n";
@@ -377,7 +377,7 @@ bool Runner::collectSIMTParams() {
 int Runner::runEmulator(std::vector<interp::RtValue> &gridArgs) {
   // The grid: the host-side grid function of the tile program.
   std::array<int64_t, 3> grid{{1, 1, 1}};
-  if (auto g = simtKernel->getAttrOfType<FlatSymbolRefAttr>("flashc.grid")) {
+  if (auto g = simtKernel->getAttrOfType<FlatSymbolRefAttr>(flash::simt::kGridAttrName)) {
     auto fn = module.lookupSymbol<func::FuncOp>(g.getValue());
     if (!fn) {
       diag << "error: grid function '" << g.getValue() << "' not found\n";
@@ -406,10 +406,10 @@ int Runner::runEmulator(std::vector<interp::RtValue> &gridArgs) {
   std::vector<emu::KernelArg> kargs;
   for (unsigned i = 0; i < simtKernel.getNumArguments(); ++i) {
     auto nameAttr =
-        simtKernel.getArgAttrOfType<StringAttr>(i, tile::kArgNameAttrName);
+        simtKernel.getArgAttrOfType<StringAttr>(i, flash::tile::kArgNameAttrName);
     if (!nameAttr) {
       diag << "error: SIMT kernel argument #" << i << " has no '"
-           << tile::kArgNameAttrName << "' attribute\n";
+           << flash::tile::kArgNameAttrName << "' attribute\n";
       return 2;
     }
     std::string name = nameAttr.getValue().str();

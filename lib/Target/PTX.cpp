@@ -1,5 +1,8 @@
 //===- PTX.cpp - SIMT level -> LLVM/NVVM -> PTX (-> cubin) ----------------===//
 #include "flashc/Target/PTX.h"
+#include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/InitAllDialects.h"
+#include "flashc/Runtime/Arch.h"
 #include "flashc/Target/Sidecar.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -70,28 +73,15 @@ using namespace mlir;
 namespace {
 constexpr llvm::StringLiteral kTriple = "nvptx64-nvidia-cuda";
 
-struct ArchInfo {
-  llvm::StringLiteral name;
-  int minPTX;          // lowest PTX ISA version (x10) that knows the arch
-  int64_t maxShared;   // static + dynamic shared memory per CTA, bytes
-};
-// CUDA C Programming Guide, "Technical Specifications per Compute Capability".
-constexpr ArchInfo kArchs[] = {
-    {"sm_80", 70, 163 * 1024},
-    {"sm_86", 71, 99 * 1024},
-    {"sm_89", 78, 99 * 1024},
-    {"sm_90", 78, 227 * 1024},
-};
+/// The options' help text: "sm_80, sm_86, sm_89 or sm_90".
+const std::string &archHelp() {
+  static const std::string text = flash::archList(" or ");
+  return text;
+}
+
 // PTX versions the NVPTX back end of LLVM 22 accepts as `+ptxNN`.
 constexpr int kPTXVersions[] = {70, 71, 72, 73, 74, 75, 76, 77, 78, 80,
                                 81, 82, 83, 84, 85, 86, 87, 88, 90};
-
-const ArchInfo *lookupArch(llvm::StringRef arch) {
-  for (const ArchInfo &info : kArchs)
-    if (info.name == arch)
-      return &info;
-  return nullptr;
-}
 
 int effectivePTX(const flash::TargetOptions &options) {
   return options.ptxVersion ? options.ptxVersion
@@ -233,7 +223,7 @@ struct PrepareNVVMPass
         old.getAlignment().value_or(16), /*addrSpace=*/3);
     (void)dynamic;
     old.erase();
-    module->setAttr(flash::kDynamicSharedBytesAttrName,
+    module->setAttr(flash::simt::kDynamicSharedBytesAttrName,
                     b.getI64IntegerAttr(shared.staticBytes));
   }
 };
@@ -244,7 +234,7 @@ struct PrepareNVVMPass
 
 struct SIMTToLLVMOptions : PassPipelineOptions<SIMTToLLVMOptions> {
   Option<std::string> arch{*this, "arch",
-                           llvm::cl::desc("sm_80, sm_86, sm_89 or sm_90"),
+                           llvm::cl::desc(archHelp()),
                            llvm::cl::init("sm_80")};
   Option<int> ptx{*this, "ptx",
                   llvm::cl::desc("PTX version x10 (0: default for arch)"),
@@ -276,7 +266,7 @@ struct WriteTargetOutputPass
 
   typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<
       std::string>
-      arch{*this, "arch", llvm::cl::desc("sm_80, sm_86, sm_89 or sm_90"),
+      arch{*this, "arch", llvm::cl::desc(archHelp()),
            llvm::cl::init("sm_80")};
   typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<int>
       ptx{*this, "ptx",
@@ -354,16 +344,16 @@ int flash::defaultPTXVersion(llvm::StringRef arch) {
 }
 
 int64_t flash::maxSharedBytesPerCTA(llvm::StringRef arch) {
-  const ArchInfo *info = lookupArch(arch);
+  const flash::ArchInfo *info = flash::findArch(arch);
   return info ? info->maxShared : 48 * 1024;
 }
 
 llvm::Error flash::verifyTargetOptions(const TargetOptions &options) {
-  const ArchInfo *info = lookupArch(options.arch);
+  const flash::ArchInfo *info = flash::findArch(options.arch);
   if (!info)
     return llvm::createStringError(
         "unsupported arch '" + options.arch +
-        "': expected one of sm_80, sm_86, sm_89, sm_90");
+        "': expected one of " + flash::archList());
   int version = effectivePTX(options);
   if (!llvm::is_contained(kPTXVersions, version))
     return llvm::createStringError(
@@ -384,10 +374,7 @@ std::string flash::ptxFeatures(const TargetOptions &options) {
 }
 
 void flash::registerTargetDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
-                  gpu::GPUDialect, index::IndexDialect, LLVM::LLVMDialect,
-                  math::MathDialect, NVVM::NVVMDialect, scf::SCFDialect,
-                  vector::VectorDialect>();
+  registerAllDialects(registry);
   // What convert-gpu-to-nvvm uses to lower the other dialects of a kernel.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);

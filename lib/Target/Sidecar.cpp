@@ -1,6 +1,8 @@
 //===- Sidecar.cpp - launcher metadata (JSON) for a compiled kernel -------===//
 #include "flashc/Target/Sidecar.h"
 
+#include "flashc/Dialect/Tile/Attributes.h"
+
 #include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,15 +23,6 @@
 using namespace mlir;
 
 namespace {
-// Names convert-tile-to-simt records (docs/ir-conventions.md, "SIMT level");
-// the tile.* spellings are accepted too.
-constexpr llvm::StringLiteral kParamsAttrNames[] = {"flashc.params",
-                                                     "tile.params"};
-constexpr llvm::StringLiteral kSharedBytesAttrNames[] = {"flashc.shared_bytes",
-                                                          "tile.shared_bytes"};
-constexpr llvm::StringLiteral kGridAttrNames[] = {"flashc.grid", "tile.grid"};
-constexpr llvm::StringLiteral kNumWarpsAttrNames[] = {"flashc.num_warps",
-                                                       "tile.num_warps"};
 
 std::string typeName(Type type) {
   if (auto ptr = dyn_cast<LLVM::LLVMPointerType>(type))
@@ -164,16 +157,8 @@ bool isKernel(Operation *op) {
   if (auto func = dyn_cast<LLVM::LLVMFuncOp>(op))
     return func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
            func.getCConv() == LLVM::cconv::CConv::PTX_Kernel ||
-           func->hasAttr(kParamsAttrNames[0]) ||
-           func->hasAttr(kParamsAttrNames[1]);
+           func->hasAttr(flash::simt::kParamsAttrName);
   return false;
-}
-
-Attribute firstAttr(Operation *op, llvm::ArrayRef<llvm::StringLiteral> names) {
-  for (llvm::StringLiteral name : names)
-    if (Attribute attr = op->getAttr(name))
-      return attr;
-  return {};
 }
 
 std::optional<int64_t> threadsPerCTA(Operation *kernel) {
@@ -189,7 +174,7 @@ std::optional<int64_t> threadsPerCTA(Operation *kernel) {
     return n;
   }
   if (auto warps = dyn_cast_or_null<IntegerAttr>(
-          firstAttr(kernel, kNumWarpsAttrNames)))
+          kernel->getAttr(flash::simt::kNumWarpsAttrName)))
     return warps.getInt() * 32;
   return std::nullopt;
 }
@@ -199,7 +184,7 @@ struct ParamInfo {
   SmallVector<std::string> dims; // tensors only
 };
 
-/// Parameters from the kernel's `tile.params` (written by convert-tile-to-simt).
+/// Parameters from the kernel's `flashc.params` (written by convert-tile-to-simt).
 FailureOr<SmallVector<ParamInfo>> paramsFromAttr(Operation *kernel,
                                                  ArrayAttr params) {
   SmallVector<ParamInfo> result;
@@ -300,7 +285,7 @@ flash::SharedMemoryUse flash::sharedMemoryOf(Operation *gpuModule) {
         if (global.getAddrSpace() == 3 && !flash::isDeclaration(global))
           use.staticBytes += layout.getTypeSize(global.getGlobalType());
   if (auto dynamic =
-          gpuModule->getAttrOfType<IntegerAttr>(kDynamicSharedBytesAttrName))
+          gpuModule->getAttrOfType<IntegerAttr>(flash::simt::kDynamicSharedBytesAttrName))
     use.dynamicBytes = dynamic.getInt();
   return use;
 }
@@ -360,7 +345,7 @@ FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
   // The grid function: named by the kernel, else NAME_grid.
   func::FuncOp grid;
   if (auto ref = dyn_cast_or_null<FlatSymbolRefAttr>(
-          firstAttr(kernel, kGridAttrNames)))
+          kernel->getAttr(flash::simt::kGridAttrName)))
     grid = module.lookupSymbol<func::FuncOp>(ref.getValue());
   if (!grid)
     grid = module.lookupSymbol<func::FuncOp>((entry + "_grid").str());
@@ -375,7 +360,7 @@ FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
 
   SmallVector<ParamInfo> params;
   if (auto attr = dyn_cast_or_null<ArrayAttr>(
-          firstAttr(kernel, kParamsAttrNames))) {
+          kernel->getAttr(flash::simt::kParamsAttrName))) {
     auto fromAttr = paramsFromAttr(kernel, attr);
     if (failed(fromAttr))
       return failure();
@@ -420,7 +405,7 @@ FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
   SharedMemoryUse shared = launchSharedMemory(sharedMemoryOf(gpuModule));
   if (shared.staticBytes == 0 && shared.dynamicBytes == 0)
     if (auto bytes = dyn_cast_or_null<IntegerAttr>(
-            firstAttr(kernel, kSharedBytesAttrNames)))
+            kernel->getAttr(flash::simt::kSharedBytesAttrName)))
       shared = launchSharedMemory({bytes.getInt(), 0});
   int ptx = options.ptxVersion ? options.ptxVersion
                                : defaultPTXVersion(options.arch);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "flashc/Emulator/Emulator.h"
+#include "flashc/InitAllDialects.h"
 #include "flashc/Conversion/Passes.h"
 #include "flashc/Runtime/Float16.h"
 
@@ -46,10 +47,7 @@ std::string kernel(const std::string &args, const std::string &body,
 class EmulatorTest : public ::testing::Test {
 public:
   EmulatorTest() {
-    DialectRegistry registry;
-    emu::registerDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    ctx.loadAllAvailableDialects();
+    flash::loadAllDialects(ctx);
   }
 
   /// Parses `src`, runs its kernel on `grid`; buffers are bound to the

@@ -1,5 +1,6 @@
 //===- InterpreterTest.cpp - tile interpreter and `flashc run` library ----===//
 
+#include "flashc/InitAllDialects.h"
 #include "flashc/Interp/Interpreter.h"
 #include "flashc/Run/Run.h"
 #include "flashc/Runtime/Float16.h"
@@ -34,11 +35,7 @@ const double kInf = std::numeric_limits<double>::infinity();
 class InterpTest : public ::testing::Test {
 public:
   InterpTest() {
-    DialectRegistry registry;
-    registry.insert<tile::TileDialect, func::FuncDialect, arith::ArithDialect,
-                    math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
-    ctx.appendDialectRegistry(registry);
-    ctx.loadAllAvailableDialects();
+    flash::loadAllDialects(ctx);
   }
 
   ModuleOp parse(const std::string &src) {

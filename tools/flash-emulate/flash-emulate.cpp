@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "flashc/Emulator/Emulator.h"
+#include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -68,10 +69,8 @@ int main(int argc, char **argv) {
           &llvm::errs()))
     return 1;
 
-  mlir::DialectRegistry registry;
-  flash::emu::registerDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  mlir::MLIRContext context;
+  flash::loadAllDialects(context);
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   std::string err;

@@ -1,7 +1,7 @@
 //===- flashc.cpp - the flashc driver -------------------------------------===//
 //
 //   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout|simt|llvm|ptx|cubin]
-//          [--arch=sm_80|sm_86|sm_89|sm_90] [-o OUT]
+//          [--arch=sm_XX] [-o OUT]
 //   flashc run FILE.tile --target=interp [-D ...]... --arg NAME=FILE.npy|NUMBER
 //          ... --out NAME=FILE.npy ...
 //
@@ -16,7 +16,9 @@
 #include "flashc/Transforms/Passes.h"
 #include "flashc/Pipelines/Pipelines.h"
 
+#include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
+#include "flashc/Runtime/Arch.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -69,9 +71,9 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Cubin, "cubin",
                           "cubin through ptxas (needs -o; also OUT.json)")),
     cl::cat(flashcCategory));
-cl::opt<std::string> archOpt("arch",
-                             cl::desc("GPU architecture: sm_80 (default), "
-                                      "sm_86, sm_89 or sm_90"),
+const std::string archHelp =
+    "GPU architecture: " + flash::archList(" or ") + " (default: sm_80)";
+cl::opt<std::string> archOpt("arch", cl::desc(archHelp),
                              cl::value_desc("sm_XX"), cl::init("sm_80"),
                              cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
@@ -122,7 +124,7 @@ int replayDirectory(const std::string &dir) {
   }
   std::sort(files.begin(), files.end());
   mlir::MLIRContext context;
-  flash::loadFrontendDialects(context);
+  flash::loadAllDialects(context);
   unsigned failures = 0;
   for (const std::string &file : files) {
     llvm::PrettyStackTraceFormat trace("flashc: replaying '%s'", file.c_str());

@@ -101,10 +101,6 @@ struct Options {
   bool checkRaces = true;
 };
 
-/// Registers the dialects a SIMT-level module uses (gpu, nvvm, llvm, vector,
-/// arith, math, scf, func, tile).
-void registerDialects(mlir::DialectRegistry &registry);
-
 /// Finds the SIMT kernel in `module`: a gpu.func with the `kernel` attribute
 /// inside a gpu.module. Error if there is none or more than one.
 bool findSIMTKernel(mlir::ModuleOp module, mlir::gpu::GPUFuncOp &kernel,

@@ -36,10 +36,6 @@ enum class CompileStatus {
   InternalError, // IRGen produced IR that fails verification; exit code 2
 };
 
-/// Load the dialects the front end emits (tile, func, arith, math, scf,
-/// tensor) into `context`.
-void loadFrontendDialects(mlir::MLIRContext &context);
-
 /// Parse `-D` text "NAME=VALUE" into a Define; false if there is no '=' or
 /// the name is empty.
 bool parseDefine(llvm::StringRef text, Define &out);

@@ -52,11 +52,6 @@ class FuncOp;
 
 namespace flash {
 
-/// Set by flashc-prepare-nvvm on a gpu.module whose shared buffer it made
-/// dynamic: the buffer's size in bytes.
-inline constexpr llvm::StringLiteral kDynamicSharedBytesAttrName =
-    "flashc.dynamic_shared_bytes";
-
 /// The CTA size of a kernel: gpu.func's known_block_size (inherent) or the
 /// discardable `gpu.known_block_size`; null when neither is there.
 mlir::DenseI32ArrayAttr knownBlockSize(mlir::Operation *kernel);

@@ -29,14 +29,6 @@
 namespace flash::simt {
 
 inline constexpr int64_t kWarp = tile::layout::kWarpSize;
-inline constexpr llvm::StringLiteral kSharedGlobalName = "__flashc_smem";
-/// On each gpu.func: the bytes of @__flashc_smem the kernel uses (buffers,
-/// then the conversion's scratch).
-inline constexpr llvm::StringLiteral kKernelSharedBytesAttrName =
-    "flashc.shared_bytes";
-/// Set before the conversion on a load or local_load that the MMA using it
-/// reads itself, fragment by fragment (see fusedMmaUser).
-inline constexpr llvm::StringLiteral kFusedIntoMmaAttr = "flashc.fused_into_mma";
 
 //===----------------------------------------------------------------------===//
 // Compile-time view of a distributed tile

@@ -202,7 +202,7 @@ struct LocalLoadLowering : OpConversionPattern<LocalLoadOp> {
     auto tile = TileInfo::get(op.getType());
     if (!tile)
       return op.emitOpError("result has no layout");
-    if (op->hasAttr(kFusedIntoMmaAttr)) { // the MMA reads its fragments
+    if (op->hasAttr(kFusedIntoMmaAttrName)) { // the MMA reads its fragments
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(
           op, rewriter.getZeroAttr(tile->vectorType()));
       return success();

@@ -99,7 +99,7 @@ std::string flash::simt::describe(Attribute attr) {
 
 int64_t flash::simt::getNumWarps(Operation *op) {
   auto func = op->getParentOfType<FunctionOpInterface>();
-  auto attr = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
+  auto attr = func->getAttrOfType<IntegerAttr>(flash::tile::kNumWarpsAttrName);
   return attr ? attr.getInt() : 1;
 }
 
@@ -168,8 +168,6 @@ Value flash::simt::sharedByteAddress(OpBuilder &b, Location loc, Value base,
 
 namespace {
 
-constexpr llvm::StringLiteral kParamsAttrName = "flashc.params";
-
 /// Which registers each thread writes so that every element is written once:
 /// register r of (warp, lane) writes iff that thread is the first (lowest
 /// thread id) holding the element. Result: [reg][warp] lane masks.
@@ -231,7 +229,7 @@ int64_t byteWidth(Type elem) {
 /// reductions) starts: after the kernel's buffers, 16-byte aligned.
 int64_t scratchStart(Operation *op) {
   auto func = op->getParentOfType<FunctionOpInterface>();
-  auto attr = func->getAttrOfType<IntegerAttr>(kSharedBytesAttrName);
+  auto attr = func->getAttrOfType<IntegerAttr>(flash::tile::kSharedBytesAttrName);
   return attr ? llvm::alignTo(attr.getInt(), 16) : 0;
 }
 
@@ -239,10 +237,10 @@ int64_t scratchStart(Operation *op) {
 void noteSharedBytes(Operation *op, int64_t bytes) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   int64_t total = scratchStart(op) + bytes, current = 0;
-  if (auto attr = func->getAttrOfType<IntegerAttr>(kKernelSharedBytesAttrName))
+  if (auto attr = func->getAttrOfType<IntegerAttr>(flash::simt::kSharedBytesAttrName))
     current = attr.getInt();
   if (total > current)
-    func->setAttr(kKernelSharedBytesAttrName,
+    func->setAttr(flash::simt::kSharedBytesAttrName,
                   IntegerAttr::get(IntegerType::get(op->getContext(), 64),
                                    total));
 }
@@ -511,7 +509,6 @@ int64_t chooseVectorWidth(const TileInfo &tile, ArrayRef<int64_t> window,
 
 /// Marks, per global dim of a window access, the dims whose window provably
 /// stays inside the tensor (set before the conversion, on the original IR).
-constexpr llvm::StringLiteral kInBoundsAttr = "flashc.in_bounds";
 
 /// Whether `dim` is dim `d` of `global`, or a dim of another tensor with the
 /// same symbol (equal at launch: the launcher, interpreter and emulator check).
@@ -670,7 +667,7 @@ void flash::simt::markWindowInBounds(Operation *access, Value global,
     int64_t extent = it == window.end() ? 1 : tileShape[it - window.begin()];
     inside.push_back(windowInside(offsets[g], extent, global, g, pred));
   }
-  access->setAttr(kInBoundsAttr,
+  access->setAttr(kInBoundsAttrName,
                   DenseBoolArrayAttr::get(access->getContext(), inside));
 }
 
@@ -690,7 +687,7 @@ WindowAddressing::WindowAddressing(OpBuilder &b, Location loc, IndexBuilder *ib,
                                    IndexValue warp, IndexValue lane)
     : b(b), loc(loc), ib(ib), view(view), window(window), map(std::move(map)),
       warp(warp), lane(lane) {
-  auto inside = access->getAttrOfType<DenseBoolArrayAttr>(kInBoundsAttr);
+  auto inside = access->getAttrOfType<DenseBoolArrayAttr>(kInBoundsAttrName);
   unsigned rank = view.type.getRank();
   registerOffsets = uniformRegisterOffsets(this->map, numThreads);
   layout::CoordOf<IndexValue> origin;
@@ -1435,7 +1432,7 @@ struct MmaLowering : TileOpConversion<MmaOp> {
     auto bLoad = op.getB().getDefiningOp<LoadOp>();
     FailureOr<WindowLoad> fused = failure();
     std::optional<WindowAddressing> bAddressing;
-    if (bLoad && bLoad->hasAttr(kFusedIntoMmaAttr)) {
+    if (bLoad && bLoad->hasAttr(kFusedIntoMmaAttrName)) {
       SmallVector<Value> offsets;
       for (Value offset : bLoad.getOffsets())
         offsets.push_back(rewriter.getRemappedValue(offset));
@@ -1448,7 +1445,7 @@ struct MmaLowering : TileOpConversion<MmaOp> {
     }
     auto bLocal = op.getB().getDefiningOp<LocalLoadOp>();
     std::optional<SharedOperandReader> bShared;
-    if (bLocal && bLocal->hasAttr(kFusedIntoMmaAttr))
+    if (bLocal && bLocal->hasAttr(kFusedIntoMmaAttrName))
       bShared.emplace(builder, loc, bLocal,
                       rewriter.getRemappedValue(bLocal.getSource()),
                       rewriter.getRemappedValue(bLocal.getSlot()));
@@ -1530,7 +1527,7 @@ struct LoadLowering : TileOpConversion<LoadOp> {
   matchAndRewrite(LoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto tile = TileInfo::get(op.getType());
-    if (op->hasAttr(kFusedIntoMmaAttr)) { // the MMA fetches its registers
+    if (op->hasAttr(kFusedIntoMmaAttrName)) { // the MMA fetches its registers
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(
           op, rewriter.getZeroAttr(tile->vectorType()));
       return success();
@@ -1678,7 +1675,7 @@ struct ConvertTileToSIMTPass
     MLIRContext *ctx = &getContext();
     SmallVector<func::FuncOp> kernels;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr(kNumWarpsAttrName))
+      if (func->hasAttr(flash::tile::kNumWarpsAttrName))
         kernels.push_back(func);
     if (kernels.empty())
       return;
@@ -1720,13 +1717,13 @@ struct ConvertTileToSIMTPass
     for (func::FuncOp kernel : kernels) {
       kernel.walk([&](LoadOp load) {
         if (fusedMmaUser(load))
-          load->setAttr(kFusedIntoMmaAttr, UnitAttr::get(ctx));
+          load->setAttr(kFusedIntoMmaAttrName, UnitAttr::get(ctx));
         markWindowInBounds(load, load.getSource(), load.getOffsets(),
                            load.getWindow(), load.getType().getShape());
       });
       kernel.walk([&](LocalLoadOp load) {
         if (fusedMmaUser(load))
-          load->setAttr(kFusedIntoMmaAttr, UnitAttr::get(ctx));
+          load->setAttr(kFusedIntoMmaAttrName, UnitAttr::get(ctx));
       });
       kernel.walk([&](StoreOp store) {
         markWindowInBounds(store, store.getDest(), store.getOffsets(),
@@ -1742,7 +1739,7 @@ struct ConvertTileToSIMTPass
       // The buffers come first in @__flashc_smem; the conversion's scratch
       // (noteSharedBytes) follows them.
       int64_t buffers = 0;
-      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttrName))
+      if (auto attr = kernel->getAttrOfType<IntegerAttr>(flash::tile::kSharedBytesAttrName))
         buffers = attr.getInt();
       kernel.walk([&](LocalAllocOp alloc) {
         buffers = std::max<int64_t>(buffers, *alloc.getOffset() +
@@ -1750,8 +1747,8 @@ struct ConvertTileToSIMTPass
       });
       if (buffers > 0) {
         auto bytes = IntegerAttr::get(IntegerType::get(ctx, 64), buffers);
-        kernel->setAttr(kSharedBytesAttrName, bytes);
-        kernel->setAttr(kKernelSharedBytesAttrName, bytes);
+        kernel->setAttr(flash::tile::kSharedBytesAttrName, bytes);
+        kernel->setAttr(flash::simt::kSharedBytesAttrName, bytes);
       }
     }
     for (func::FuncOp kernel : kernels)
@@ -1799,7 +1796,7 @@ struct ConvertTileToSIMTPass
     b.setInsertionPointToStart(gpuModule.getBody());
     int64_t sharedBytes = 0;
     for (func::FuncOp kernel : kernels)
-      if (auto attr = kernel->getAttrOfType<IntegerAttr>(kKernelSharedBytesAttrName))
+      if (auto attr = kernel->getAttrOfType<IntegerAttr>(flash::simt::kSharedBytesAttrName))
         sharedBytes = std::max(sharedBytes, attr.getInt());
     if (sharedBytes > 0) {
       auto type = LLVM::LLVMArrayType::get(b.getI8Type(), sharedBytes);
@@ -1814,7 +1811,7 @@ struct ConvertTileToSIMTPass
       gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                        b.getUnitAttr());
       int64_t numWarps =
-          kernel->getAttrOfType<IntegerAttr>(kNumWarpsAttrName).getInt();
+          kernel->getAttrOfType<IntegerAttr>(flash::tile::kNumWarpsAttrName).getInt();
       gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
           {static_cast<int32_t>(numWarps * kWarp), 1, 1}));
       // The tile dialect's verifier allows only tile.constants outside a
@@ -1822,16 +1819,16 @@ struct ConvertTileToSIMTPass
       // flashc.num_warps, flashc.grid, flashc.mma_layout.
       for (NamedAttribute attr : kernel->getDiscardableAttrs()) {
         StringRef name = attr.getName().getValue();
-        if (name == kSharedBytesAttrName) // counted in flashc.shared_bytes
+        if (name == flash::tile::kSharedBytesAttrName) // counted in flashc.shared_bytes
           continue;
         if (name.starts_with("tile.") && name != kConstantsAttrName)
-          gpuFunc->setAttr(("flashc." + name.drop_front(5)).str(),
+          gpuFunc->setAttr((kAttrPrefix + name.drop_front(5)).str(),
                            attr.getValue());
         else
           gpuFunc->setAttr(attr.getName(), attr.getValue());
       }
-      if (!gpuFunc->hasAttr(kKernelSharedBytesAttrName))
-        gpuFunc->setAttr(kKernelSharedBytesAttrName, b.getI64IntegerAttr(0));
+      if (!gpuFunc->hasAttr(flash::simt::kSharedBytesAttrName))
+        gpuFunc->setAttr(flash::simt::kSharedBytesAttrName, b.getI64IntegerAttr(0));
       for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
         gpuFunc.setArgAttrs(i, kernel.getArgAttrDict(i));
       SmallVector<func::ReturnOp> returns;

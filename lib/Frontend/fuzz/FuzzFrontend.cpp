@@ -20,7 +20,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static mlir::MLIRContext *context = [] {
     auto *ctx = new mlir::MLIRContext(mlir::MLIRContext::Threading::DISABLED);
-    flash::loadFrontendDialects(*ctx);
+    flash::loadAllDialects(*ctx);
     return ctx;
   }();
   llvm::SourceMgr sourceMgr;

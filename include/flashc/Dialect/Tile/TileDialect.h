@@ -10,6 +10,7 @@
 #include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/LayoutFunctions.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h.inc"
@@ -35,22 +36,6 @@ struct SharedMemoryResource
 #include "flashc/Dialect/Tile/TileOps.h.inc"
 
 namespace flash::tile {
-/// Names of the discardable attributes that make a func.func a tile kernel.
-inline constexpr llvm::StringLiteral kGridAttrName = "tile.grid";
-inline constexpr llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
-inline constexpr llvm::StringLiteral kConstantsAttrName = "tile.constants";
-/// Optional: the TiledMMA the kernel asks for (a #tile.mma), instead of the
-/// layout assignment's default.
-inline constexpr llvm::StringLiteral kMmaLayoutAttrName = "tile.mma_layout";
-/// Argument attribute: the parameter's name in the source program.
-inline constexpr llvm::StringLiteral kArgNameAttrName = "tile.name";
-/// scf.for attribute (integer >= 1): pipeline stages of the loop's staged
-/// copies, from `range(..., stages = N)`; read by tile-pipeline-copies.
-inline constexpr llvm::StringLiteral kNumStagesAttrName = "tile.num_stages";
-/// func.func attribute (i64 >= 0): the bytes of the kernel's shared buffers,
-/// set by tile-allocate-shared.
-inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
-
 /// The MMA role a dot-operand layout plays.
 inline layout::MmaRole operandRole(DotOperandLayoutAttr attr) {
   return attr.getOperandIndex() == 0 ? layout::MmaRole::OperandA
