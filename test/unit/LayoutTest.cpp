@@ -1,7 +1,7 @@
 //===- LayoutTest.cpp - every layout function, exhaustively ---------------===//
 //
 // The expected fragments are the PTX ISA's tables for mma.m16n8k16 (see
-// shared/reference/ptx-warp-ops.md), written out entry by entry here rather
+// docs/ptx-warp-facts.md), written out entry by entry here rather
 // than recomputed from the formula under test.
 //
 //===----------------------------------------------------------------------===//

@@ -12,7 +12,7 @@
 // arithmetic of a kernel), so the formula is written once for both.
 // Registers are always compile-time.
 //
-// Facts from the PTX ISA (see shared/reference/ptx-warp-ops.md), lane = 32
+// Facts from the PTX ISA (see docs/ptx-warp-facts.md), lane = 32
 // threads, g = lane / 4, q = lane % 4:
 //   mma.m16n8k16 C/D element i: row g + 8 (i / 2), col 2q + i % 2
 //   A element e = 2r + h:       row g + 8 (r % 2), col 2q + h + 8 (r / 2)
