@@ -24,7 +24,7 @@ namespace flash {
 /// layout L becomes vector<L.getNumRegisters(S) x T>) and to `patterns` the
 /// patterns that lower the tile ops and rewrite the types of arith/math ops
 /// inside a kernel whose tensor parameters have already been expanded (see
-/// TileToSIMT.cpp: each !tile.global use is an unrealized_conversion_cast of
+/// TileToSIMTPass.cpp: each !tile.global use is an unrealized_conversion_cast of
 /// the pointer and dim arguments).
 void populateTileToSIMTPatterns(mlir::TypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);

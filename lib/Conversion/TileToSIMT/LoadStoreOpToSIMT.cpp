@@ -1,0 +1,106 @@
+//===- LoadStoreOpToSIMT.cpp - tile.load and tile.store of global windows -===//
+//
+// Each register of the tile is one element of the window; runs of registers
+// that are consecutive and aligned in memory move as one vector
+// (chooseVectorWidth). Loads give the pad value outside the tensor, stores
+// write nothing there, and of the threads holding copies of an element only
+// the first stores it.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+#include "WindowAccess.h"
+#include "WindowAnalysis.h"
+
+using namespace mlir;
+using namespace flash::tile;
+using namespace flash::simt;
+
+namespace {
+
+struct LoadLowering : OpConversionPattern<LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getType());
+    if (op->hasAttr(kFusedIntoMmaAttrName)) { // the MMA fetches its registers
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, rewriter.getZeroAttr(tile->vectorType()));
+      return success();
+    }
+    Location loc = op.getLoc();
+    IndexBuilder ib{rewriter, loc};
+    auto load = prepareWindowLoad(rewriter, loc, &ib, op, adaptor.getOffsets());
+    if (failed(load))
+      return failure();
+    WindowAddressing addressing(rewriter, loc, &ib, load->view, load->offsets,
+                                op, op.getWindow(), AccessMap::of(load->tile),
+                                getNumWarps(op) * kWarp, load->warp, load->lane);
+    rewriter.replaceOp(
+        op, emitWindowLoads(rewriter, loc, addressing, *load, 0, tile->regs));
+    return success();
+  }
+};
+
+/// Registers [first, first + width) of `value`, as one access.
+Value registerRun(OpBuilder &b, Location loc, Value value, int64_t first,
+                  int64_t width) {
+  if (width == 1)
+    return vector::ExtractOp::create(b, loc, value, first);
+  SmallVector<int64_t> indices;
+  for (int64_t j = 0; j < width; ++j)
+    indices.push_back(first + j);
+  return vector::ShuffleOp::create(b, loc, value, value, indices);
+}
+
+struct StoreLowering : OpConversionPattern<StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getValue().getType());
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    IndexBuilder ib{b, loc};
+    auto view = getGlobalView(op.getDest(), &ib);
+    if (!view)
+      return op.emitOpError("destination is not a kernel tensor parameter");
+    Type elem = tile->type.getElementType();
+    int64_t numWarps = getNumWarps(op);
+    auto writers = firstHolderMasks(tile->table(numWarps * kWarp),
+                                    tile->numElements(), numWarps);
+    ArrayRef<int64_t> window = op.getWindow();
+    int64_t width = chooseVectorWidth(*tile, window, *view,
+                                      op.getOffsets().back(), numWarps,
+                                      &writers);
+    ThreadIds ids = getThreadIds(b, op);
+    IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+    WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(), op,
+                                window, AccessMap::of(*tile), numWarps * kWarp,
+                                warp, lane);
+    Value value = adaptor.getValue();
+    for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
+      if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
+        continue;
+      AccessPoint at = addressing.at(r0);
+      Value pred = andPredicates(b, loc, addressing.uniformInBounds(),
+                                 andPredicates(b, loc, at.inBounds,
+                                               lanePredicate(b, loc, ids,
+                                                             writers[r0])));
+      Value part = registerRun(b, loc, value, r0, width);
+      int64_t align = width * byteWidth(elem);
+      emitGuarded(b, loc, pred, [&] {
+        LLVM::StoreOp::create(b, loc, part, at.address, align);
+      });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void flash::simt::populateLoadStoreOpToSIMTPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext());
+}

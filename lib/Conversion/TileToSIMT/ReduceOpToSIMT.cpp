@@ -1,0 +1,369 @@
+//===- ReduceOpToSIMT.cpp - tile.reduce -----------------------------------===//
+//
+// A reduction along one axis, planned at compile time over every thread of
+// the CTA: first the input registers of each thread that map to the same
+// output register are combined in-thread, then butterfly shuffles combine
+// the lanes that hold other parts of the same output elements, and when the
+// reduced axis is spread over warps too, each warp's partial goes through
+// the conversion's shared scratch and every thread combines the partials of
+// the warps it needs.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+#include "Utility.h"
+
+#include "llvm/ADT/BitVector.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace flash::tile;
+using namespace flash::simt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The plan
+//===----------------------------------------------------------------------===//
+
+struct ReducePlan {
+  SmallVector<SmallVector<int64_t>> groups; // input registers per output reg
+  SmallVector<int64_t> butterflies;         // shfl.bfly lane offsets
+  bool crossWarp = false;
+  std::vector<std::vector<uint32_t>> writers;   // [reg][warp] lane masks
+  std::vector<std::vector<uint32_t>> readWarps; // [reg][warp] warp masks
+};
+
+/// What one reduction is planned from: its tiles at compile time.
+struct ReduceShape {
+  Operation *op; // for diagnostics
+  const TileInfo &in, &out;
+  int64_t numWarps, threads, axis, extent;
+  std::vector<std::vector<int64_t>> outTable; // [thread][reg]
+};
+
+/// Reduced coordinates combined so far: [thread][output reg].
+using Coverage = std::vector<std::vector<llvm::BitVector>>;
+
+/// In-thread groups: the input registers whose kept coordinate is the output
+/// register's coordinate, the same for every thread.
+LogicalResult planGroups(const ReduceShape &s, ReducePlan &plan,
+                         Coverage &cover) {
+  cover.assign(s.threads, std::vector<llvm::BitVector>(
+                              s.out.regs, llvm::BitVector(s.extent)));
+  for (int64_t t = 0; t < s.threads; ++t) {
+    for (int64_t r = 0; r < s.out.regs; ++r) {
+      SmallVector<int64_t> group;
+      for (int64_t ri = 0; ri < s.in.regs; ++ri) {
+        layout::Coord c = s.in.coord(t, ri);
+        int64_t reduced = c[s.axis];
+        c.erase(c.begin() + s.axis);
+        if (s.out.linear(c) == s.outTable[t][r]) {
+          group.push_back(ri);
+          cover[t][r].set(reduced);
+        }
+      }
+      if (group.empty())
+        return s.op->emitOpError("thread ")
+               << t << " holds no element of output register " << r
+               << " of layout " << describe(s.out.layout) << " in layout "
+               << describe(s.in.layout);
+      if (t == 0)
+        plan.groups.push_back(group);
+      else if (plan.groups[r] != group)
+        return s.op->emitOpError("the in-thread grouping of layout ")
+               << describe(s.in.layout) << " along axis " << s.axis
+               << " differs between threads";
+    }
+  }
+  return success();
+}
+
+/// Butterflies: lane bits whose flip keeps every kept coordinate and brings
+/// new reduced coordinates.
+void planButterflies(const ReduceShape &s, ReducePlan &plan, Coverage &cover) {
+  for (int64_t bit = 1; bit < kWarp; bit <<= 1) {
+    bool ok = true;
+    for (int64_t t = 0; ok && t < s.threads; ++t)
+      for (int64_t r = 0; ok && r < s.out.regs; ++r) {
+        int64_t p = t ^ bit;
+        ok = s.outTable[p][r] == s.outTable[t][r] && cover[p][r].any() &&
+             !cover[t][r].anyCommon(cover[p][r]);
+      }
+    if (!ok)
+      continue;
+    plan.butterflies.push_back(bit);
+    auto next = cover;
+    for (int64_t t = 0; t < s.threads; ++t)
+      for (int64_t r = 0; r < s.out.regs; ++r)
+        next[t][r] |= cover[t ^ bit][r];
+    cover = std::move(next);
+  }
+}
+
+/// Only the first holder within each warp writes its warp's slot.
+std::vector<std::vector<uint32_t>> firstInWarpMasks(const ReduceShape &s) {
+  int64_t outElems = s.out.numElements();
+  std::vector<std::vector<int64_t>> firstInWarp(
+      s.numWarps, std::vector<int64_t>(outElems, -1));
+  for (int64_t t = 0; t < s.threads; ++t)
+    for (int64_t r = 0; r < s.out.regs; ++r) {
+      int64_t &f = firstInWarp[t / kWarp][s.outTable[t][r]];
+      if (f < 0)
+        f = t;
+    }
+  std::vector<std::vector<uint32_t>> writers(
+      s.out.regs, std::vector<uint32_t>(s.numWarps, 0));
+  for (int64_t t = 0; t < s.threads; ++t)
+    for (int64_t r = 0; r < s.out.regs; ++r)
+      if (firstInWarp[t / kWarp][s.outTable[t][r]] == t)
+        writers[r][t / kWarp] |= 1u << (t % kWarp);
+  return writers;
+}
+
+/// Across warps through shared memory: warp w's partial of output element k
+/// (all lanes of w holding k must agree on what they combined); each thread
+/// reads the partials of warps that together cover the axis once.
+LogicalResult planCrossWarp(const ReduceShape &s, ReducePlan &plan,
+                            const Coverage &cover) {
+  plan.crossWarp = true;
+  int64_t outElems = s.out.numElements();
+  std::vector<std::vector<std::optional<llvm::BitVector>>> warpCover(
+      s.numWarps, std::vector<std::optional<llvm::BitVector>>(outElems));
+  for (int64_t t = 0; t < s.threads; ++t)
+    for (int64_t r = 0; r < s.out.regs; ++r) {
+      auto &slot = warpCover[t / kWarp][s.outTable[t][r]];
+      if (!slot)
+        slot = cover[t][r];
+      else if (*slot != cover[t][r])
+        return s.op->emitOpError("lanes of one warp hold different partial "
+                                "reductions in layout ")
+               << describe(s.in.layout);
+    }
+  plan.writers = firstInWarpMasks(s);
+  plan.readWarps.assign(s.out.regs, std::vector<uint32_t>(s.numWarps, 0));
+  for (int64_t t = 0; t < s.threads; ++t)
+    for (int64_t r = 0; r < s.out.regs; ++r) {
+      int64_t k = s.outTable[t][r];
+      llvm::BitVector acc(s.extent);
+      uint32_t warps = 0;
+      for (int64_t w = 0; w < s.numWarps; ++w) {
+        auto &c = warpCover[w][k];
+        if (!c || c->none() || acc.anyCommon(*c))
+          continue;
+        acc |= *c;
+        warps |= 1u << w;
+      }
+      if (!acc.all())
+        return s.op->emitOpError("the warps of layout ")
+               << describe(s.in.layout) << " do not cover axis " << s.axis;
+      uint32_t &slot = plan.readWarps[r][t / kWarp];
+      if (t % kWarp == 0)
+        slot = warps;
+      else if (slot != warps)
+        return s.op->emitOpError("lanes of one warp would combine different "
+                                "warps in layout ")
+               << describe(s.in.layout);
+    }
+  return success();
+}
+
+FailureOr<ReducePlan> planReduce(ReduceOp op, const TileInfo &in,
+                                 const TileInfo &out, int64_t numWarps) {
+  int64_t threads = numWarps * kWarp;
+  ReduceShape s{op,      in,      out, numWarps, threads, int64_t(op.getAxis()),
+                in.shape[op.getAxis()], out.table(threads)};
+  ReducePlan plan;
+  Coverage cover;
+  if (failed(planGroups(s, plan, cover)))
+    return failure();
+  planButterflies(s, plan, cover);
+  bool complete = true;
+  for (int64_t t = 0; complete && t < threads; ++t)
+    for (int64_t r = 0; complete && r < out.regs; ++r)
+      complete = cover[t][r].all();
+  if (!complete && failed(planCrossWarp(s, plan, cover)))
+    return failure();
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// The IR
+//===----------------------------------------------------------------------===//
+
+/// The reduction's combining op and its identity, for f32 or i32.
+struct Combiner {
+  OpBuilder &b;
+  Location loc;
+  Type elem;
+  bool isFloat, isMax;
+
+  Value combine(Value x, Value y) const {
+    if (isFloat)
+      return isMax ? arith::MaximumFOp::create(b, loc, x, y).getResult()
+                   : arith::AddFOp::create(b, loc, x, y).getResult();
+    return isMax ? arith::MaxSIOp::create(b, loc, x, y).getResult()
+                 : arith::AddIOp::create(b, loc, x, y).getResult();
+  }
+  Value identity() const {
+    if (isFloat)
+      return arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(elem, isMax ? -INFINITY : 0.0));
+    return i32Const(b, loc, isMax ? std::numeric_limits<int32_t>::min() : 0);
+  }
+};
+
+/// In-thread groups, then butterflies: each thread's partial per output
+/// register.
+SmallVector<Value> emitWarpPartials(const Combiner &c, const ReducePlan &plan,
+                                    Value input, int64_t inRegs) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  SmallVector<Value> inputs = extractAll(b, loc, input, inRegs);
+  SmallVector<Value> partial;
+  for (auto &group : plan.groups) {
+    Value acc = inputs[group.front()];
+    for (int64_t ri : llvm::drop_begin(group))
+      acc = c.combine(acc, inputs[ri]);
+    partial.push_back(acc);
+  }
+  if (plan.butterflies.empty())
+    return partial;
+  Value all = i32Const(b, loc, -1), clamp = i32Const(b, loc, 0x1f);
+  for (int64_t offset : plan.butterflies) {
+    Value off = i32Const(b, loc, offset);
+    for (Value &p : partial) {
+      Value other = NVVM::ShflOp::create(b, loc, c.elem, all, p, off, clamp,
+                                         NVVM::ShflKind::bfly, UnitAttr());
+      p = c.combine(p, other);
+    }
+  }
+  return partial;
+}
+
+/// The scratch of a cross-warp reduction: slot w * outElems + k holds warp
+/// w's partial of output element k.
+struct WarpSlots {
+  IndexBuilder &ib;
+  Value base;
+  int64_t outElems;
+  SmallVector<Value> keys; // this thread's k per output register
+
+  Value slot(int64_t w, int64_t r) const {
+    return (IndexValue(&ib, w * outElems) + IndexValue(&ib, keys[r])).get();
+  }
+};
+
+/// Combines the partials of the warps in `reads` (per warp of this thread:
+/// a mask of the warps to read).
+Value combineWarps(const Combiner &c, const WarpSlots &slots, ThreadIds ids,
+                   ArrayRef<uint32_t> reads, int64_t r, int64_t numWarps) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  Value acc;
+  if (llvm::all_equal(reads)) {
+    for (int64_t w = 0; w < numWarps; ++w)
+      if (reads.front() & (1u << w)) {
+        Value v = loadShared(b, loc, slots.base, c.elem, slots.slot(w, r));
+        acc = acc ? c.combine(acc, v) : v;
+      }
+    return acc;
+  }
+  // The warps to combine depend on this thread's warp.
+  Value mask = i32Const(b, loc, reads.back());
+  for (int64_t w = numWarps - 2; w >= 0; --w) {
+    Value isW = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      ids.warp, i32Const(b, loc, w));
+    mask = arith::SelectOp::create(b, loc, isW, i32Const(b, loc, reads[w]),
+                                   mask);
+  }
+  uint32_t any = 0;
+  for (uint32_t m : reads)
+    any |= m;
+  acc = c.identity();
+  for (int64_t w = 0; w < numWarps; ++w) {
+    if (!(any & (1u << w)))
+      continue;
+    Value bit = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, mask, i32Const(b, loc, w)),
+        i32Const(b, loc, 1));
+    Value cond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit,
+                                       i32Const(b, loc, 0));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{c.elem}, cond,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value slot = slots.slot(w, r);
+      scf::YieldOp::create(b, loc, loadShared(b, loc, slots.base, c.elem, slot));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, c.identity());
+    }
+    acc = c.combine(acc, ifOp.getResult(0));
+  }
+  return acc;
+}
+
+/// Each warp's first holder writes its partials to the scratch; after a
+/// barrier every thread combines the partials of the warps it needs.
+void emitCrossWarp(const Combiner &c, const ReducePlan &plan, Operation *op,
+                   const TileInfo &out, int64_t numWarps,
+                   SmallVector<Value> &partial) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  ThreadIds ids = getThreadIds(b, op);
+  IndexBuilder ib{b, loc};
+  IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+  int64_t outElems = out.numElements();
+  noteSharedBytes(op, numWarps * outElems * byteWidth(c.elem));
+  WarpSlots slots{ib, scratchBase(b, loc, op), outElems, {}};
+  for (int64_t r = 0; r < out.regs; ++r) {
+    auto coord = layoutCoord<IndexValue>(out.layout, out.shape, warp, lane, r);
+    slots.keys.push_back(linearIndex(&ib, out.shape, coord).get());
+  }
+  for (int64_t r = 0; r < out.regs; ++r) {
+    Value slot = (warp * outElems + IndexValue(&ib, slots.keys[r])).get();
+    emitGuarded(b, loc, lanePredicate(b, loc, ids, plan.writers[r]),
+                [&] { storeShared(b, loc, slots.base, partial[r], slot); });
+  }
+  barrier(b, loc);
+  for (int64_t r = 0; r < out.regs; ++r)
+    partial[r] = combineWarps(c, slots, ids, plan.readWarps[r], r, numWarps);
+  barrier(b, loc);
+}
+
+struct ReduceLowering : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto in = TileInfo::get(op.getInput().getType());
+    auto out = TileInfo::get(op.getType());
+    Type elem = in->type.getElementType();
+    if (!elem.isF32() && !elem.isInteger(32))
+      return op.emitOpError("reductions of ")
+             << elem << " tiles are not supported (f32 and i32 only), layout "
+             << describe(in->layout);
+    int64_t numWarps = getNumWarps(op);
+    auto plan = planReduce(op, *in, *out, numWarps);
+    if (failed(plan))
+      return failure();
+    Combiner combiner{rewriter, op.getLoc(), elem, isa<FloatType>(elem),
+                      op.getKind() == ReduceKind::Max};
+    SmallVector<Value> partial =
+        emitWarpPartials(combiner, *plan, adaptor.getInput(), in->regs);
+    if (plan->crossWarp)
+      emitCrossWarp(combiner, *plan, op, *out, numWarps, partial);
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, out->vectorType(),
+                                                        partial);
+    return success();
+  }
+};
+
+} // namespace
+
+void flash::simt::populateReduceOpToSIMTPatterns(TypeConverter &converter,
+                                                 RewritePatternSet &patterns) {
+  patterns.add<ReduceLowering>(converter, patterns.getContext());
+}

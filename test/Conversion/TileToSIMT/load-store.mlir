@@ -1,0 +1,100 @@
+// RUN: flash-opt %s --split-input-file --convert-tile-to-simt --cse | FileCheck %s
+// RUN: flash-opt %s --split-input-file --convert-tile-to-simt | FileCheck %s --check-prefix=NOTILE
+
+// NOTILE-NOT: tile.load
+// NOTILE-NOT: tile.mma
+// NOTILE-NOT: tensor<
+
+// Global loads and stores: bounds, vectors, single writers.
+
+// Masked loads and stores: a window that can hang over a dim checks
+// 0 <= index < dim for it, loads give the pad when out of bounds, stores
+// write nothing; the 8 contiguous f16 per thread of a blocked layout move as
+// 16-byte vectors; the 1-D slice held by several lanes is stored once
+// (a lane-mask predicate).
+#blocked = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<1, #blocked>
+// CHECK-LABEL: gpu.func @masked
+// CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1> {tile.name = "X"}, %[[N:.*]]: i32 {tile.name = "X.d0"}, %{{.*}}: i32 {tile.name = "X.d1"}, %[[Y:.*]]: !llvm.ptr<1>
+// The thread's address is computed once; the column window [0, 64) lies
+// inside the static dim, so only rows are checked.
+// CHECK: %[[PTR:.*]] = llvm.getelementptr %[[X]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f16
+// CHECK-NOT: %c64_i32 : i32
+// CHECK: arith.cmpi sge, %[[ROW:.*]], %c0_i32 : i32
+// CHECK: arith.cmpi slt, %[[ROW]], %[[N]] : i32
+// CHECK: %[[IN:.*]] = arith.andi
+// CHECK: scf.if %[[IN]] -> (vector<8xf16>) {
+// CHECK:   %[[V:.*]] = llvm.load %[[PTR]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
+// CHECK:   scf.yield %[[V]] : vector<8xf16>
+// CHECK: } else {
+// CHECK:   scf.yield %{{.*}} : vector<8xf16>
+// CHECK: }
+// CHECK: scf.if %{{.*}} {
+// CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
+// CHECK: }
+// Row maxima: the lanes of a row hold copies; only the first writes.
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: arith.shrui %c16843009_i32, %{{.*}} : i32
+// CHECK: scf.if %{{.*}} {
+// CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+func.func @masked(%X: !tile.global<[N, 64], f16> {tile.name = "X"},
+                  %Y: !tile.global<[N, 64], f16> {tile.name = "Y"},
+                  %M: !tile.global<[N], f32> {tile.name = "M"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %pid = tile.program_id 0 : i32
+  %r0 = arith.muli %pid, %c16 : i32
+  %x = tile.load %X[%r0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<16x64xf16, #blocked>
+  tile.store %x, %Y[%r0, %c0] window [0, 1] : tensor<16x64xf16, #blocked> -> !tile.global<[N, 64], f16>
+  %x32 = arith.extf %x : tensor<16x64xf16, #blocked> to tensor<16x64xf32, #blocked>
+  %m = tile.reduce max %x32 axis = 1 : tensor<16x64xf32, #blocked> -> tensor<16xf32, #rows>
+  tile.store %m, %M[%r0] window [0] : tensor<16xf32, #rows> -> !tile.global<[N], f32>
+  return
+}
+
+// -----
+
+// Rows [i, i + 16) of a loop whose upper bound is (N / 16) * 16 of X's dim
+// and whose step is 16 never leave X, nor Y, whose dim has the same symbol N
+// (equal at launch): no row checks in the first loop, but for Z, whose rows
+// are M. The second loop runs to N itself: its last block may hang over, so
+// rows are checked. The batch index is checked once per tile, not per
+// register.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
+// CHECK-LABEL: gpu.func @proven_in_bounds
+// CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1> {tile.name = "X"}, %[[B:.*]]: i32 {tile.name = "X.d0"}, %[[N:.*]]: i32 {tile.name = "X.d1"}
+// CHECK-SAME: %[[YN:[a-z0-9]*]]: i32 {tile.name = "Y.d1"}
+// CHECK-SAME: %[[ZM:[a-z0-9]*]]: i32 {tile.name = "Z.d1"}
+// CHECK: scf.for
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
+// CHECK: scf.if %{{.*}} -> (vector<16xf32>)
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
+// CHECK: arith.cmpi slt, %{{.*}}, %[[ZM]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[YN]]
+// CHECK: scf.for
+// CHECK: arith.cmpi slt, %{{.*}}, %[[N]]
+func.func @proven_in_bounds(%X: !tile.global<[B, N, 32], f32> {tile.name = "X"},
+                            %Y: !tile.global<[B, N, 32], f32> {tile.name = "Y"},
+                            %Z: !tile.global<[B, M, 32], f32> {tile.name = "Z"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %b = tile.program_id 0 : i32
+  %n = tile.dim %X[1] : !tile.global<[B, N, 32], f32>
+  %blocks = arith.divsi %n, %c16 : i32
+  %full = arith.muli %blocks, %c16 : i32
+  scf.for %i = %c0 to %full step %c16 : i32 {
+    %x = tile.load %X[%b, %i, %c0] window [1, 2] pad 0.0 : f32 : !tile.global<[B, N, 32], f32> -> tensor<16x32xf32, #blocked>
+    tile.store %x, %Y[%b, %i, %c0] window [1, 2] : tensor<16x32xf32, #blocked> -> !tile.global<[B, N, 32], f32>
+    tile.store %x, %Z[%b, %i, %c0] window [1, 2] : tensor<16x32xf32, #blocked> -> !tile.global<[B, M, 32], f32>
+  }
+  scf.for %i = %full to %n step %c16 : i32 {
+    %x = tile.load %X[%b, %i, %c0] window [1, 2] pad 0.0 : f32 : !tile.global<[B, N, 32], f32> -> tensor<16x32xf32, #blocked>
+    tile.store %x, %Y[%b, %i, %c0] window [1, 2] : tensor<16x32xf32, #blocked> -> !tile.global<[B, N, 32], f32>
+  }
+  return
+}
