@@ -9,7 +9,7 @@
 
 #include "flashc/Interp/Interpreter.h"
 #include "flashc/Support/SourceLocation.h"
-#include "flashc/Runtime/CmpF.h"
+#include "flashc/Semantics/CmpF.h"
 #include "flashc/Runtime/Float16.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
