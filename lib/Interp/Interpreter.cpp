@@ -9,8 +9,7 @@
 
 #include "flashc/Interp/Interpreter.h"
 #include "flashc/Support/SourceLocation.h"
-#include "flashc/Semantics/CmpF.h"
-#include "flashc/Runtime/Float16.h"
+#include "flashc/Semantics/ScalarOps.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
 
@@ -37,79 +36,15 @@ namespace flash {
 namespace interp {
 
 //===----------------------------------------------------------------------===//
-// Element types and rounding
+// Values
 //===----------------------------------------------------------------------===//
 
-std::optional<ElemType> ElemType::get(Type type) {
-  ElemType t;
-  if (type.isF16())
-    t.kind = F16;
-  else if (type.isBF16())
-    t.kind = BF16;
-  else if (type.isF32())
-    t.kind = F32;
-  else if (type.isF64())
-    t.kind = F64;
-  else if (type.isIndex()) {
-    t.kind = Int;
-    t.width = 64;
-  } else if (auto it = dyn_cast<IntegerType>(type)) {
-    if (it.getWidth() == 0 || it.getWidth() > 64)
-      return std::nullopt;
-    t.kind = Int;
-    t.width = it.getWidth();
-  } else {
-    return std::nullopt;
-  }
-  return t;
-}
+using sem::asSigned;
+using sem::asUnsigned;
+using sem::wrapInt;
 
-static inline int64_t toI64(double v) {
-  if (!(v == v))
-    return 0;
-  if (v >= 9223372036854775807.0)
-    return std::numeric_limits<int64_t>::max();
-  if (v <= -9223372036854775808.0)
-    return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
-}
-
-/// Stored representation of a w-bit integer: sign-extended, except i1 which
-/// is 0/1.
-static inline int64_t wrapInt(int64_t v, unsigned w) {
-  if (w == 1)
-    return v & 1;
-  if (w >= 64)
-    return v;
-  return static_cast<int64_t>(static_cast<uint64_t>(v) << (64 - w)) >>
-         (64 - w);
-}
-static inline int64_t asSigned(int64_t stored, unsigned w) {
-  return w == 1 ? -(stored & 1) : stored;
-}
-static inline uint64_t asUnsigned(int64_t stored, unsigned w) {
-  if (w >= 64)
-    return static_cast<uint64_t>(stored);
-  return static_cast<uint64_t>(stored) & ((uint64_t(1) << w) - 1);
-}
 static inline double f32(double v) {
   return static_cast<double>(static_cast<float>(v));
-}
-
-double roundTo(ElemType t, double v) {
-  switch (t.kind) {
-  case ElemType::F16:
-    return roundToHalf(v);
-  case ElemType::BF16:
-    return roundToBF16(v);
-  case ElemType::F32:
-    return f32(v);
-  case ElemType::F64:
-    return v;
-  case ElemType::Int:
-    return static_cast<double>(wrapInt(toI64(v), t.width));
-  }
-  return v;
 }
 
 static double roundIntResult(ElemType t, int64_t v) {
@@ -162,20 +97,7 @@ static std::string typeToString(Type t) {
 
 namespace {
 enum class Opc : uint8_t {
-  Yield, Return, For, If, Constant,
-  // integer binary
-  AddI, SubI, MulI, DivSI, DivUI, RemSI, RemUI, CeilDivSI, CeilDivUI,
-  FloorDivSI, MaxSI, MinSI, MaxUI, MinUI, AndI, OrI, XOrI, ShLI, ShRSI, ShRUI,
-  // float binary
-  AddF, SubF, MulF, DivF, RemF, MaximumF, MinimumF, MaxNumF, MinNumF, PowF,
-  CopySign,
-  // float unary
-  NegF, AbsF, Exp, Exp2, ExpM1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Tanh,
-  Sin, Cos, Floor, Ceil, Erf, RoundEven, Round, TruncF_, 
-  AbsI, Fma,
-  CmpI, CmpF, Select,
-  ExtF, TruncF, SIToFP, UIToFP, FPToSI, FPToUI, ExtSI, ExtUI, TruncI,
-  IndexCast, IndexCastUI, Bitcast,
+  Yield, Return, For, If, Constant, ArithMath,
   // tile
   ProgramId, NumPrograms, Dim, Splat, Iota, Load, Store, ExpandDims,
   Broadcast, Trans, Reduce, Mma, OnlineSoftmax, Finalize,
@@ -195,6 +117,7 @@ struct OutInfo {
 struct Inst {
   Operation *op;
   Opc opc;
+  sem::ArithMathOp arith; ///< Opc::ArithMath only
   llvm::SmallVector<unsigned, 4> in;
   llvm::SmallVector<OutInfo, 1> out;
   llvm::SmallVector<bool, 4> movable; ///< terminators: operand may be moved
@@ -215,74 +138,6 @@ static Opc classify(Operation *op) {
       .Case<scf::ForOp>([](auto) { return Opc::For; })
       .Case<scf::IfOp>([](auto) { return Opc::If; })
       .Case<arith::ConstantOp>([](auto) { return Opc::Constant; })
-      .Case<arith::AddIOp>([](auto) { return Opc::AddI; })
-      .Case<arith::SubIOp>([](auto) { return Opc::SubI; })
-      .Case<arith::MulIOp>([](auto) { return Opc::MulI; })
-      .Case<arith::DivSIOp>([](auto) { return Opc::DivSI; })
-      .Case<arith::DivUIOp>([](auto) { return Opc::DivUI; })
-      .Case<arith::RemSIOp>([](auto) { return Opc::RemSI; })
-      .Case<arith::RemUIOp>([](auto) { return Opc::RemUI; })
-      .Case<arith::CeilDivSIOp>([](auto) { return Opc::CeilDivSI; })
-      .Case<arith::CeilDivUIOp>([](auto) { return Opc::CeilDivUI; })
-      .Case<arith::FloorDivSIOp>([](auto) { return Opc::FloorDivSI; })
-      .Case<arith::MaxSIOp>([](auto) { return Opc::MaxSI; })
-      .Case<arith::MinSIOp>([](auto) { return Opc::MinSI; })
-      .Case<arith::MaxUIOp>([](auto) { return Opc::MaxUI; })
-      .Case<arith::MinUIOp>([](auto) { return Opc::MinUI; })
-      .Case<arith::AndIOp>([](auto) { return Opc::AndI; })
-      .Case<arith::OrIOp>([](auto) { return Opc::OrI; })
-      .Case<arith::XOrIOp>([](auto) { return Opc::XOrI; })
-      .Case<arith::ShLIOp>([](auto) { return Opc::ShLI; })
-      .Case<arith::ShRSIOp>([](auto) { return Opc::ShRSI; })
-      .Case<arith::ShRUIOp>([](auto) { return Opc::ShRUI; })
-      .Case<arith::AddFOp>([](auto) { return Opc::AddF; })
-      .Case<arith::SubFOp>([](auto) { return Opc::SubF; })
-      .Case<arith::MulFOp>([](auto) { return Opc::MulF; })
-      .Case<arith::DivFOp>([](auto) { return Opc::DivF; })
-      .Case<arith::RemFOp>([](auto) { return Opc::RemF; })
-      .Case<arith::MaximumFOp>([](auto) { return Opc::MaximumF; })
-      .Case<arith::MinimumFOp>([](auto) { return Opc::MinimumF; })
-      .Case<arith::MaxNumFOp>([](auto) { return Opc::MaxNumF; })
-      .Case<arith::MinNumFOp>([](auto) { return Opc::MinNumF; })
-      .Case<math::PowFOp>([](auto) { return Opc::PowF; })
-      .Case<math::CopySignOp>([](auto) { return Opc::CopySign; })
-      .Case<arith::NegFOp>([](auto) { return Opc::NegF; })
-      .Case<math::AbsFOp>([](auto) { return Opc::AbsF; })
-      .Case<math::ExpOp>([](auto) { return Opc::Exp; })
-      .Case<math::Exp2Op>([](auto) { return Opc::Exp2; })
-      .Case<math::ExpM1Op>([](auto) { return Opc::ExpM1; })
-      .Case<math::LogOp>([](auto) { return Opc::Log; })
-      .Case<math::Log2Op>([](auto) { return Opc::Log2; })
-      .Case<math::Log10Op>([](auto) { return Opc::Log10; })
-      .Case<math::Log1pOp>([](auto) { return Opc::Log1p; })
-      .Case<math::SqrtOp>([](auto) { return Opc::Sqrt; })
-      .Case<math::RsqrtOp>([](auto) { return Opc::Rsqrt; })
-      .Case<math::TanhOp>([](auto) { return Opc::Tanh; })
-      .Case<math::SinOp>([](auto) { return Opc::Sin; })
-      .Case<math::CosOp>([](auto) { return Opc::Cos; })
-      .Case<math::FloorOp>([](auto) { return Opc::Floor; })
-      .Case<math::CeilOp>([](auto) { return Opc::Ceil; })
-      .Case<math::ErfOp>([](auto) { return Opc::Erf; })
-      .Case<math::RoundEvenOp>([](auto) { return Opc::RoundEven; })
-      .Case<math::RoundOp>([](auto) { return Opc::Round; })
-      .Case<math::TruncOp>([](auto) { return Opc::TruncF_; })
-      .Case<math::AbsIOp>([](auto) { return Opc::AbsI; })
-      .Case<math::FmaOp>([](auto) { return Opc::Fma; })
-      .Case<arith::CmpIOp>([](auto) { return Opc::CmpI; })
-      .Case<arith::CmpFOp>([](auto) { return Opc::CmpF; })
-      .Case<arith::SelectOp>([](auto) { return Opc::Select; })
-      .Case<arith::ExtFOp>([](auto) { return Opc::ExtF; })
-      .Case<arith::TruncFOp>([](auto) { return Opc::TruncF; })
-      .Case<arith::SIToFPOp>([](auto) { return Opc::SIToFP; })
-      .Case<arith::UIToFPOp>([](auto) { return Opc::UIToFP; })
-      .Case<arith::FPToSIOp>([](auto) { return Opc::FPToSI; })
-      .Case<arith::FPToUIOp>([](auto) { return Opc::FPToUI; })
-      .Case<arith::ExtSIOp>([](auto) { return Opc::ExtSI; })
-      .Case<arith::ExtUIOp>([](auto) { return Opc::ExtUI; })
-      .Case<arith::TruncIOp>([](auto) { return Opc::TruncI; })
-      .Case<arith::IndexCastOp>([](auto) { return Opc::IndexCast; })
-      .Case<arith::IndexCastUIOp>([](auto) { return Opc::IndexCastUI; })
-      .Case<arith::BitcastOp>([](auto) { return Opc::Bitcast; })
       .Case<tile::ProgramIdOp>([](auto) { return Opc::ProgramId; })
       .Case<tile::NumProgramsOp>([](auto) { return Opc::NumPrograms; })
       .Case<tile::DimOp>([](auto) { return Opc::Dim; })
@@ -341,6 +196,15 @@ static bool scalarAttrToDouble(Attribute attr, double &out) {
     return true;
   }
   return false;
+}
+
+/// A double-held value as a sem::ScalarValue of type `t`, and back.
+static sem::ScalarValue toScalar(ElemType t, double v) {
+  return t.isFloat() ? sem::ScalarValue::ofFloat(v)
+                     : sem::ScalarValue::ofInt(static_cast<int64_t>(v));
+}
+static double fromScalar(ElemType t, sem::ScalarValue v) {
+  return t.isFloat() ? v.f : static_cast<double>(v.i);
 }
 
 //===----------------------------------------------------------------------===//
@@ -405,7 +269,12 @@ struct FunctionRunner::Impl {
     for (Operation &op : block) {
       Inst inst;
       inst.op = &op;
-      inst.opc = classify(&op);
+      if (auto arith = sem::classifyArithMath(&op)) {
+        inst.opc = Opc::ArithMath;
+        inst.arith = *arith;
+      } else {
+        inst.opc = classify(&op);
+      }
       if (inst.opc == Opc::Unsupported) {
         setCompileError(ErrorKind::Unsupported,
                         "unsupported op " + opDesc(&op));
@@ -587,46 +456,33 @@ struct FunctionRunner::Impl {
     return internalError(inst, "operand shape mismatch");
   }
 
-  template <typename F> bool floatUnary(const Inst &inst, F f) {
-    const RtValue &a = val(inst.in[0]);
-    RtValue &r = prep(inst, 0);
-    size_t n = r.data.size(), sa = 0;
-    if (!strideFor(inst, a, n, sa))
-      return false;
-    const double *pa = a.data.data();
-    double *pr = r.data.data();
-    ElemType t = r.elem;
-    if (t.kind == ElemType::F32) {
-      for (size_t i = 0; i < n; ++i)
-        pr[i] = f32(f(pa[i * sa]));
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        pr[i] = roundTo(t, f(pa[i * sa]));
+  bool execArithMath(const Inst &inst) {
+    sem::ArithMathOpcode opc = inst.arith.opcode;
+    switch (inst.arith.kind()) {
+    case sem::ArithMathKind::IntBinary:
+      return sem::visitIntBinary(opc, [&](auto f) { return intBinary(inst, f); });
+    case sem::ArithMathKind::FloatBinary:
+      return sem::visitFloatBinary(opc,
+                                   [&](auto f) { return floatBinary(inst, f); });
+    case sem::ArithMathKind::FloatUnary:
+      return sem::visitFloatUnary(opc,
+                                  [&](auto f) { return floatUnary(inst, f); });
+    case sem::ArithMathKind::IntUnary:
+      return intUnary(inst);
+    case sem::ArithMathKind::FloatTernary:
+      return floatTernary(inst);
+    case sem::ArithMathKind::CmpI:
+      return cmpI(inst);
+    case sem::ArithMathKind::CmpF:
+      return cmpF(inst);
+    case sem::ArithMathKind::Select:
+      return select(inst);
+    case sem::ArithMathKind::Cast:
+      return convert(inst);
     }
-    return true;
+    return internalError(inst, "unhandled arith/math kind");
   }
 
-  template <typename F> bool floatBinary(const Inst &inst, F f) {
-    const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
-    RtValue &r = prep(inst, 0);
-    size_t n = r.data.size(), sa = 0, sb = 0;
-    if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb))
-      return false;
-    const double *pa = a.data.data(), *pb = b.data.data();
-    double *pr = r.data.data();
-    ElemType t = r.elem;
-    if (t.kind == ElemType::F32) {
-      for (size_t i = 0; i < n; ++i)
-        pr[i] = f32(f(pa[i * sa], pb[i * sb]));
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        pr[i] = roundTo(t, f(pa[i * sa], pb[i * sb]));
-    }
-    return true;
-  }
-
-  /// `f(a, b, w, out)` gets the stored operands and returns false on
-  /// division by zero.
   template <typename F> bool intBinary(const Inst &inst, F f) {
     const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
     RtValue &r = prep(inst, 0);
@@ -641,13 +497,118 @@ struct FunctionRunner::Impl {
       if (!f(static_cast<int64_t>(pa[i * sa]), static_cast<int64_t>(pb[i * sb]),
              w, out))
         return runtimeError(inst, "integer division by zero");
-      pr[i] = static_cast<double>(wrapInt(out, w));
+      pr[i] = static_cast<double>(sem::wrapInt(out, w));
     }
     return true;
   }
 
-  /// Casts: `f(v, srcType)` returns the unrounded result.
-  template <typename F> bool convert(const Inst &inst, F f) {
+  template <typename F> bool floatBinary(const Inst &inst, F f) {
+    const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
+    RtValue &r = prep(inst, 0);
+    size_t n = r.data.size(), sa = 0, sb = 0;
+    if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb))
+      return false;
+    const double *pa = a.data.data(), *pb = b.data.data();
+    double *pr = r.data.data();
+    ElemType t = r.elem;
+    // f32, the common case, without a switch per element.
+    if (t.kind == ElemType::F32) {
+      for (size_t i = 0; i < n; ++i)
+        pr[i] = static_cast<double>(static_cast<float>(f(pa[i * sa], pb[i * sb])));
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        pr[i] = roundTo(t, f(pa[i * sa], pb[i * sb]));
+    }
+    return true;
+  }
+
+  template <typename F> bool floatUnary(const Inst &inst, F f) {
+    const RtValue &a = val(inst.in[0]);
+    RtValue &r = prep(inst, 0);
+    size_t n = r.data.size(), sa = 0;
+    if (!strideFor(inst, a, n, sa))
+      return false;
+    const double *pa = a.data.data();
+    double *pr = r.data.data();
+    ElemType t = r.elem;
+    if (t.kind == ElemType::F32) {
+      for (size_t i = 0; i < n; ++i)
+        pr[i] = static_cast<double>(static_cast<float>(f(pa[i * sa])));
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        pr[i] = roundTo(t, f(pa[i * sa]));
+    }
+    return true;
+  }
+
+  bool intUnary(const Inst &inst) {
+    const RtValue &a = val(inst.in[0]);
+    RtValue &r = prep(inst, 0);
+    size_t n = r.data.size(), sa = 0;
+    if (!strideFor(inst, a, n, sa))
+      return false;
+    unsigned w = r.elem.width;
+    for (size_t i = 0; i < n; ++i)
+      r.data[i] = static_cast<double>(sem::evalIntUnary(
+          inst.arith.opcode, static_cast<int64_t>(a.data[i * sa]), w));
+    return true;
+  }
+
+  bool floatTernary(const Inst &inst) {
+    const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]),
+                  &c = val(inst.in[2]);
+    RtValue &r = prep(inst, 0);
+    size_t n = r.data.size(), sa = 0, sb = 0, sc = 0;
+    if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb) ||
+        !strideFor(inst, c, n, sc))
+      return false;
+    for (size_t i = 0; i < n; ++i)
+      r.data[i] = sem::evalFloatTernary(inst.arith.opcode, r.elem,
+                                        a.data[i * sa], b.data[i * sb],
+                                        c.data[i * sc]);
+    return true;
+  }
+
+  bool cmpI(const Inst &inst) {
+    const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
+    RtValue &r = prep(inst, 0);
+    size_t n = r.data.size(), sa = 0, sb = 0;
+    if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb))
+      return false;
+    unsigned w = a.elem.width;
+    for (size_t i = 0; i < n; ++i)
+      r.data[i] = sem::evalCmpI(inst.arith.intPredicate,
+                                static_cast<int64_t>(a.data[i * sa]),
+                                static_cast<int64_t>(b.data[i * sb]), w);
+    return true;
+  }
+
+  bool cmpF(const Inst &inst) {
+    const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
+    RtValue &r = prep(inst, 0);
+    size_t n = r.data.size(), sa = 0, sb = 0;
+    if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb))
+      return false;
+    for (size_t i = 0; i < n; ++i)
+      r.data[i] = sem::evalCmpF(inst.arith.floatPredicate, a.data[i * sa],
+                                b.data[i * sb]);
+    return true;
+  }
+
+  bool select(const Inst &inst) {
+    const RtValue &c = val(inst.in[0]), &a = val(inst.in[1]),
+                  &b = val(inst.in[2]);
+    RtValue &r = prep(inst, 0);
+    size_t n = r.data.size(), sc = 0, sa = 0, sb = 0;
+    if (!strideFor(inst, c, n, sc) || !strideFor(inst, a, n, sa) ||
+        !strideFor(inst, b, n, sb))
+      return false;
+    for (size_t i = 0; i < n; ++i)
+      r.data[i] = c.data[i * sc] != 0 ? a.data[i * sa] : b.data[i * sb];
+    return true;
+  }
+
+  bool convert(const Inst &inst) {
     const RtValue &a = val(inst.in[0]);
     RtValue &r = prep(inst, 0);
     size_t n = r.data.size(), sa = 0;
@@ -655,7 +616,9 @@ struct FunctionRunner::Impl {
       return false;
     ElemType src = a.elem, dst = r.elem;
     for (size_t i = 0; i < n; ++i)
-      r.data[i] = roundTo(dst, f(a.data[i * sa], src, dst));
+      r.data[i] = fromScalar(
+          dst, sem::evalCast(inst.arith.opcode, src, dst,
+                             toScalar(src, a.data[i * sa])));
     return true;
   }
 
@@ -1140,135 +1103,7 @@ struct FunctionRunner::Impl {
   // Dispatch
   //===--------------------------------------------------------------------===//
 
-  static bool cmpF(arith::CmpFPredicate p, double a, double b) {
-    return evalCmpF(p, a, b);
-  }
-
-  static bool cmpI(arith::CmpIPredicate p, int64_t a, int64_t b, unsigned w) {
-    using P = arith::CmpIPredicate;
-    int64_t sa = asSigned(a, w), sb = asSigned(b, w);
-    uint64_t ua = asUnsigned(a, w), ub = asUnsigned(b, w);
-    switch (p) {
-    case P::eq:
-      return ua == ub;
-    case P::ne:
-      return ua != ub;
-    case P::slt:
-      return sa < sb;
-    case P::sle:
-      return sa <= sb;
-    case P::sgt:
-      return sa > sb;
-    case P::sge:
-      return sa >= sb;
-    case P::ult:
-      return ua < ub;
-    case P::ule:
-      return ua <= ub;
-    case P::ugt:
-      return ua > ub;
-    case P::uge:
-      return ua >= ub;
-    }
-    return false;
-  }
-
-  static double maximumF(double a, double b) {
-    if (a != a || b != b)
-      return std::numeric_limits<double>::quiet_NaN();
-    if (a == 0 && b == 0)
-      return std::signbit(a) ? b : a;
-    return a > b ? a : b;
-  }
-  static double minimumF(double a, double b) {
-    if (a != a || b != b)
-      return std::numeric_limits<double>::quiet_NaN();
-    if (a == 0 && b == 0)
-      return std::signbit(a) ? a : b;
-    return a < b ? a : b;
-  }
-  static double maxNumF(double a, double b) {
-    if (a != a)
-      return b;
-    if (b != b)
-      return a;
-    return maximumF(a, b);
-  }
-  static double minNumF(double a, double b) {
-    if (a != a)
-      return b;
-    if (b != b)
-      return a;
-    return minimumF(a, b);
-  }
-
-  static double bitcastValue(double v, ElemType src, ElemType dst, bool &ok) {
-    ok = true;
-    uint64_t bits = 0;
-    switch (src.kind) {
-    case ElemType::F16:
-      bits = doubleToHalfBits(v);
-      break;
-    case ElemType::BF16:
-      bits = doubleToBF16Bits(v);
-      break;
-    case ElemType::F32: {
-      float f = static_cast<float>(v);
-      uint32_t b;
-      std::memcpy(&b, &f, 4);
-      bits = b;
-      break;
-    }
-    case ElemType::F64:
-      std::memcpy(&bits, &v, 8);
-      break;
-    case ElemType::Int:
-      bits = asUnsigned(static_cast<int64_t>(v), src.width);
-      break;
-    }
-    switch (dst.kind) {
-    case ElemType::F16:
-      return halfBitsToDouble(static_cast<uint16_t>(bits));
-    case ElemType::BF16:
-      return bf16BitsToDouble(static_cast<uint16_t>(bits));
-    case ElemType::F32: {
-      uint32_t b = static_cast<uint32_t>(bits);
-      float f;
-      std::memcpy(&f, &b, 4);
-      return f;
-    }
-    case ElemType::F64: {
-      double d;
-      std::memcpy(&d, &bits, 8);
-      return d;
-    }
-    case ElemType::Int:
-      return static_cast<double>(wrapInt(static_cast<int64_t>(bits), dst.width));
-    }
-    ok = false;
-    return 0;
-  }
-
-  static double fpToInt(double v, bool isSigned, unsigned w) {
-    if (v != v)
-      return 0;
-    double t = std::trunc(v);
-    int64_t i;
-    if (isSigned) {
-      i = toI64(t);
-    } else {
-      if (t <= 0)
-        i = 0;
-      else if (t >= 18446744073709551615.0)
-        i = -1;
-      else
-        i = static_cast<int64_t>(static_cast<uint64_t>(t));
-    }
-    return static_cast<double>(wrapInt(i, w));
-  }
-
   bool exec(const Inst &inst) {
-    using std::exp;
     switch (inst.opc) {
     case Opc::Yield:
     case Opc::Return:
@@ -1291,298 +1126,8 @@ struct FunctionRunner::Impl {
       r.global = nullptr;
       return true;
     }
-    // Integer binary ops: operands are stored (sign-extended, i1 as 0/1).
-    case Opc::AddI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned, int64_t &o) {
-        o = static_cast<int64_t>(uint64_t(a) + uint64_t(b));
-        return true;
-      });
-    case Opc::SubI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned, int64_t &o) {
-        o = static_cast<int64_t>(uint64_t(a) - uint64_t(b));
-        return true;
-      });
-    case Opc::MulI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned, int64_t &o) {
-        o = static_cast<int64_t>(uint64_t(a) * uint64_t(b));
-        return true;
-      });
-    case Opc::DivSI:
-    case Opc::RemSI:
-    case Opc::CeilDivSI:
-    case Opc::FloorDivSI: {
-      Opc opc = inst.opc;
-      return intBinary(inst, [opc](int64_t a, int64_t b, unsigned w,
-                                   int64_t &o) {
-        int64_t sa = asSigned(a, w), sb = asSigned(b, w);
-        if (sb == 0)
-          return false;
-        int64_t q, r;
-        if (sb == -1) { // avoid INT64_MIN / -1
-          q = static_cast<int64_t>(0 - uint64_t(sa));
-          r = 0;
-        } else {
-          q = sa / sb;
-          r = sa % sb;
-        }
-        switch (opc) {
-        case Opc::DivSI:
-          o = q;
-          break;
-        case Opc::RemSI:
-          o = r;
-          break;
-        case Opc::CeilDivSI:
-          o = (r != 0 && ((sa < 0) == (sb < 0))) ? q + 1 : q;
-          break;
-        default:
-          o = (r != 0 && ((sa < 0) != (sb < 0))) ? q - 1 : q;
-          break;
-        }
-        return true;
-      });
-    }
-    case Opc::DivUI:
-    case Opc::RemUI:
-    case Opc::CeilDivUI: {
-      Opc opc = inst.opc;
-      return intBinary(inst, [opc](int64_t a, int64_t b, unsigned w,
-                                   int64_t &o) {
-        uint64_t ua = asUnsigned(a, w), ub = asUnsigned(b, w);
-        if (ub == 0)
-          return false;
-        uint64_t q = ua / ub, r = ua % ub;
-        if (opc == Opc::DivUI)
-          o = static_cast<int64_t>(q);
-        else if (opc == Opc::RemUI)
-          o = static_cast<int64_t>(r);
-        else
-          o = static_cast<int64_t>(r ? q + 1 : q);
-        return true;
-      });
-    }
-    case Opc::MaxSI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned w, int64_t &o) {
-        o = asSigned(a, w) >= asSigned(b, w) ? a : b;
-        return true;
-      });
-    case Opc::MinSI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned w, int64_t &o) {
-        o = asSigned(a, w) <= asSigned(b, w) ? a : b;
-        return true;
-      });
-    case Opc::MaxUI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned w, int64_t &o) {
-        o = asUnsigned(a, w) >= asUnsigned(b, w) ? a : b;
-        return true;
-      });
-    case Opc::MinUI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned w, int64_t &o) {
-        o = asUnsigned(a, w) <= asUnsigned(b, w) ? a : b;
-        return true;
-      });
-    case Opc::AndI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned, int64_t &o) {
-        o = a & b;
-        return true;
-      });
-    case Opc::OrI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned, int64_t &o) {
-        o = a | b;
-        return true;
-      });
-    case Opc::XOrI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned, int64_t &o) {
-        o = a ^ b;
-        return true;
-      });
-    case Opc::ShLI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned w, int64_t &o) {
-        uint64_t s = asUnsigned(b, w);
-        o = s >= w ? 0 : static_cast<int64_t>(uint64_t(a) << s);
-        return true;
-      });
-    case Opc::ShRSI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned w, int64_t &o) {
-        uint64_t s = asUnsigned(b, w);
-        int64_t sa = asSigned(a, w);
-        o = s >= w ? (sa < 0 ? -1 : 0) : (sa >> s);
-        return true;
-      });
-    case Opc::ShRUI:
-      return intBinary(inst, [](int64_t a, int64_t b, unsigned w, int64_t &o) {
-        uint64_t s = asUnsigned(b, w);
-        o = s >= w ? 0 : static_cast<int64_t>(asUnsigned(a, w) >> s);
-        return true;
-      });
-    // Float binary.
-    case Opc::AddF:
-      return floatBinary(inst, [](double a, double b) { return a + b; });
-    case Opc::SubF:
-      return floatBinary(inst, [](double a, double b) { return a - b; });
-    case Opc::MulF:
-      return floatBinary(inst, [](double a, double b) { return a * b; });
-    case Opc::DivF:
-      return floatBinary(inst, [](double a, double b) { return a / b; });
-    case Opc::RemF:
-      return floatBinary(inst,
-                         [](double a, double b) { return std::fmod(a, b); });
-    case Opc::MaximumF:
-      return floatBinary(inst, maximumF);
-    case Opc::MinimumF:
-      return floatBinary(inst, minimumF);
-    case Opc::MaxNumF:
-      return floatBinary(inst, maxNumF);
-    case Opc::MinNumF:
-      return floatBinary(inst, minNumF);
-    case Opc::PowF:
-      return floatBinary(inst,
-                         [](double a, double b) { return std::pow(a, b); });
-    case Opc::CopySign:
-      return floatBinary(
-          inst, [](double a, double b) { return std::copysign(a, b); });
-    // Float unary.
-    case Opc::NegF:
-      return floatUnary(inst, [](double a) { return -a; });
-    case Opc::AbsF:
-      return floatUnary(inst, [](double a) { return std::fabs(a); });
-    case Opc::Exp:
-      return floatUnary(inst, [](double a) { return std::exp(a); });
-    case Opc::Exp2:
-      return floatUnary(inst, [](double a) { return std::exp2(a); });
-    case Opc::ExpM1:
-      return floatUnary(inst, [](double a) { return std::expm1(a); });
-    case Opc::Log:
-      return floatUnary(inst, [](double a) { return std::log(a); });
-    case Opc::Log2:
-      return floatUnary(inst, [](double a) { return std::log2(a); });
-    case Opc::Log10:
-      return floatUnary(inst, [](double a) { return std::log10(a); });
-    case Opc::Log1p:
-      return floatUnary(inst, [](double a) { return std::log1p(a); });
-    case Opc::Sqrt:
-      return floatUnary(inst, [](double a) { return std::sqrt(a); });
-    case Opc::Rsqrt:
-      return floatUnary(inst, [](double a) { return 1.0 / std::sqrt(a); });
-    case Opc::Tanh:
-      return floatUnary(inst, [](double a) { return std::tanh(a); });
-    case Opc::Sin:
-      return floatUnary(inst, [](double a) { return std::sin(a); });
-    case Opc::Cos:
-      return floatUnary(inst, [](double a) { return std::cos(a); });
-    case Opc::Floor:
-      return floatUnary(inst, [](double a) { return std::floor(a); });
-    case Opc::Ceil:
-      return floatUnary(inst, [](double a) { return std::ceil(a); });
-    case Opc::Erf:
-      return floatUnary(inst, [](double a) { return std::erf(a); });
-    case Opc::RoundEven:
-      return floatUnary(inst, [](double a) { return std::nearbyint(a); });
-    case Opc::Round:
-      return floatUnary(inst, [](double a) { return std::round(a); });
-    case Opc::TruncF_:
-      return floatUnary(inst, [](double a) { return std::trunc(a); });
-    case Opc::AbsI:
-      return convert(inst, [](double v, ElemType s, ElemType) {
-        int64_t x = asSigned(static_cast<int64_t>(v), s.width);
-        return static_cast<double>(
-            static_cast<int64_t>(x < 0 ? 0 - uint64_t(x) : uint64_t(x)));
-      });
-    case Opc::Fma: {
-      const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]),
-                    &c = val(inst.in[2]);
-      RtValue &r = prep(inst, 0);
-      size_t n = r.data.size(), sa = 0, sb = 0, sc = 0;
-      if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb) ||
-          !strideFor(inst, c, n, sc))
-        return false;
-      for (size_t i = 0; i < n; ++i)
-        r.data[i] = roundTo(
-            r.elem, std::fma(a.data[i * sa], b.data[i * sb], c.data[i * sc]));
-      return true;
-    }
-    case Opc::CmpI: {
-      auto pred = cast<arith::CmpIOp>(inst.op).getPredicate();
-      const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
-      RtValue &r = prep(inst, 0);
-      size_t n = r.data.size(), sa = 0, sb = 0;
-      if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb))
-        return false;
-      unsigned w = a.elem.width;
-      for (size_t i = 0; i < n; ++i)
-        r.data[i] = cmpI(pred, static_cast<int64_t>(a.data[i * sa]),
-                         static_cast<int64_t>(b.data[i * sb]), w);
-      return true;
-    }
-    case Opc::CmpF: {
-      auto pred = cast<arith::CmpFOp>(inst.op).getPredicate();
-      const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
-      RtValue &r = prep(inst, 0);
-      size_t n = r.data.size(), sa = 0, sb = 0;
-      if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb))
-        return false;
-      for (size_t i = 0; i < n; ++i)
-        r.data[i] = cmpF(pred, a.data[i * sa], b.data[i * sb]);
-      return true;
-    }
-    case Opc::Select: {
-      const RtValue &c = val(inst.in[0]), &a = val(inst.in[1]),
-                    &b = val(inst.in[2]);
-      RtValue &r = prep(inst, 0);
-      size_t n = r.data.size(), sc = 0, sa = 0, sb = 0;
-      if (!strideFor(inst, c, n, sc) || !strideFor(inst, a, n, sa) ||
-          !strideFor(inst, b, n, sb))
-        return false;
-      for (size_t i = 0; i < n; ++i)
-        r.data[i] = c.data[i * sc] != 0 ? a.data[i * sa] : b.data[i * sb];
-      return true;
-    }
-    case Opc::ExtF:
-    case Opc::TruncF:
-      return convert(inst, [](double v, ElemType, ElemType) { return v; });
-    case Opc::SIToFP:
-      return convert(inst, [](double v, ElemType s, ElemType) {
-        return static_cast<double>(asSigned(static_cast<int64_t>(v), s.width));
-      });
-    case Opc::UIToFP:
-      return convert(inst, [](double v, ElemType s, ElemType) {
-        return static_cast<double>(asUnsigned(static_cast<int64_t>(v), s.width));
-      });
-    case Opc::FPToSI:
-      return convert(inst, [](double v, ElemType, ElemType d) {
-        return fpToInt(v, true, d.width);
-      });
-    case Opc::FPToUI:
-      return convert(inst, [](double v, ElemType, ElemType d) {
-        return fpToInt(v, false, d.width);
-      });
-    case Opc::ExtSI:
-    case Opc::IndexCast:
-    case Opc::TruncI:
-      return convert(inst, [](double v, ElemType s, ElemType) {
-        return static_cast<double>(asSigned(static_cast<int64_t>(v), s.width));
-      });
-    case Opc::ExtUI:
-    case Opc::IndexCastUI:
-      return convert(inst, [](double v, ElemType s, ElemType d) {
-        uint64_t u = asUnsigned(static_cast<int64_t>(v), s.width);
-        return static_cast<double>(wrapInt(static_cast<int64_t>(u), d.width));
-      });
-    case Opc::Bitcast: {
-      const RtValue &a = val(inst.in[0]);
-      RtValue &r = prep(inst, 0);
-      size_t n = r.data.size(), sa = 0;
-      if (!strideFor(inst, a, n, sa))
-        return false;
-      for (size_t i = 0; i < n; ++i) {
-        bool ok;
-        r.data[i] = bitcastValue(a.data[i * sa], a.elem, r.elem, ok);
-        if (!ok)
-          return fail(ErrorKind::Unsupported,
-                      "unsupported bitcast in " + opDesc(inst.op));
-      }
-      return true;
-    }
+    case Opc::ArithMath:
+      return execArithMath(inst);
     case Opc::ProgramId:
     case Opc::NumPrograms: {
       unsigned axis = inst.opc == Opc::ProgramId
