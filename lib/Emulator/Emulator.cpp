@@ -16,7 +16,7 @@
 #include "flashc/Emulator/Emulator.h"
 #include "flashc/Support/SourceLocation.h"
 #include "flashc/Emulator/WarpOps.h"
-#include "flashc/Runtime/CmpF.h"
+#include "flashc/Semantics/CmpF.h"
 #include "flashc/Runtime/Float16.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"

@@ -10,6 +10,9 @@
 #ifndef FLASH_INTERP_INTERPRETER_H
 #define FLASH_INTERP_INTERPRETER_H
 
+#include "flashc/Semantics/ScalarOps.h"
+#include "flashc/Semantics/ScalarType.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Location.h"
@@ -24,22 +27,13 @@
 namespace flash {
 namespace interp {
 
-/// An element type the interpreter can hold.
-struct ElemType {
-  enum Kind : uint8_t { F16, BF16, F32, F64, Int };
-  Kind kind = F32;
-  unsigned width = 0; ///< bit width for Int (index counts as 64)
-
-  bool isFloat() const { return kind != Int; }
-  bool operator==(const ElemType &o) const {
-    return kind == o.kind && width == o.width;
-  }
-  /// Supported: f16, bf16, f32, f64, iN (N <= 64), index.
-  static std::optional<ElemType> get(mlir::Type type);
-};
+/// An element type the interpreter can hold: f16, bf16, f32, f64, iN
+/// (N <= 64) and index. Values are doubles: floats rounded to their type,
+/// integers in stored form (see flashc/Semantics/ScalarType.h).
+using ElemType = sem::ScalarType;
 
 /// Rounds `v` to `t`: floats to nearest even, integers wrap (i1 -> 0/1).
-double roundTo(ElemType t, double v);
+using sem::roundTo;
 
 /// A global tensor: row-major, element values already rounded to `elem`.
 struct GlobalBuffer {

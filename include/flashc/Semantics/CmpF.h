@@ -1,14 +1,14 @@
 //===- CmpF.h - Floating-point comparison predicates ------------*- C++ -*-===//
 //
-// The value of an arith.cmpf predicate on two doubles, shared by the
-// interpreter and the emulator. The predicate enum is a template parameter
-// (mlir::arith::CmpFPredicate at both uses), so this header stays plain
-// C++17 with no MLIR dependency.
+// The value of an arith.cmpf predicate on two doubles. The predicate enum is
+// a template parameter (any enum with arith.cmpf's predicate names:
+// flash::sem::FloatPredicate, mlir::arith::CmpFPredicate), so this header
+// stays plain C++17 with no MLIR dependency.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FLASH_RUNTIME_CMPF_H
-#define FLASH_RUNTIME_CMPF_H
+#ifndef FLASHC_SEMANTICS_CMPF_H
+#define FLASHC_SEMANTICS_CMPF_H
 
 #include <cmath>
 
@@ -57,4 +57,4 @@ template <typename P> inline bool evalCmpF(P p, double a, double b) {
 
 } // namespace flash
 
-#endif // FLASH_RUNTIME_CMPF_H
+#endif // FLASHC_SEMANTICS_CMPF_H

@@ -1,0 +1,117 @@
+//===- ScalarOps.cpp - Casts between the executors' scalar types ----------===//
+//
+// The Cast opcodes. The rest of the scalar semantics is inline in
+// ScalarOps.h because executors call it in their element loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "flashc/Semantics/ScalarOps.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace flash::sem {
+
+int64_t floatToInt(double v, bool isSigned, unsigned w) {
+  if (std::isnan(v))
+    return 0;
+  v = std::trunc(v);
+  if (isSigned) {
+    if (w >= 64)
+      return saturateToInt64(v);
+    // [-2^(w-1), 2^(w-1) - 1]; for i1 that is [-1, 0].
+    int64_t lo = -(int64_t(1) << (w - 1)), hi = (int64_t(1) << (w - 1)) - 1;
+    if (v <= static_cast<double>(lo))
+      return wrapInt(lo, w);
+    if (v >= static_cast<double>(hi))
+      return wrapInt(hi, w);
+    return wrapInt(static_cast<int64_t>(v), w);
+  }
+  if (v <= 0)
+    return 0;
+  if (v >= std::ldexp(1.0, static_cast<int>(w))) // 2^w, exact as a double
+    return wrapInt(-1, w);                       // all ones
+  return wrapInt(static_cast<int64_t>(static_cast<uint64_t>(v)), w);
+}
+
+uint64_t toBits(ScalarType t, ScalarValue v) {
+  switch (t.kind) {
+  case ScalarType::F16:
+    return doubleToHalfBits(v.f);
+  case ScalarType::BF16:
+    return doubleToBF16Bits(v.f);
+  case ScalarType::F32: {
+    float f = static_cast<float>(v.f);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    return bits;
+  }
+  case ScalarType::F64: {
+    uint64_t bits;
+    std::memcpy(&bits, &v.f, sizeof bits);
+    return bits;
+  }
+  case ScalarType::Int:
+    return asUnsigned(v.i, t.width);
+  }
+  return 0;
+}
+
+ScalarValue fromBits(ScalarType t, uint64_t bits) {
+  switch (t.kind) {
+  case ScalarType::F16:
+    return ScalarValue::ofFloat(halfBitsToDouble(static_cast<uint16_t>(bits)));
+  case ScalarType::BF16:
+    return ScalarValue::ofFloat(bf16BitsToDouble(static_cast<uint16_t>(bits)));
+  case ScalarType::F32: {
+    uint32_t low = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &low, sizeof f);
+    return ScalarValue::ofFloat(f);
+  }
+  case ScalarType::F64: {
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return ScalarValue::ofFloat(d);
+  }
+  case ScalarType::Int:
+    return ScalarValue::ofInt(wrapInt(static_cast<int64_t>(bits), t.width));
+  }
+  return ScalarValue::ofInt(0);
+}
+
+ScalarValue evalCast(ArithMathOpcode opc, ScalarType src, ScalarType dst,
+                     ScalarValue v) {
+  using O = ArithMathOpcode;
+  switch (opc) {
+  // Integer to integer: extend or truncate, by the source's sign or not.
+  case O::ExtSI:
+  case O::TruncI:
+  case O::IndexCast:
+    return ScalarValue::ofInt(wrapInt(asSigned(v.i, src.width), dst.width));
+  case O::ExtUI:
+  case O::IndexCastUI:
+    return ScalarValue::ofInt(
+        wrapInt(static_cast<int64_t>(asUnsigned(v.i, src.width)), dst.width));
+  case O::SIToFP:
+    return ScalarValue::ofFloat(
+        roundTo(dst, static_cast<double>(asSigned(v.i, src.width))));
+  case O::UIToFP:
+    return ScalarValue::ofFloat(
+        roundTo(dst, static_cast<double>(asUnsigned(v.i, src.width))));
+  case O::FPToSI:
+    return ScalarValue::ofInt(floatToInt(v.f, /*isSigned=*/true, dst.width));
+  case O::FPToUI:
+    return ScalarValue::ofInt(floatToInt(v.f, /*isSigned=*/false, dst.width));
+  case O::ExtF:
+  case O::TruncF:
+    return ScalarValue::ofFloat(roundTo(dst, v.f));
+  case O::Bitcast:
+    return fromBits(dst, toBits(src, v));
+  default:
+    break;
+  }
+  llvm_unreachable("not a Cast opcode");
+}
+
+} // namespace flash::sem
