@@ -33,8 +33,8 @@ enum class ArithMathOpcode : uint8_t {
   AddF, SubF, MulF, DivF, RemF, MaximumF, MinimumF, MaxNumF, MinNumF, PowF,
   CopySign,
   // FloatUnary
-  NegF, AbsF, Exp, Exp2, ExpM1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Tanh,
-  Sin, Cos, Erf, Floor, Ceil, Round, RoundEven, Trunc,
+#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result) Opcode,
+#include "flashc/Semantics/FloatUnaryOps.def"
   // FloatTernary
   Fma,
   // CmpI, CmpF, Select
@@ -66,7 +66,7 @@ constexpr ArithMathKind kindOf(ArithMathOpcode opc) {
     return ArithMathKind::IntUnary;
   if (opc <= O::CopySign)
     return ArithMathKind::FloatBinary;
-  if (opc <= O::Trunc)
+  if (opc < O::Fma) // FloatUnary ends where FloatTernary begins
     return ArithMathKind::FloatUnary;
   switch (opc) {
   case O::Fma:

@@ -363,46 +363,10 @@ template <typename Fn>
 decltype(auto) visitFloatUnary(ArithMathOpcode opc, Fn &&fn) {
   using O = ArithMathOpcode;
   switch (opc) {
-  case O::NegF:
-    return fn([](double a) { return -a; });
-  case O::AbsF:
-    return fn([](double a) { return std::fabs(a); });
-  case O::Exp:
-    return fn([](double a) { return std::exp(a); });
-  case O::Exp2:
-    return fn([](double a) { return std::exp2(a); });
-  case O::ExpM1:
-    return fn([](double a) { return std::expm1(a); });
-  case O::Log:
-    return fn([](double a) { return std::log(a); });
-  case O::Log2:
-    return fn([](double a) { return std::log2(a); });
-  case O::Log10:
-    return fn([](double a) { return std::log10(a); });
-  case O::Log1p:
-    return fn([](double a) { return std::log1p(a); });
-  case O::Sqrt:
-    return fn([](double a) { return std::sqrt(a); });
-  case O::Rsqrt:
-    return fn([](double a) { return 1.0 / std::sqrt(a); });
-  case O::Tanh:
-    return fn([](double a) { return std::tanh(a); });
-  case O::Sin:
-    return fn([](double a) { return std::sin(a); });
-  case O::Cos:
-    return fn([](double a) { return std::cos(a); });
-  case O::Erf:
-    return fn([](double a) { return std::erf(a); });
-  case O::Floor:
-    return fn([](double a) { return std::floor(a); });
-  case O::Ceil:
-    return fn([](double a) { return std::ceil(a); });
-  case O::Round: // half away from zero
-    return fn([](double a) { return std::round(a); });
-  case O::RoundEven: // the default rounding mode: to nearest even
-    return fn([](double a) { return std::nearbyint(a); });
-  case O::Trunc:
-    return fn([](double a) { return std::trunc(a); });
+#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result)                              \
+  case O::Opcode:                                                              \
+    return fn([](double a) { return Result; });
+#include "flashc/Semantics/FloatUnaryOps.def"
   default:
     break;
   }
