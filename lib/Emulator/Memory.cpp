@@ -76,47 +76,26 @@ bool Memory::checkShared(const Instr &I, int64_t t, int64_t off, int64_t bytes,
   return true;
 }
 
-bool Memory::recordWrite(const Instr &I, int64_t t, uint32_t addr,
-                         ByteShadow &b) {
+bool Memory::raceError(const Instr &I, int64_t t, uint32_t addr,
+                       const ByteShadow &b, bool write) {
   int32_t tid = static_cast<int32_t>(t);
   if (b.wEpoch == epoch && b.wTid != tid)
     return errors.fail(I, "shared-memory race: " + threadName(t) +
-                              " writes byte " + hex(addr) + " that " +
-                              threadName(b.wTid) +
+                              (write ? " writes" : " reads") + " byte " +
+                              hex(addr) + " that " + threadName(b.wTid) +
                               " wrote since the last barrier (missing "
                               "barrier?)");
-  if (b.rEpoch == epoch && b.rTid != tid)
-    return errors.fail(I, "shared-memory race: " + threadName(t) +
-                              " writes byte " + hex(addr) + " that " +
-                              (b.rTid == kMany ? std::string("several threads")
-                                               : threadName(b.rTid)) +
-                              " read since the last barrier (missing "
-                              "barrier?)");
-  b.wEpoch = epoch;
-  b.wTid = tid;
-  return true;
-}
-
-bool Memory::recordRead(const Instr &I, int64_t t, uint32_t addr,
-                        ByteShadow &b) {
-  int32_t tid = static_cast<int32_t>(t);
-  if (b.wEpoch == epoch && b.wTid != tid)
-    return errors.fail(I, "shared-memory race: " + threadName(t) +
-                              " reads byte " + hex(addr) + " that " +
-                              threadName(b.wTid) +
-                              " wrote since the last barrier (missing "
-                              "barrier?)");
-  if (b.rEpoch != epoch) {
-    b.rEpoch = epoch;
-    b.rTid = tid;
-  } else if (b.rTid != tid) {
-    b.rTid = kMany;
-  }
-  return true;
+  return errors.fail(I, "shared-memory race: " + threadName(t) +
+                            " writes byte " + hex(addr) + " that " +
+                            (b.rTid == kMany ? std::string("several threads")
+                                             : threadName(b.rTid)) +
+                            " read since the last barrier (missing "
+                            "barrier?)");
 }
 
 bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                          uint32_t bytes, bool write, bool fromCpAsync) {
+  int32_t tid = static_cast<int32_t>(t);
   for (uint32_t k = 0; k < bytes; ++k) {
     ByteShadow &b = shadow[off + k];
     if (b.pending && !fromCpAsync)
@@ -127,8 +106,21 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                                 "(missing or too weak cp.async.wait_group?)");
     if (!checkRaces)
       continue;
-    if (!(write ? recordWrite(I, t, off + k, b) : recordRead(I, t, off + k, b)))
-      return false;
+    // A write conflicts with another thread's write or read in this epoch,
+    // a read with another thread's write.
+    bool wroteElsewhere = b.wEpoch == epoch && b.wTid != tid;
+    bool readElsewhere = b.rEpoch == epoch && b.rTid != tid;
+    if (wroteElsewhere || (write && readElsewhere))
+      return raceError(I, t, off + k, b, write);
+    if (write) {
+      b.wEpoch = epoch;
+      b.wTid = tid;
+    } else if (b.rEpoch != epoch) {
+      b.rEpoch = epoch;
+      b.rTid = tid;
+    } else if (b.rTid != tid) {
+      b.rTid = kMany;
+    }
   }
   return true;
 }

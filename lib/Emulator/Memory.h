@@ -107,9 +107,10 @@ private:
   struct Range {
     uint32_t dst, size;
   };
-  /// The race checks of one byte's write or read by thread t; records it.
-  bool recordWrite(const Instr &I, int64_t t, uint32_t addr, ByteShadow &b);
-  bool recordRead(const Instr &I, int64_t t, uint32_t addr, ByteShadow &b);
+  /// Reports the race of thread t's access to byte `addr` with the
+  /// earlier access `b` records.
+  bool raceError(const Instr &I, int64_t t, uint32_t addr, const ByteShadow &b,
+                 bool write);
   bool landCopies(const Instr &I, int64_t t, std::vector<Range> &ranges);
 
   const int64_t T, numWarps;
