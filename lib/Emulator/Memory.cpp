@@ -1,0 +1,285 @@
+//===- Memory.cpp - Global and shared memory, sanitized -------------------===//
+//
+// The sanitizer's rules (Memory.h) and the loads and stores that go through
+// them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Memory.h"
+#include "ExecHandlers.h"
+#include "Executor.h"
+
+#include <algorithm>
+
+namespace flash::emu {
+
+Memory::Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
+               const Options &options, Stats &stats, ErrorReporter &errors)
+    : T(program.T), numWarps(program.numWarps), layout(program.shared),
+      buffers(buffers), checkRaces(options.checkRaces), stats(stats),
+      errors(errors), shadow(program.shared.limit) {}
+
+void Memory::beginCTA() {
+  smem = std::make_unique<SharedMemory>(static_cast<uint32_t>(layout.limit));
+  for (auto &b : shadow)
+    b.pending = 0;
+  epoch += 2; // a new CTA: no access of the previous one counts
+  cpStates.assign(T, CpAsyncState());
+  cpCurrent.assign(T, {});
+  cpGroups.assign(T, {});
+}
+
+bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
+                         int64_t align, bool write, uint8_t *&addr) {
+  int id = globalPtrId(p);
+  int64_t off = globalPtrOffset(p);
+  const char *what = write ? "write" : "read";
+  if (id < 1 || id > (int)buffers.size())
+    return errors.fail(I, std::string("global ") + what + " of " +
+                              std::to_string(bytes) +
+                              " bytes through a pointer "
+                              "that is not inside any argument buffer, by " +
+                              threadName(t));
+  GlobalBuffer &buf = buffers[id - 1];
+  int64_t size = buf.bytes.size();
+  if (off < 0 || off + bytes > size)
+    return errors.fail(I,
+                       std::string("out-of-bounds global ") + what + " of " +
+                           std::to_string(bytes) + " bytes at byte offset " +
+                           std::to_string(off) + " of '" + buf.name + "' (" +
+                           std::to_string(size) + " bytes; element " +
+                           std::to_string(off / std::max<int64_t>(1, bytes)) +
+                           " of this access size) by " + threadName(t));
+  if (align > 1 && off % align != 0)
+    return errors.fail(I, std::string("misaligned global ") + what +
+                              ": byte offset " + std::to_string(off) + " of '" +
+                              buf.name +
+                              "' is not a multiple of the alignment " +
+                              std::to_string(align) + ", by " + threadName(t));
+  addr = buf.bytes.data() + off;
+  return true;
+}
+
+bool Memory::checkShared(const Instr &I, int64_t t, int64_t off, int64_t bytes,
+                         int64_t align, const char *what) {
+  if (off < 0 || off + bytes > layout.limit)
+    return errors.fail(I, std::string("out-of-bounds shared ") + what + " of " +
+                              std::to_string(bytes) + " bytes at byte offset " +
+                              std::to_string(off) + " (shared memory is " +
+                              std::to_string(layout.limit) + " bytes: " +
+                              layout.limitWhy + ") by " + threadName(t));
+  if (align > 1 && off % align != 0)
+    return errors.fail(I, std::string("misaligned shared ") + what +
+                              ": byte offset " + std::to_string(off) +
+                              " is not a multiple of the alignment " +
+                              std::to_string(align) + ", by " + threadName(t));
+  return true;
+}
+
+bool Memory::raceError(const Instr &I, int64_t t, uint32_t addr,
+                       const ByteShadow &b, bool write) {
+  int32_t tid = static_cast<int32_t>(t);
+  if (b.wEpoch == epoch && b.wTid != tid)
+    return errors.fail(I, "shared-memory race: " + threadName(t) +
+                              (write ? " writes" : " reads") + " byte " +
+                              hex(addr) + " that " + threadName(b.wTid) +
+                              " wrote since the last barrier (missing "
+                              "barrier?)");
+  return errors.fail(I, "shared-memory race: " + threadName(t) +
+                            " writes byte " + hex(addr) + " that " +
+                            (b.rTid == kMany ? std::string("several threads")
+                                             : threadName(b.rTid)) +
+                            " read since the last barrier (missing "
+                            "barrier?)");
+}
+
+bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
+                         uint32_t bytes, bool write, bool fromCpAsync) {
+  int32_t tid = static_cast<int32_t>(t);
+  for (uint32_t k = 0; k < bytes; ++k) {
+    ByteShadow &b = shadow[off + k];
+    if (b.pending && !fromCpAsync)
+      return errors.fail(I, std::string(write ? "write to" : "read of") +
+                                " shared byte " + hex(off + k) + " by " +
+                                threadName(t) +
+                                " while a cp.async to it is still in flight "
+                                "(missing or too weak cp.async.wait_group?)");
+    if (!checkRaces)
+      continue;
+    // A write conflicts with another thread's write or read in this epoch,
+    // a read with another thread's write.
+    bool wroteElsewhere = b.wEpoch == epoch && b.wTid != tid;
+    bool readElsewhere = b.rEpoch == epoch && b.rTid != tid;
+    if (wroteElsewhere || (write && readElsewhere))
+      return raceError(I, t, off + k, b, write);
+    if (write) {
+      b.wEpoch = epoch;
+      b.wTid = tid;
+    } else if (b.rEpoch != epoch) {
+      b.rEpoch = epoch;
+      b.rTid = tid;
+    } else if (b.rTid != tid) {
+      b.rTid = kMany;
+    }
+  }
+  return true;
+}
+
+bool Memory::issueCopy(const Instr &I, int64_t t, uint32_t dst,
+                       const uint8_t *src, uint32_t size, uint32_t srcSize) {
+  // The copy may land any time until its wait: a write from now on.
+  if (!trackShared(I, t, dst, size, true))
+    return false;
+  Status s = cpStates[t].issue(dst, src, size, srcSize);
+  if (!s.ok())
+    return errors.fail(I, s.error() + " (" + threadName(t) + ")");
+  for (uint32_t k = 0; k < size; ++k)
+    ++shadow[dst + k].pending;
+  cpCurrent[t].push_back({dst, size});
+  return true;
+}
+
+void Memory::commitCopies(int64_t t) {
+  cpStates[t].commitGroup();
+  cpGroups[t].push_back(std::move(cpCurrent[t]));
+  cpCurrent[t].clear();
+}
+
+bool Memory::landCopies(const Instr &I, int64_t t, std::vector<Range> &ranges) {
+  for (const Range &r : ranges) {
+    for (uint32_t k = 0; k < r.size; ++k)
+      --shadow[r.dst + k].pending;
+    if (!trackShared(I, t, r.dst, r.size, true, /*fromCpAsync=*/true))
+      return false;
+  }
+  return true;
+}
+
+bool Memory::waitCopies(const Instr &I, int64_t t, uint32_t n) {
+  Status s = cpStates[t].waitGroup(*smem, n);
+  if (!s.ok())
+    return errors.fail(I, s.error() + " (" + threadName(t) + ")");
+  auto &groups = cpGroups[t];
+  while (groups.size() > n) {
+    if (!landCopies(I, t, groups.front()))
+      return false;
+    groups.pop_front();
+  }
+  return true;
+}
+
+int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active) {
+  // Accesses narrower than 4 bytes: the containing word (same bank, and a
+  // shared word is a broadcast). Wider than 16: 16-byte pieces.
+  uint32_t size = 0;
+  for (int l = 0; l < 32; ++l)
+    if ((active >> l) & 1u)
+      size = acc[l].second;
+  if (size == 0)
+    return 0;
+  if (size < 4) {
+    for (auto &a : acc)
+      a = {a.first & ~3u, 4};
+    return std::max(0, bankConflicts(acc, active));
+  }
+  if (size == 4 || size == 8 || size == 16)
+    return std::max(0, bankConflicts(acc, active));
+  int64_t total = 0;
+  uint32_t piece = size % 16 == 0 ? 16 : (size % 8 == 0 ? 8 : 4);
+  for (uint32_t p = 0; p < size; p += piece) {
+    std::vector<LaneAccess> sub(32);
+    for (int l = 0; l < 32; ++l)
+      sub[l] = {acc[l].first + p, piece};
+    total += std::max(0, bankConflicts(sub, active));
+  }
+  return total;
+}
+
+/// A global ld or st (Write): each active thread's access, counted per warp.
+template <bool Write>
+static bool globalAccess(Executor &ex, const Instr &I, const uint8_t *mask) {
+  const int64_t T = ex.T;
+  const int32_t valId = Write ? I.b : I.res;
+  const ValInfo &vv = ex.val(valId);
+  const Cell *P = ex.cellsOf(I.a);
+  Cell *X = ex.cellsOf(valId);
+  const uint32_t esz = byteSize(vv.sk);
+  const int64_t bytes = int64_t(esz) * vv.n;
+  Stats &stats = ex.stats;
+  for (int64_t w = 0; w < ex.numWarps; ++w) {
+    bool any = false;
+    for (int64_t t = w * 32; t < std::min<int64_t>(T, w * 32 + 32); ++t) {
+      if (!mask[t])
+        continue;
+      any = true;
+      uint8_t *addr;
+      if (!ex.memory.checkGlobal(I, t, P[t].i, bytes, I.imm, Write, addr))
+        return false;
+      for (uint32_t e = 0; e < vv.n; ++e) {
+        if constexpr (Write)
+          encodeElem(vv.sk, X[e * T + t], addr + e * esz);
+        else
+          decodeElem(vv.sk, addr + e * esz, X[e * T + t]);
+      }
+      (Write ? stats.globalBytesWritten : stats.globalBytesRead) += bytes;
+    }
+    (Write ? stats.globalStores : stats.globalLoads) += any;
+  }
+  return true;
+}
+
+/// A shared ld or st (Write): one warp-wide request per warp, sanitized.
+template <bool Write>
+static bool sharedAccess(Executor &ex, const Instr &I, const uint8_t *mask) {
+  const int64_t T = ex.T;
+  const int32_t valId = Write ? I.b : I.res;
+  const ValInfo &vv = ex.val(valId);
+  const Cell *P = ex.cellsOf(I.a);
+  Cell *X = ex.cellsOf(valId);
+  const uint32_t esz = byteSize(vv.sk);
+  const int64_t bytes = int64_t(esz) * vv.n;
+  Memory &mem = ex.memory;
+  Stats &stats = ex.stats;
+  uint8_t buf[256];
+  return mem.sharedRequests(
+      mask, Write ? stats.sharedStores : stats.sharedLoads,
+      [&](int64_t t, LaneAccess &acc) {
+        int64_t off = P[t].i;
+        if (!mem.checkShared(I, t, off, bytes, I.imm, Write ? "write" : "read"))
+          return false;
+        if (!mem.trackShared(I, t, off, bytes, Write))
+          return false;
+        if constexpr (Write) {
+          for (uint32_t e = 0; e < vv.n; ++e)
+            encodeElem(vv.sk, X[e * T + t], buf + e * esz);
+          Status s = mem.shared().write(static_cast<uint32_t>(off), buf,
+                                        static_cast<uint32_t>(bytes));
+          if (!s.ok())
+            return ex.fail(I, s.error() + " (" + threadName(t) + ")");
+        } else {
+          Status s = mem.shared().read(static_cast<uint32_t>(off), buf,
+                                       static_cast<uint32_t>(bytes));
+          if (!s.ok())
+            return ex.fail(I, s.error() + " (" + threadName(t) +
+                                  "; nothing stored these bytes before the "
+                                  "read)");
+          for (uint32_t e = 0; e < vv.n; ++e)
+            decodeElem(vv.sk, buf + e * esz, X[e * T + t]);
+        }
+        acc = {static_cast<uint32_t>(off), static_cast<uint32_t>(bytes)};
+        (Write ? stats.sharedBytesWritten : stats.sharedBytesRead) += bytes;
+        return true;
+      });
+}
+
+bool execLoad(Executor &ex, const Instr &I, const ActiveThreads &threads) {
+  return I.sk2 == SK::PG ? globalAccess<false>(ex, I, threads.mask)
+                         : sharedAccess<false>(ex, I, threads.mask);
+}
+
+bool execStore(Executor &ex, const Instr &I, const ActiveThreads &threads) {
+  return I.sk2 == SK::PG ? globalAccess<true>(ex, I, threads.mask)
+                         : sharedAccess<true>(ex, I, threads.mask);
+}
+
+} // namespace flash::emu

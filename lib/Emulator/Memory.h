@@ -1,0 +1,133 @@
+//===- Memory.h - Global and shared memory, sanitized -----------*- C++ -*-===//
+//
+// The memory a launch touches, and the sanitizer that watches it:
+//   * global memory: the argument buffers; accesses must lie inside one and
+//     be aligned;
+//   * the current CTA's shared memory (WarpOps' SharedMemory, which also
+//     rejects reads of bytes nothing wrote), bounded by the shared layout's
+//     limit, with a shadow per byte for race detection: the writer and the
+//     readers of the current epoch (barrier interval);
+//   * each thread's cp.async copies in flight: their destination bytes are
+//     off limits until the wait that lands them;
+//   * the warp-wide shared request walk that counts requests and bank
+//     conflicts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASH_LIB_EMULATOR_MEMORY_H
+#define FLASH_LIB_EMULATOR_MEMORY_H
+
+#include "Diagnostics.h"
+#include "Program.h"
+
+#include "flashc/Emulator/WarpOps.h"
+
+#include <deque>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace flash::emu {
+
+/// One lane's part of a warp-wide shared request: (byte offset, bytes).
+using LaneAccess = std::pair<uint32_t, uint32_t>;
+
+/// Extra wavefronts of one warp-wide shared request (`acc` per lane, lanes
+/// of `active` only); normalizes `acc` in place.
+int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active);
+
+class Memory {
+public:
+  Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
+         const Options &options, Stats &stats, ErrorReporter &errors);
+
+  /// A new CTA: fresh shared memory, no copies in flight, and no access of
+  /// an earlier CTA counts as a race.
+  void beginCTA();
+  /// A CTA-wide barrier: a new race epoch.
+  void barrier() { ++epoch; }
+
+  /// Validates a global access of `bytes` at pointer `p` by thread t and
+  /// sets `addr` to its bytes.
+  bool checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
+                   int64_t align, bool write, uint8_t *&addr);
+  /// Bounds / alignment of a shared access (`what`: "read", "write", ...).
+  bool checkShared(const Instr &I, int64_t t, int64_t off, int64_t bytes,
+                   int64_t align, const char *what);
+  /// Race and in-flight cp.async checks of a shared access; records it.
+  bool trackShared(const Instr &I, int64_t t, uint32_t off, uint32_t bytes,
+                   bool write, bool fromCpAsync = false);
+  SharedMemory &shared() { return *smem; }
+
+  /// Thread t's cp.async of `size` bytes to shared `dst` (`srcSize` of them
+  /// from `src`, the rest zero): in flight until its group is waited for.
+  bool issueCopy(const Instr &I, int64_t t, uint32_t dst, const uint8_t *src,
+                 uint32_t size, uint32_t srcSize);
+  /// cp.async.commit_group of thread t.
+  void commitCopies(int64_t t);
+  /// cp.async.wait_group n of thread t: lands all but its n newest groups.
+  bool waitCopies(const Instr &I, int64_t t, uint32_t n);
+
+  /// Walks a warp-wide shared request warp by warp: lane(t, acc) checks and
+  /// performs active thread t's access (false: it failed) and sets acc to
+  /// its (offset, size); each warp with an active lane counts once in
+  /// `count` and in the request and bank-conflict statistics.
+  template <typename F>
+  bool sharedRequests(const uint8_t *mask, int64_t &count, F &&lane) {
+    std::vector<LaneAccess> acc(32);
+    for (int64_t w = 0; w < numWarps; ++w) {
+      uint32_t active = 0;
+      for (int l = 0; l < 32; ++l) {
+        int64_t t = w * 32 + l;
+        acc[l] = {0, 0};
+        if (t >= T || !mask[t])
+          continue;
+        active |= 1u << l;
+        if (!lane(t, acc[l]))
+          return false;
+      }
+      if (active) {
+        ++count;
+        ++stats.sharedRequests;
+        stats.bankConflicts += requestConflicts(acc, active);
+      }
+    }
+    return true;
+  }
+
+private:
+  /// Per-byte shadow state of shared memory for race detection.
+  struct ByteShadow {
+    uint32_t wEpoch = 0, rEpoch = 0;
+    int32_t wTid = -1, rTid = -1; ///< rTid == kMany: several readers
+    uint16_t pending = 0;         ///< cp.async copies in flight to this byte
+  };
+  static constexpr int32_t kMany = -2;
+  /// A cp.async destination range.
+  struct Range {
+    uint32_t dst, size;
+  };
+  /// Reports the race of thread t's access to byte `addr` with the
+  /// earlier access `b` records.
+  bool raceError(const Instr &I, int64_t t, uint32_t addr, const ByteShadow &b,
+                 bool write);
+  bool landCopies(const Instr &I, int64_t t, std::vector<Range> &ranges);
+
+  const int64_t T, numWarps;
+  const SharedLayout &layout;
+  std::vector<GlobalBuffer> &buffers;
+  const bool checkRaces;
+  Stats &stats;
+  ErrorReporter &errors;
+
+  std::unique_ptr<SharedMemory> smem;
+  std::vector<ByteShadow> shadow;
+  uint32_t epoch = 0;
+  std::vector<CpAsyncState> cpStates;        ///< per thread
+  std::vector<std::vector<Range>> cpCurrent; ///< per thread: uncommitted
+  std::vector<std::deque<std::vector<Range>>> cpGroups; ///< per thread
+};
+
+} // namespace flash::emu
+
+#endif // FLASH_LIB_EMULATOR_MEMORY_H
