@@ -117,15 +117,18 @@ def ptx_basename(kernel, head_dim, causal, arch):
 
 
 # --------------------------------------------------------------------------
-# Grid expressions: a tiny evaluator for the sidecar's "grid" strings.
-# Grammar (what lib/Target/Sidecar.cpp renders):
+# Grid expressions: a tiny evaluator for the sidecar's "grid" strings, in the
+# language of include/flashc/Runtime/GridExpr.h (which the sidecar writer
+# prints and the launcher evaluates; test/Inputs/grid-exprs.txt holds the
+# vectors both evaluators are checked against):
 #   expr  := term (('+' | '-') term)*
 #   term  := unary (('*' | '/' | '%') unary)*
 #   unary := '-' unary | atom
 #   atom  := INT | NAME | FUNC '(' expr ',' expr ')' | '(' expr ')'
-# '/' and '%' are C's (arith.divsi / remsi: truncate toward zero), cdiv is
-# ceildivsi, floordiv floordivsi. Nothing else: no attributes, strings,
-# keywords or calls of unknown names; never Python's eval.
+# int64 values ('int64 overflow' otherwise). '/' and '%' are C's
+# (arith.divsi / remsi: truncate toward zero), cdiv is ceildivsi, floordiv
+# floordivsi. Nothing else: no attributes, strings, keywords or calls of
+# unknown names; never Python's eval.
 # --------------------------------------------------------------------------
 
 class GridExprError(ValueError):
@@ -135,6 +138,7 @@ class GridExprError(ValueError):
 _TOKEN = re.compile(r"([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(.)", re.S)
 _MAX_EXPR_LEN = 1000
 _MAX_DEPTH = 50
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def _cdiv(a, b):
@@ -208,6 +212,11 @@ def eval_grid_expr(text, env):
         if b == 0:
             raise GridExprError(f"division by zero ({op}) in {text!r}")
 
+    def int64(value):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise GridExprError(f"int64 overflow in {text!r}")
+        return value
+
     def expr(depth):
         if depth > _MAX_DEPTH:
             raise GridExprError("grid expression nested too deeply")
@@ -215,7 +224,7 @@ def eval_grid_expr(text, env):
         while peek() in (("op", "+"), ("op", "-")):
             op = take("op")
             rhs = term(depth)
-            value = value + rhs if op == "+" else value - rhs
+            value = int64(value + rhs if op == "+" else value - rhs)
         return value
 
     def term(depth):
@@ -224,23 +233,25 @@ def eval_grid_expr(text, env):
             op = take("op")
             rhs = unary(depth)
             if op == "*":
-                value = value * rhs
+                value = int64(value * rhs)
             else:
                 check_divisor(rhs, op)
-                value = _tdiv(value, rhs) if op == "/" else _trem(value, rhs)
+                # As in C, INT64_MIN % -1 overflows like INT64_MIN / -1.
+                quotient = int64(_tdiv(value, rhs))
+                value = quotient if op == "/" else _trem(value, rhs)
         return value
 
     def unary(depth):
         if peek() == ("op", "-"):
             take("op", "-")
-            return -unary(depth + 1)
+            return int64(-unary(depth + 1))
         return atom(depth)
 
     def atom(depth):
         kind, value = peek()
         if kind == "int":
             take("int")
-            return value
+            return int64(value)
         if kind == "name":
             take("name")
             if peek() == ("op", "("):
@@ -254,7 +265,7 @@ def eval_grid_expr(text, env):
                 take("op", ")")
                 if value in ("cdiv", "floordiv"):
                     check_divisor(b, value)
-                return _FUNCS[value](a, b)
+                return int64(_FUNCS[value](a, b))
             if value in _FUNCS:
                 raise GridExprError(f"function {value!r} used without arguments")
             if value not in env:

@@ -4,6 +4,7 @@
 #include "flashc/Dialect/Tile/Attributes.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Runtime/GridExpr.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -46,28 +48,26 @@ llvm::json::Value dimValue(llvm::StringRef label) {
 // Grid expressions
 //===----------------------------------------------------------------------===//
 
-struct Expr {
-  std::string text;
-  int prec = 3; // 3: atom or call, 2: * / %, 1: + - (and negative numbers)
-  char op = 0;
-};
-
+/// The grid function's return values in the sidecar's grid-expression
+/// language (flashc/Runtime/GridExpr.h), op by op.
 class GridRenderer {
 public:
   explicit GridRenderer(func::FuncOp grid) : grid(grid) {}
 
-  FailureOr<Expr> render(Value value) {
+  FailureOr<flash::grid::Expr> render(Value value) {
     auto it = cache.find(value);
     if (it != cache.end())
       return it->second;
-    FailureOr<Expr> result = renderUncached(value);
+    FailureOr<flash::grid::Expr> result = renderUncached(value);
     if (succeeded(result))
-      cache[value] = *result;
+      cache.try_emplace(value, *result);
     return result;
   }
 
 private:
-  FailureOr<Expr> renderUncached(Value value) {
+  FailureOr<flash::grid::Expr> renderUncached(Value value) {
+    using flash::grid::Expr;
+    using flash::grid::Op;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       if (arg.getOwner()->getParentOp() != grid.getOperation() ||
           !arg.getType().isInteger(32))
@@ -76,43 +76,39 @@ private:
                << " of type " << arg.getType()
                << ": only i32 scalar parameters and tensor dims can size "
                   "the grid";
-      return Expr{argName(arg.getArgNumber()), 3, 0};
+      return Expr::symbol(argName(arg.getArgNumber()));
     }
     Operation *op = value.getDefiningOp();
     if (auto dim = dyn_cast<flash::tile::DimOp>(op)) {
       auto global = cast<flash::tile::GlobalType>(dim.getSource().getType());
-      int64_t index = dim.getIndex();
-      return Expr{global.getDimLabel(index), 3, 0};
+      return Expr::symbol(global.getDimLabel(dim.getIndex()));
     }
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      if (auto attr = dyn_cast<IntegerAttr>(constant.getValue())) {
-        int64_t v = attr.getValue().getSExtValue();
-        return Expr{std::to_string(v), v < 0 ? 1 : 3, v < 0 ? '-' : char(0)};
-      }
-    }
-    if (isa<arith::AddIOp>(op))
-      return binary(op, '+', 1);
-    if (isa<arith::SubIOp>(op))
-      return binary(op, '-', 1);
-    if (isa<arith::MulIOp>(op))
-      return binary(op, '*', 2);
-    if (isa<arith::DivSIOp>(op))
-      return binary(op, '/', 2);
-    if (isa<arith::RemSIOp>(op))
-      return binary(op, '%', 2);
-    if (isa<arith::CeilDivSIOp>(op))
-      return call(op, "cdiv");
-    if (isa<arith::FloorDivSIOp>(op))
-      return call(op, "floordiv");
-    if (isa<arith::MinSIOp>(op))
-      return call(op, "min");
-    if (isa<arith::MaxSIOp>(op))
-      return call(op, "max");
-    return op->emitError()
-           << "cannot express '" << op->getName()
-           << "' in the launch metadata's grid: use tensor dims, i32 "
-              "parameters, constants, + - * / %, ceildivsi, floordivsi, "
-              "minsi, maxsi";
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      if (auto attr = dyn_cast<IntegerAttr>(constant.getValue()))
+        return Expr::integer(attr.getValue().getSExtValue());
+    std::optional<Op> gridOp =
+        llvm::TypeSwitch<Operation *, std::optional<Op>>(op)
+            .Case([](arith::AddIOp) { return Op::Add; })
+            .Case([](arith::SubIOp) { return Op::Sub; })
+            .Case([](arith::MulIOp) { return Op::Mul; })
+            .Case([](arith::DivSIOp) { return Op::Div; })
+            .Case([](arith::RemSIOp) { return Op::Rem; })
+            .Case([](arith::CeilDivSIOp) { return Op::CeilDiv; })
+            .Case([](arith::FloorDivSIOp) { return Op::FloorDiv; })
+            .Case([](arith::MinSIOp) { return Op::Min; })
+            .Case([](arith::MaxSIOp) { return Op::Max; })
+            .Default([](Operation *) { return std::nullopt; });
+    if (!gridOp)
+      return op->emitError()
+             << "cannot express '" << op->getName()
+             << "' in the launch metadata's grid: use tensor dims, i32 "
+                "parameters, constants, + - * / %, ceildivsi, floordivsi, "
+                "minsi, maxsi";
+    FailureOr<Expr> lhs = render(op->getOperand(0));
+    FailureOr<Expr> rhs = render(op->getOperand(1));
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    return Expr::apply(*gridOp, *lhs, *rhs);
   }
 
   std::string argName(unsigned index) {
@@ -122,29 +118,8 @@ private:
     return "arg" + std::to_string(index);
   }
 
-  FailureOr<Expr> binary(Operation *op, char symbol, int prec) {
-    FailureOr<Expr> lhs = render(op->getOperand(0));
-    FailureOr<Expr> rhs = render(op->getOperand(1));
-    if (failed(lhs) || failed(rhs))
-      return failure();
-    bool associative = symbol == '+' || symbol == '*';
-    std::string left = lhs->prec < prec ? "(" + lhs->text + ")" : lhs->text;
-    bool rightParens = rhs->prec < prec ||
-                       (rhs->prec == prec && !(associative && rhs->op == symbol));
-    std::string right = rightParens ? "(" + rhs->text + ")" : rhs->text;
-    return Expr{left + " " + symbol + " " + right, prec, symbol};
-  }
-
-  FailureOr<Expr> call(Operation *op, llvm::StringRef name) {
-    FailureOr<Expr> lhs = render(op->getOperand(0));
-    FailureOr<Expr> rhs = render(op->getOperand(1));
-    if (failed(lhs) || failed(rhs))
-      return failure();
-    return Expr{(name + "(" + lhs->text + ", " + rhs->text + ")").str(), 3, 0};
-  }
-
   func::FuncOp grid;
-  llvm::DenseMap<Value, Expr> cache;
+  llvm::DenseMap<Value, flash::grid::Expr> cache;
 };
 
 //===----------------------------------------------------------------------===//
@@ -306,10 +281,10 @@ flash::renderGridExpressions(func::FuncOp grid) {
   GridRenderer renderer(grid);
   SmallVector<std::string, 3> result;
   for (Value v : ret.getOperands()) {
-    FailureOr<Expr> e = renderer.render(v);
+    FailureOr<flash::grid::Expr> e = renderer.render(v);
     if (failed(e))
       return failure();
-    result.push_back(e->text);
+    result.push_back(e->text());
   }
   return result;
 }
