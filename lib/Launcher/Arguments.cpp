@@ -213,8 +213,8 @@ bool evaluateGrid(const Sidecar &sidecar, Resolved &r, std::string &error) {
       return false;
     int64_t limit = k == 0 ? std::numeric_limits<int32_t>::max() : 65535;
     if (r.grid[k] < 0 || r.grid[k] > limit) {
-      error = std::string("grid.") + axis[k] + " = " + sidecar.grid[k] +
-              " = " + std::to_string(r.grid[k]) + " is outside 0.." +
+      error = std::string("grid.") + axis[k] + " = " + sidecar.grid[k] + " = " +
+              std::to_string(r.grid[k]) + " is outside 0.." +
               std::to_string(limit);
       return false;
     }
@@ -224,8 +224,7 @@ bool evaluateGrid(const Sidecar &sidecar, Resolved &r, std::string &error) {
 
 /// A scalar's bytes as its PTX parameter type.
 bool packScalar(const SidecarParam &p, double v,
-                std::vector<std::vector<uint8_t>> &values,
-                std::string &error) {
+                std::vector<std::vector<uint8_t>> &values, std::string &error) {
   const std::string &t = p.abi[0];
   unsigned bits;
   if (t == "f32") {
@@ -289,8 +288,7 @@ bool resolve(const Sidecar &sidecar, const std::vector<Arg> &args,
 
 bool packParams(const Sidecar &sidecar, const Resolved &resolved,
                 const std::vector<uint64_t> &devicePtrs,
-                std::vector<std::vector<uint8_t>> &values,
-                std::string &error) {
+                std::vector<std::vector<uint8_t>> &values, std::string &error) {
   values.clear();
   for (size_t i = 0; i < sidecar.params.size(); ++i) {
     const SidecarParam &p = sidecar.params[i];

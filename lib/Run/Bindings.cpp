@@ -86,9 +86,8 @@ bool ArgumentBinder::checkArray(Param &p) {
     return false;
   }
   if (p.array.dtype != *want) {
-    diag.error("argument '" + p.name + "' is " +
-               npy::dtypeName(p.array.dtype) + " but the kernel declares " +
-               typeText(p.elemType));
+    diag.error("argument '" + p.name + "' is " + npy::dtypeName(p.array.dtype) +
+               " but the kernel declares " + typeText(p.elemType));
     return false;
   }
   unsigned rank = p.staticDims.size();
@@ -96,8 +95,8 @@ bool ArgumentBinder::checkArray(Param &p) {
     diag.error("argument '" + p.name + "' has rank " +
                std::to_string(p.array.shape.size()) + " (shape " +
                npy::shapeToString(p.array.shape) +
-               ") but the kernel declares rank " + std::to_string(rank) +
-               " (" + p.declared + ")");
+               ") but the kernel declares rank " + std::to_string(rank) + " (" +
+               p.declared + ")");
     return false;
   }
   return true;
@@ -113,10 +112,9 @@ void ArgumentBinder::bindDim(Param &p, unsigned d) {
   if (p.staticDims[d] >= 0) {
     int64_t want = p.staticDims[d];
     if (size != want)
-      diag.error("argument '" + p.name + "' has size " +
-                 std::to_string(size) + " in dim " + std::to_string(d) +
-                 " but the kernel declares " + std::to_string(want) + " (" +
-                 p.declared + ")");
+      diag.error("argument '" + p.name + "' has size " + std::to_string(size) +
+                 " in dim " + std::to_string(d) + " but the kernel declares " +
+                 std::to_string(want) + " (" + p.declared + ")");
     return;
   }
   const std::string &sym = p.dimNames[d];

@@ -97,8 +97,8 @@ int CudaBackend::chooseArch(TargetOptions &options) {
                       << ", the oldest arch flashc supports\n";
     return 1;
   }
-  context.diag.note("--target=cuda: compiling for " + options.arch +
-                    " (from " + deviceText() + "; --arch overrides)");
+  context.diag.note("--target=cuda: compiling for " + options.arch + " (from " +
+                    deviceText() + "; --arch overrides)");
   return 0;
 }
 
@@ -106,9 +106,9 @@ int CudaBackend::compile(const TargetOptions &options, std::string &ptx,
                          launcher::Sidecar &sidecar) {
   FailureOr<std::string> sidecarText =
       writeLaunchSidecar(context.module, options);
-  FailureOr<std::string> ptxText =
-      failed(sidecarText) ? FailureOr<std::string>(failure())
-                          : emitPTX(context.module, options);
+  FailureOr<std::string> ptxText = failed(sidecarText)
+                                       ? FailureOr<std::string>(failure())
+                                       : emitPTX(context.module, options);
   if (failed(sidecarText) || failed(ptxText)) {
     context.diag.os() << "error: the kernel could not be compiled to PTX for "
                          "--target=cuda (see the diagnostics above)\n";

@@ -37,8 +37,7 @@ bool ParamList::add(Param p, Diagnostics &diag) {
   }
   p.elem = *e;
   if (byName.count(p.name)) {
-    diag.os() << "error: kernel declares parameter '" << p.name
-              << "' twice\n";
+    diag.os() << "error: kernel declares parameter '" << p.name << "' twice\n";
     return false;
   }
   byName[p.name] = params.size();

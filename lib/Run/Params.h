@@ -1,4 +1,5 @@
-//===- Params.h - a kernel's parameters as `flashc run` binds them -*- C++ -*-===//
+//===- Params.h - a kernel's parameters as `flashc run` binds them -*- C++
+//-*-===//
 //
 // The parameters come from the tile-level kernel's signature (interp) or from
 // the SIMT kernel's `flashc.params` attribute (emulate, cuda); either way the
@@ -26,7 +27,7 @@ class Diagnostics;
 struct Param {
   std::string name;
   unsigned index = 0;
-  std::string declared;            // the declared type, for messages
+  std::string declared; // the declared type, for messages
   bool tensor = false;
   mlir::Type elemType;             // element type (tensors) or scalar type
   std::vector<int64_t> staticDims; // tensors: size, or -1 for a symbol

@@ -36,7 +36,8 @@ bool lowerToSIMT(const BackendContext &context) {
     return true;
   context.diag.os() << "error: the kernel could not be lowered to the SIMT "
                        "level for --target="
-                    << context.request.target << " (see the diagnostics above)\n";
+                    << context.request.target
+                    << " (see the diagnostics above)\n";
   return false;
 }
 } // namespace

@@ -11,10 +11,14 @@ namespace flash::grid {
 namespace {
 
 constexpr OpSpelling kSpellings[] = {
-    {Op::Add, "+", 1},          {Op::Sub, "-", 1},
-    {Op::Mul, "*", 2},          {Op::Div, "/", 2},
-    {Op::Rem, "%", 2},          {Op::CeilDiv, "cdiv", 0},
-    {Op::FloorDiv, "floordiv", 0}, {Op::Min, "min", 0},
+    {Op::Add, "+", 1},
+    {Op::Sub, "-", 1},
+    {Op::Mul, "*", 2},
+    {Op::Div, "/", 2},
+    {Op::Rem, "%", 2},
+    {Op::CeilDiv, "cdiv", 0},
+    {Op::FloorDiv, "floordiv", 0},
+    {Op::Min, "min", 0},
     {Op::Max, "max", 0},
 };
 
@@ -174,8 +178,8 @@ bool Evaluator::nameOrCall(int64_t &v, int depth) {
       return false;
     std::optional<Op> op = calledOp(name);
     if (!op)
-      return fail("unknown function '" + name + "' (expected " +
-                  calledNames() + ")");
+      return fail("unknown function '" + name + "' (expected " + calledNames() +
+                  ")");
     return applyOp(*op, a, b, v);
   }
   auto it = symbols.find(name);

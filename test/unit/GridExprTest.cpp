@@ -1,4 +1,5 @@
-//===- GridExprTest.cpp - the grid-expression language ---------------------===//
+//===- GridExprTest.cpp - the grid-expression language
+//---------------------===//
 //
 // The evaluator on hand-picked cases and on the vectors it shares with bench's
 // Python evaluator (test/Inputs/grid-exprs.txt, FLASH_GRID_EXPRS_PATH), and
@@ -62,8 +63,8 @@ TEST(GridExpr, CSemanticsAndCalls) {
 }
 
 TEST(GridExpr, Symbols) {
-  std::map<std::string, int64_t> s{{"Nq", 200}, {"B", 2}, {"H", 3},
-                                   {"n_ctx", 5}};
+  std::map<std::string, int64_t> s{
+      {"Nq", 200}, {"B", 2}, {"H", 3}, {"n_ctx", 5}};
   EXPECT_EQ(eval("cdiv(Nq, 128)", s), 2);
   EXPECT_EQ(eval("B * H", s), 6);
   EXPECT_EQ(eval("cdiv(Nq, 64) * B * H + n_ctx", s), 29);
@@ -186,12 +187,13 @@ void expectEvaluatesBack(const Valued &v) {
 }
 
 TEST(GridExpr, PrintedFormEvaluatesBack) {
-  const grid::Op ops[] = {grid::Op::Add,     grid::Op::Sub,      grid::Op::Mul,
-                          grid::Op::Div,     grid::Op::Rem,      grid::Op::CeilDiv,
-                          grid::Op::FloorDiv, grid::Op::Min,     grid::Op::Max};
-  std::vector<Valued> leaves = {
-      {grid::Expr::symbol("a"), 7}, {grid::Expr::symbol("b"), -3},
-      {grid::Expr::integer(5), 5}, {grid::Expr::integer(-2), -2}};
+  const grid::Op ops[] = {grid::Op::Add,      grid::Op::Sub, grid::Op::Mul,
+                          grid::Op::Div,      grid::Op::Rem, grid::Op::CeilDiv,
+                          grid::Op::FloorDiv, grid::Op::Min, grid::Op::Max};
+  std::vector<Valued> leaves = {{grid::Expr::symbol("a"), 7},
+                                {grid::Expr::symbol("b"), -3},
+                                {grid::Expr::integer(5), 5},
+                                {grid::Expr::integer(-2), -2}};
   // Every operator over every other one, on either side.
   for (grid::Op inner : ops)
     for (grid::Op outer : ops)

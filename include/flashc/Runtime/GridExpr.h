@@ -62,7 +62,7 @@ private:
       : printed(std::move(text)), precedence(precedence), top(top) {}
 
   std::string printed;
-  int precedence; ///< of the outermost operator; 3 for atoms and calls
+  int precedence;        ///< of the outermost operator; 3 for atoms and calls
   std::optional<Op> top; ///< the outermost infix operator
 };
 
