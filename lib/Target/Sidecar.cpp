@@ -232,6 +232,247 @@ void writeAttr(llvm::json::OStream &j, Attribute attr) {
     j.value(text);
   }
 }
+
+/// What the sidecar says about the one kernel of a SIMT-level module.
+struct LaunchInfo {
+  Operation *kernel;
+  StringRef entry;
+  SmallVector<ParamInfo> params;
+  SmallVector<SmallVector<std::string>> abis; // per param
+  SmallVector<std::string, 3> grid;
+  int64_t threads;
+  flash::SharedMemoryUse shared;
+};
+
+/// The one kernel, inside the one gpu.module.
+FailureOr<Operation *> findLaunchedKernel(ModuleOp module,
+                                          Operation *&gpuModule) {
+  SmallVector<Operation *> gpuModules;
+  for (Operation &op : module.getBody()->getOperations())
+    if (isa<gpu::GPUModuleOp>(op))
+      gpuModules.push_back(&op);
+  if (gpuModules.size() != 1)
+    return module.emitError()
+           << "the launch metadata needs a SIMT-level module with one "
+              "gpu.module; found "
+           << gpuModules.size();
+  gpuModule = gpuModules[0];
+  SmallVector<Operation *> kernels;
+  for (Operation &op : gpuModule->getRegion(0).front())
+    if (isKernel(&op))
+      kernels.push_back(&op);
+  if (kernels.size() != 1)
+    return gpuModule->emitError()
+           << "the launch metadata describes one kernel; found "
+           << kernels.size();
+  return kernels[0];
+}
+
+/// The grid function: named by the kernel, else NAME_grid.
+FailureOr<func::FuncOp> findGridFunction(ModuleOp module, Operation *kernel,
+                                         StringRef entry) {
+  func::FuncOp grid;
+  if (auto ref = dyn_cast_or_null<FlatSymbolRefAttr>(
+          kernel->getAttr(flash::simt::kGridAttrName)))
+    grid = module.lookupSymbol<func::FuncOp>(ref.getValue());
+  if (!grid)
+    grid = module.lookupSymbol<func::FuncOp>((entry + "_grid").str());
+  if (!grid)
+    return kernel->emitError() << "no grid function for kernel '" << entry
+                               << "' (expected @" << entry << "_grid)";
+  return grid;
+}
+
+/// The ABI of each parameter, checked against the kernel's signature.
+FailureOr<SmallVector<SmallVector<std::string>>>
+paramABIs(Operation *kernel, ArrayRef<ParamInfo> params) {
+  ArrayRef<Type> argTypes = cast<FunctionOpInterface>(kernel).getArgumentTypes();
+  SmallVector<SmallVector<std::string>> abis;
+  size_t next = 0;
+  for (const ParamInfo &p : params) {
+    SmallVector<std::string> expected;
+    if (p.kind == "tensor") {
+      expected.push_back("ptr");
+      expected.append(p.dims.size(), "i32");
+    } else {
+      expected.push_back(p.dtype);
+    }
+    SmallVector<std::string> actual;
+    for (size_t k = 0; k < expected.size() && next + k < argTypes.size(); ++k)
+      actual.push_back(typeName(argTypes[next + k]));
+    if (actual != expected)
+      return kernel->emitError()
+             << "kernel signature does not match parameter '" << p.name
+             << "': expected (" << llvm::join(expected, ", ") << ") at argument #"
+             << next << ", found (" << llvm::join(actual, ", ") << ")";
+    next += expected.size();
+    abis.push_back(std::move(actual));
+  }
+  if (next != argTypes.size())
+    return kernel->emitError()
+           << "kernel has " << argTypes.size() << " arguments, the parameters "
+           << "account for " << next;
+  return abis;
+}
+
+/// Shared memory the kernel launches with: the gpu.module's buffers, else
+/// the kernel's tile.shared_bytes.
+flash::SharedMemoryUse launchedSharedMemory(Operation *gpuModule,
+                                            Operation *kernel) {
+  flash::SharedMemoryUse shared =
+      flash::launchSharedMemory(flash::sharedMemoryOf(gpuModule));
+  if (shared.staticBytes == 0 && shared.dynamicBytes == 0)
+    if (auto bytes = dyn_cast_or_null<IntegerAttr>(
+            kernel->getAttr(flash::simt::kSharedBytesAttrName)))
+      shared = flash::launchSharedMemory({bytes.getInt(), 0});
+  return shared;
+}
+
+FailureOr<LaunchInfo> collectLaunchInfo(ModuleOp module) {
+  Operation *gpuModule = nullptr;
+  FailureOr<Operation *> kernel = findLaunchedKernel(module, gpuModule);
+  if (failed(kernel))
+    return failure();
+  LaunchInfo info;
+  info.kernel = *kernel;
+  info.entry = SymbolTable::getSymbolName(info.kernel).getValue();
+  FailureOr<func::FuncOp> grid =
+      findGridFunction(module, info.kernel, info.entry);
+  if (failed(grid))
+    return failure();
+  FailureOr<SmallVector<std::string, 3>> gridExprs =
+      flash::renderGridExpressions(*grid);
+  if (failed(gridExprs))
+    return failure();
+  info.grid = std::move(*gridExprs);
+
+  if (auto attr = dyn_cast_or_null<ArrayAttr>(
+          info.kernel->getAttr(flash::simt::kParamsAttrName))) {
+    auto fromAttr = paramsFromAttr(info.kernel, attr);
+    if (failed(fromAttr))
+      return failure();
+    info.params = std::move(*fromAttr);
+  } else {
+    info.params = paramsFromGrid(*grid);
+  }
+  FailureOr<SmallVector<SmallVector<std::string>>> abis =
+      paramABIs(info.kernel, info.params);
+  if (failed(abis))
+    return failure();
+  info.abis = std::move(*abis);
+
+  std::optional<int64_t> threads = threadsPerCTA(info.kernel);
+  if (!threads)
+    return info.kernel->emitError()
+           << "kernel has no gpu.known_block_size, nvvm.reqntid or num_warps";
+  info.threads = *threads;
+  info.shared = launchedSharedMemory(gpuModule, info.kernel);
+  return info;
+}
+
+/// Pretty at the top level, one line per parameter and per small object, so
+/// that the file reads well and FileCheck can match a line each.
+class SidecarPrinter {
+public:
+  SidecarPrinter(llvm::raw_ostream &os, const LaunchInfo &info)
+      : j(os, /*IndentSize=*/2), info(info) {}
+
+  void print(const flash::TargetOptions &options);
+
+private:
+  /// `body` written on one line, as the current value.
+  void compact(llvm::function_ref<void(llvm::json::OStream &)> body) {
+    j.rawValue([&](llvm::raw_ostream &raw) {
+      llvm::json::OStream c(raw);
+      body(c);
+    });
+  }
+  void param(llvm::json::OStream &c, size_t i);
+  void sharedMemory(llvm::json::OStream &c);
+  void constants(llvm::json::OStream &c);
+
+  llvm::json::OStream j;
+  const LaunchInfo &info;
+};
+
+void SidecarPrinter::print(const flash::TargetOptions &options) {
+  int ptx = options.ptxVersion ? options.ptxVersion
+                               : flash::defaultPTXVersion(options.arch);
+  j.object([&] {
+    j.attribute("entry", info.entry);
+    j.attribute("arch", options.arch);
+    j.attribute("ptx_version",
+                std::to_string(ptx / 10) + "." + std::to_string(ptx % 10));
+    j.attributeArray("params", [&] {
+      for (size_t i = 0; i < info.params.size(); ++i)
+        compact([&](llvm::json::OStream &c) { param(c, i); });
+    });
+    j.attributeBegin("grid");
+    compact([&](llvm::json::OStream &c) {
+      c.array([&] {
+        for (const std::string &e : info.grid)
+          c.value(e);
+      });
+    });
+    j.attributeEnd();
+    j.attribute("threads_per_cta", info.threads);
+    j.attribute("num_warps", info.threads / 32);
+    j.attributeBegin("shared_memory");
+    compact([&](llvm::json::OStream &c) { sharedMemory(c); });
+    j.attributeEnd();
+    j.attributeBegin("constants");
+    compact([&](llvm::json::OStream &c) { constants(c); });
+    j.attributeEnd();
+  });
+}
+
+void SidecarPrinter::param(llvm::json::OStream &c, size_t i) {
+  const ParamInfo &p = info.params[i];
+  c.object([&] {
+    c.attribute("name", p.name);
+    c.attribute("kind", p.kind);
+    c.attribute("dtype", p.dtype);
+    if (p.kind == "tensor")
+      c.attributeArray("dims", [&] {
+        for (const std::string &d : p.dims)
+          c.value(dimValue(d));
+      });
+    c.attributeArray("abi", [&] {
+      for (const std::string &a : info.abis[i])
+        c.value(a);
+    });
+  });
+}
+
+void SidecarPrinter::sharedMemory(llvm::json::OStream &c) {
+  c.object([&] {
+    c.attribute("static_bytes", info.shared.staticBytes);
+    c.attribute("dynamic_bytes", info.shared.dynamicBytes);
+    c.attribute("opt_in", flash::needsSharedOptIn(info.shared.staticBytes,
+                                                  info.shared.dynamicBytes));
+  });
+}
+
+void SidecarPrinter::constants(llvm::json::OStream &c) {
+  c.object([&] {
+    if (auto constants = dyn_cast_or_null<DictionaryAttr>(
+            info.kernel->getAttr(flash::tile::kConstantsAttrName)))
+      for (NamedAttribute n : constants) {
+        c.attributeBegin(n.getName().getValue());
+        writeAttr(c, n.getValue());
+        c.attributeEnd();
+      }
+  });
+}
+
+std::string renderSidecar(const LaunchInfo &info,
+                          const flash::TargetOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  SidecarPrinter(os, info).print(options);
+  os << "\n";
+  return text;
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -293,173 +534,8 @@ FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
                                                  const TargetOptions &options) {
   if (llvm::Error err = verifyTargetOptions(options))
     return module.emitError() << llvm::toString(std::move(err));
-
-  // The one kernel, inside the one gpu.module.
-  SmallVector<Operation *> gpuModules;
-  for (Operation &op : module.getBody()->getOperations())
-    if (isa<gpu::GPUModuleOp>(op))
-      gpuModules.push_back(&op);
-  if (gpuModules.size() != 1)
-    return module.emitError()
-           << "the launch metadata needs a SIMT-level module with one "
-              "gpu.module; found "
-           << gpuModules.size();
-  Operation *gpuModule = gpuModules[0];
-  SmallVector<Operation *> kernels;
-  for (Operation &op : gpuModule->getRegion(0).front())
-    if (isKernel(&op))
-      kernels.push_back(&op);
-  if (kernels.size() != 1)
-    return gpuModule->emitError()
-           << "the launch metadata describes one kernel; found "
-           << kernels.size();
-  Operation *kernel = kernels[0];
-  auto kernelFunc = cast<FunctionOpInterface>(kernel);
-  StringRef entry = SymbolTable::getSymbolName(kernel).getValue();
-
-  // The grid function: named by the kernel, else NAME_grid.
-  func::FuncOp grid;
-  if (auto ref = dyn_cast_or_null<FlatSymbolRefAttr>(
-          kernel->getAttr(flash::simt::kGridAttrName)))
-    grid = module.lookupSymbol<func::FuncOp>(ref.getValue());
-  if (!grid)
-    grid = module.lookupSymbol<func::FuncOp>((entry + "_grid").str());
-  if (!grid)
-    return kernel->emitError() << "no grid function for kernel '" << entry
-                               << "' (expected @" << entry << "_grid)";
-
-  FailureOr<SmallVector<std::string, 3>> gridExprs =
-      renderGridExpressions(grid);
-  if (failed(gridExprs))
+  FailureOr<LaunchInfo> info = collectLaunchInfo(module);
+  if (failed(info))
     return failure();
-
-  SmallVector<ParamInfo> params;
-  if (auto attr = dyn_cast_or_null<ArrayAttr>(
-          kernel->getAttr(flash::simt::kParamsAttrName))) {
-    auto fromAttr = paramsFromAttr(kernel, attr);
-    if (failed(fromAttr))
-      return failure();
-    params = std::move(*fromAttr);
-  } else {
-    params = paramsFromGrid(grid);
-  }
-
-  // The ABI of each parameter, checked against the kernel's signature.
-  ArrayRef<Type> argTypes = kernelFunc.getArgumentTypes();
-  SmallVector<SmallVector<std::string>> abis;
-  size_t next = 0;
-  for (const ParamInfo &p : params) {
-    SmallVector<std::string> expected;
-    if (p.kind == "tensor") {
-      expected.push_back("ptr");
-      expected.append(p.dims.size(), "i32");
-    } else {
-      expected.push_back(p.dtype);
-    }
-    SmallVector<std::string> actual;
-    for (size_t k = 0; k < expected.size() && next + k < argTypes.size(); ++k)
-      actual.push_back(typeName(argTypes[next + k]));
-    if (actual != expected)
-      return kernel->emitError()
-             << "kernel signature does not match parameter '" << p.name
-             << "': expected (" << llvm::join(expected, ", ") << ") at argument #"
-             << next << ", found (" << llvm::join(actual, ", ") << ")";
-    next += expected.size();
-    abis.push_back(std::move(actual));
-  }
-  if (next != argTypes.size())
-    return kernel->emitError()
-           << "kernel has " << argTypes.size() << " arguments, the parameters "
-           << "account for " << next;
-
-  std::optional<int64_t> threads = threadsPerCTA(kernel);
-  if (!threads)
-    return kernel->emitError()
-           << "kernel has no gpu.known_block_size, nvvm.reqntid or num_warps";
-
-  SharedMemoryUse shared = launchSharedMemory(sharedMemoryOf(gpuModule));
-  if (shared.staticBytes == 0 && shared.dynamicBytes == 0)
-    if (auto bytes = dyn_cast_or_null<IntegerAttr>(
-            kernel->getAttr(flash::simt::kSharedBytesAttrName)))
-      shared = launchSharedMemory({bytes.getInt(), 0});
-  int ptx = options.ptxVersion ? options.ptxVersion
-                               : defaultPTXVersion(options.arch);
-
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  {
-    // Pretty at the top level, one line per parameter and per small object,
-    // so that the file reads well and FileCheck can match a line each.
-    llvm::json::OStream j(os, /*IndentSize=*/2);
-    auto compact = [&](llvm::function_ref<void(llvm::json::OStream &)> body) {
-      return [&j, body] {
-        j.rawValue([&](llvm::raw_ostream &raw) {
-          llvm::json::OStream c(raw);
-          body(c);
-        });
-      };
-    };
-    j.object([&] {
-      j.attribute("entry", entry);
-      j.attribute("arch", options.arch);
-      j.attribute("ptx_version",
-                  std::to_string(ptx / 10) + "." + std::to_string(ptx % 10));
-      j.attributeArray("params", [&] {
-        for (size_t i = 0; i < params.size(); ++i) {
-          const ParamInfo &p = params[i];
-          compact([&](llvm::json::OStream &c) {
-            c.object([&] {
-              c.attribute("name", p.name);
-              c.attribute("kind", p.kind);
-              c.attribute("dtype", p.dtype);
-              if (p.kind == "tensor")
-                c.attributeArray("dims", [&] {
-                  for (const std::string &d : p.dims)
-                    c.value(dimValue(d));
-                });
-              c.attributeArray("abi", [&] {
-                for (const std::string &a : abis[i])
-                  c.value(a);
-              });
-            });
-          })();
-        }
-      });
-      j.attributeBegin("grid");
-      compact([&](llvm::json::OStream &c) {
-        c.array([&] {
-          for (const std::string &e : *gridExprs)
-            c.value(e);
-        });
-      })();
-      j.attributeEnd();
-      j.attribute("threads_per_cta", *threads);
-      j.attribute("num_warps", *threads / 32);
-      j.attributeBegin("shared_memory");
-      compact([&](llvm::json::OStream &c) {
-        c.object([&] {
-          c.attribute("static_bytes", shared.staticBytes);
-          c.attribute("dynamic_bytes", shared.dynamicBytes);
-          c.attribute("opt_in", flash::needsSharedOptIn(shared.staticBytes,
-                                                        shared.dynamicBytes));
-        });
-      })();
-      j.attributeEnd();
-      j.attributeBegin("constants");
-      compact([&](llvm::json::OStream &c) {
-        c.object([&] {
-          if (auto constants = dyn_cast_or_null<DictionaryAttr>(
-                  kernel->getAttr(flash::tile::kConstantsAttrName)))
-            for (NamedAttribute n : constants) {
-              c.attributeBegin(n.getName().getValue());
-              writeAttr(c, n.getValue());
-              c.attributeEnd();
-            }
-        });
-      })();
-      j.attributeEnd();
-    });
-  }
-  os << "\n";
-  return text;
+  return renderSidecar(*info, options);
 }
