@@ -9,30 +9,47 @@ share it; test/Bench tests it without a GPU.
 
 import csv
 import json
-import math
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# What each kernel takes, its reference and its tolerance: one spec per kernel,
+# shared with the kernel tests.
+sys.path.insert(0, os.path.join(REPO_ROOT, "test", "Kernels"))
+from kernel_specs import SPECS  # noqa: E402
+
+
+def _supported_archs():
+    """flashc's arch table (include/flashc/Runtime/Arch.h, kSupportedArchs):
+    what flashc --arch accepts. test/Bench/archs.test checks the reading
+    against flashc --help."""
+    path = os.path.join(REPO_ROOT, "include", "flashc", "Runtime", "Arch.h")
+    with open(path) as f:
+        table = re.search(r"kSupportedArchs\[\] = \{(.*?)\};", f.read(), re.S)
+    archs = tuple(re.findall(r'\{"(sm_[0-9]+)"', table.group(1))) if table else ()
+    if not archs:
+        raise RuntimeError(f"{path}: no kSupportedArchs table")
+    return archs
+
 
 # --------------------------------------------------------------------------
 # The benchmark grid (FlashAttention papers: batch x seqlen = 16k tokens,
 # hidden 2048, so D 64 -> 32 heads, D 128 -> 16 heads).
 # --------------------------------------------------------------------------
 
-FLASHC_KERNELS = ("fa2", "fa1")
+# flashc's attention kernels, which SDPA is the baseline of.
+FLASHC_KERNELS = tuple(name for name, spec in SPECS.items() if spec.attention)
 SDPA_BACKENDS = ("flash", "cudnn", "efficient")
 # What --impls accepts, in table / plot order.
-IMPLS = ("fa2", "fa1") + tuple("sdpa-" + b for b in SDPA_BACKENDS)
+IMPLS = FLASHC_KERNELS + tuple("sdpa-" + b for b in SDPA_BACKENDS)
 DEFAULT_SEQLENS = (512, 1024, 2048, 4096, 8192, 16384)
 DEFAULT_HEAD_DIMS = (64, 128)
 DEFAULT_TOKENS = 16384
 DEFAULT_HIDDEN = 2048
-ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")  # what flashc --arch accepts
-
-# Accuracy gates for flashc's output against the reference (rel L2, max abs).
-TOLERANCES = {"fa2": (2e-3, 1e-2), "fa1": (4e-3, 1e-2)}
+ARCHS = _supported_archs()
 
 CSV_COLUMNS = ("kernel", "backend", "seqlen", "batch", "heads", "head_dim",
                "causal", "ms", "tflops", "max_abs_err", "rel_err", "status")
@@ -117,15 +134,18 @@ def ptx_basename(kernel, head_dim, causal, arch):
 
 
 # --------------------------------------------------------------------------
-# Grid expressions: a tiny evaluator for the sidecar's "grid" strings.
-# Grammar (what lib/Target/Sidecar.cpp renders):
+# Grid expressions: a tiny evaluator for the sidecar's "grid" strings, in the
+# language of include/flashc/Runtime/GridExpr.h (which the sidecar writer
+# prints and the launcher evaluates; test/Inputs/grid-exprs.txt holds the
+# vectors both evaluators are checked against):
 #   expr  := term (('+' | '-') term)*
 #   term  := unary (('*' | '/' | '%') unary)*
 #   unary := '-' unary | atom
 #   atom  := INT | NAME | FUNC '(' expr ',' expr ')' | '(' expr ')'
-# '/' and '%' are C's (arith.divsi / remsi: truncate toward zero), cdiv is
-# ceildivsi, floordiv floordivsi. Nothing else: no attributes, strings,
-# keywords or calls of unknown names; never Python's eval.
+# int64 values ('int64 overflow' otherwise). '/' and '%' are C's
+# (arith.divsi / remsi: truncate toward zero), cdiv is ceildivsi, floordiv
+# floordivsi. Nothing else: no attributes, strings, keywords or calls of
+# unknown names; never Python's eval.
 # --------------------------------------------------------------------------
 
 class GridExprError(ValueError):
@@ -135,6 +155,7 @@ class GridExprError(ValueError):
 _TOKEN = re.compile(r"([0-9]+)|([A-Za-z_][A-Za-z0-9_]*)|(.)", re.S)
 _MAX_EXPR_LEN = 1000
 _MAX_DEPTH = 50
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
 def _cdiv(a, b):
@@ -208,6 +229,11 @@ def eval_grid_expr(text, env):
         if b == 0:
             raise GridExprError(f"division by zero ({op}) in {text!r}")
 
+    def int64(value):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise GridExprError(f"int64 overflow in {text!r}")
+        return value
+
     def expr(depth):
         if depth > _MAX_DEPTH:
             raise GridExprError("grid expression nested too deeply")
@@ -215,7 +241,7 @@ def eval_grid_expr(text, env):
         while peek() in (("op", "+"), ("op", "-")):
             op = take("op")
             rhs = term(depth)
-            value = value + rhs if op == "+" else value - rhs
+            value = int64(value + rhs if op == "+" else value - rhs)
         return value
 
     def term(depth):
@@ -224,23 +250,25 @@ def eval_grid_expr(text, env):
             op = take("op")
             rhs = unary(depth)
             if op == "*":
-                value = value * rhs
+                value = int64(value * rhs)
             else:
                 check_divisor(rhs, op)
-                value = _tdiv(value, rhs) if op == "/" else _trem(value, rhs)
+                # As in C, INT64_MIN % -1 overflows like INT64_MIN / -1.
+                quotient = int64(_tdiv(value, rhs))
+                value = quotient if op == "/" else _trem(value, rhs)
         return value
 
     def unary(depth):
         if peek() == ("op", "-"):
             take("op", "-")
-            return -unary(depth + 1)
+            return int64(-unary(depth + 1))
         return atom(depth)
 
     def atom(depth):
         kind, value = peek()
         if kind == "int":
             take("int")
-            return value
+            return int64(value)
         if kind == "name":
             take("name")
             if peek() == ("op", "("):
@@ -254,7 +282,7 @@ def eval_grid_expr(text, env):
                 take("op", ")")
                 if value in ("cdiv", "floordiv"):
                     check_divisor(b, value)
-                return _FUNCS[value](a, b)
+                return int64(_FUNCS[value](a, b))
             if value in _FUNCS:
                 raise GridExprError(f"function {value!r} used without arguments")
             if value not in env:
@@ -369,20 +397,31 @@ def arg_plan(sidecar, shapes, scalars):
     return plan
 
 
+def kernel_spec(sidecar):
+    """The spec of the kernel a sidecar describes (its entry is the kernel's name)."""
+    spec = SPECS.get(sidecar["entry"])
+    if spec is None or not spec.attention:
+        raise ValueError(f"no attention kernel spec for entry '{sidecar['entry']}'")
+    return spec
+
+
+def problem_sizes(cfg):
+    """A configuration as the sizes of an attention kernel spec (Nq = Nk)."""
+    return {"B": cfg.batch, "H": cfg.heads, "Nq": cfg.seqlen, "Nk": cfg.seqlen,
+            "D": cfg.head_dim}
+
+
 def attention_shapes(sidecar, cfg):
-    """Shapes of the kernel's tensors for one configuration (fa2: Q K V O;
-    fa1 also its L and M workspaces [B, H, Nq])."""
-    qkv = (cfg.batch, cfg.heads, cfg.seqlen, cfg.head_dim)
+    """Shapes of the kernel's tensors for one configuration, from its spec
+    (fa2: Q K V O; fa1 also its L and M workspaces [B, H, Nq])."""
+    spec_shapes = kernel_spec(sidecar).shapes(problem_sizes(cfg))
     shapes = {}
     for p in sidecar["params"]:
         if p["kind"] != "tensor":
             continue
-        if p["name"] in ("Q", "K", "V", "O"):
-            shapes[p["name"]] = qkv
-        elif len(p["dims"]) == 3:
-            shapes[p["name"]] = qkv[:3]
-        else:
+        if p["name"] not in spec_shapes:
             raise ValueError(f"unexpected tensor parameter {p['name']} {p['dims']}")
+        shapes[p["name"]] = spec_shapes[p["name"]]
     return shapes
 
 
@@ -401,7 +440,8 @@ def launch_plan(sidecar, cfg):
         "static_shared_bytes": int(shared.get("static_bytes", 0)),
         "shapes": shapes,
         "dims": env,
-        "args": arg_plan(sidecar, shapes, {"sm_scale": 1.0 / math.sqrt(cfg.head_dim)}),
+        "args": arg_plan(sidecar, shapes,
+                         kernel_spec(sidecar).scalar_values(problem_sizes(cfg))),
     }
 
 
@@ -473,7 +513,7 @@ def impl_label(row):
     return f"SDPA {row['backend']}"
 
 
-_LABEL_ORDER = ["flashc fa2", "flashc fa1"] + [f"SDPA {b}" for b in SDPA_BACKENDS]
+_LABEL_ORDER = [f"flashc {k}" for k in FLASHC_KERNELS] + [f"SDPA {b}" for b in SDPA_BACKENDS]
 
 
 def _order(label):

@@ -41,7 +41,8 @@ def parse_args(argv):
                     help="where the PTX, sidecars and manifest.json go (default: bench/ptx)")
     ap.add_argument("--kernels-dir", default=os.path.join(benchlib.REPO_ROOT, "kernels"),
                     help="where fa2.tile / fa1.tile are (default: kernels/)")
-    ap.add_argument("--kernels", default="fa2,fa1", help="comma list of: fa2, fa1")
+    ap.add_argument("--kernels", default=",".join(benchlib.FLASHC_KERNELS),
+                    help=f"comma list of: {', '.join(benchlib.FLASHC_KERNELS)}")
     ap.add_argument("--head-dims", default="64,128", help="comma list (default: 64,128)")
     ap.add_argument("--causal", default="both", choices=("both", "false", "true"))
     args = ap.parse_args(argv)

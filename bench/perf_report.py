@@ -19,7 +19,7 @@ inputs, sm_scale = 1/sqrt(D)):
     (each CTA reads its Q block and the K and V blocks it needs once and
     writes its O block once; fa2's causal block skipping is bottom-right
     aligned as in kernels/fa2.tile), and the output against the float64
-    reference of test/Kernels/check_kernel.py with its tolerances.
+    reference of its spec (test/Kernels/kernel_specs.py), within its tolerance.
 Everything goes to one JSON file (with the command, date, machine and
 commit), from which `render` makes the Markdown tables, and --update-perf puts
 them between the issue6-report markers of docs/perf.md.
@@ -33,7 +33,6 @@ import argparse
 import collections
 import datetime
 import json
-import math
 import os
 import platform
 import re
@@ -48,8 +47,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
-sys.path.insert(0, os.path.join(benchlib.REPO_ROOT, "test", "Kernels"))
-from check_kernel import TOLERANCES, attention_reference  # noqa: E402
+from benchlib import SPECS  # noqa: E402
 
 # name: (kernel, -D defines)
 CONFIGS = collections.OrderedDict([
@@ -209,18 +207,11 @@ def minimum_global_bytes(kernel, constants, shape):
 
 
 def emulate(args, kernel, tile, defines, constants, shape, workdir):
+    spec = SPECS[kernel]
     b, h, nq, nk = shape
-    d = constants["HEAD_DIM"]
-    causal = bool(constants.get("CAUSAL", False))
-    rng = np.random.default_rng(args.seed)
-    q = rng.standard_normal((b, h, nq, d)).astype(np.float16)
-    k = rng.standard_normal((b, h, nk, d)).astype(np.float16)
-    v = rng.standard_normal((b, h, nk, d)).astype(np.float16)
-    sm_scale = np.float32(1.0 / math.sqrt(d))
-    inputs = {"Q": q, "K": k, "V": v, "O": np.full(q.shape, np.nan, np.float16)}
-    if kernel == "fa1":
-        inputs["L"] = np.full(q.shape[:3], np.nan, np.float32)
-        inputs["M"] = np.full(q.shape[:3], np.nan, np.float32)
+    sizes = {"B": b, "H": h, "Nq": nq, "Nk": nk, "D": constants["HEAD_DIM"]}
+    inputs = spec.inputs(np.random.default_rng(args.seed), sizes)
+    scalars = spec.scalar_values(sizes)
     cmd = [args.flashc, "run", tile, "--target=emulate", "--stats"]
     for x in defines:
         cmd += ["-D", x]
@@ -229,7 +220,9 @@ def emulate(args, kernel, tile, defines, constants, shape, workdir):
         np.save(path, array)
         cmd += ["--arg", "%s=%s" % (name, path)]
     out = os.path.join(workdir, "out.npy")
-    cmd += ["--arg", "sm_scale=%r" % float(sm_scale), "--out", "O=" + out]
+    for name, value in scalars.items():
+        cmd += ["--arg", "%s=%r" % (name, value)]
+    cmd += ["--out", "%s=%s" % (spec.output, out)]
     result = {"shape": list(shape),
               "minimum": minimum_global_bytes(kernel, constants, shape)}
     done = run(cmd)
@@ -239,10 +232,10 @@ def emulate(args, kernel, tile, defines, constants, shape, workdir):
         return result
     result["stats"] = parse_stats(done.stdout + done.stderr)
     o = np.load(out).astype(np.float64)
-    ref = attention_reference(q, k, v, sm_scale, causal)
+    ref = spec.reference(inputs, scalars, constants)
     err = o - ref
     norm = np.linalg.norm(ref)
-    rel_tol, abs_tol = TOLERANCES[kernel]
+    rel_tol, abs_tol = spec.tolerance
     rel = float(np.linalg.norm(err) / norm if norm > 0 else np.linalg.norm(err))
     max_abs = float(np.max(np.abs(err))) if err.size else 0.0
     nonfinite = int(np.count_nonzero(~np.isfinite(o)))
@@ -549,8 +542,8 @@ def render(before, after):
       "**smem/CTA**: shared bytes per CTA; **shared R / W**: shared bytes read / "
       "written (ldmatrix and cp.async included); **conflicts**: extra bank wavefronts; "
       "the counts are executed warp instructions (barriers: per CTA); **check**: the "
-      "output against the float64 reference within test/Kernels/check_kernel.py's "
-      "tolerances (rel: relative L2 error).")
+      "output against the float64 reference within the kernel's tolerance "
+      "(test/Kernels/kernel_specs.py; rel: relative L2 error).")
     w("")
     cols = [("global read", "read"), ("min read", "min read"), ("global written", "written"),
             ("smem/CTA", "shared bytes per CTA"), ("shared R / W", "shared"),

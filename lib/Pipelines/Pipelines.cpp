@@ -32,14 +32,18 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm) {
   kernel.addPass(createTileAllocateShared());
 }
 
-void flash::buildSIMTPipeline(mlir::OpPassManager &pm) {
-  buildLayoutPipeline(pm);
+void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createConvertTileToSIMT());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // The per-lane index arithmetic of every access is loop-invariant; hoisted
   // here, the emulator (which runs this level) executes it once too.
   pm.addPass(mlir::createLoopInvariantCodeMotionPass());
+}
+
+void flash::buildSIMTPipeline(mlir::OpPassManager &pm) {
+  buildLayoutPipeline(pm);
+  buildLayoutToSIMTPipeline(pm);
 }
 
 void flash::registerFlashPipelines() {
@@ -53,6 +57,11 @@ void flash::registerFlashPipelines() {
       "Tile IR with a distributed layout on every tile: what `flashc "
       "--emit=layout` prints",
       buildLayoutPipeline);
+  mlir::PassPipelineRegistration<>(
+      "flashc-layout-to-simt",
+      "Layout-assigned tile IR (`flashc --emit=layout`) -> the SIMT level: "
+      "what `flashc run` and flash-emulate do with such input",
+      buildLayoutToSIMTPipeline);
   mlir::PassPipelineRegistration<>(
       "flashc-simt",
       "The SIMT level, one thread's program: what `flashc --emit=simt` "

@@ -4,6 +4,7 @@
 #include "flashc/Dialect/Tile/Attributes.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Runtime/GridExpr.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -46,28 +48,26 @@ llvm::json::Value dimValue(llvm::StringRef label) {
 // Grid expressions
 //===----------------------------------------------------------------------===//
 
-struct Expr {
-  std::string text;
-  int prec = 3; // 3: atom or call, 2: * / %, 1: + - (and negative numbers)
-  char op = 0;
-};
-
+/// The grid function's return values in the sidecar's grid-expression
+/// language (flashc/Runtime/GridExpr.h), op by op.
 class GridRenderer {
 public:
   explicit GridRenderer(func::FuncOp grid) : grid(grid) {}
 
-  FailureOr<Expr> render(Value value) {
+  FailureOr<flash::grid::Expr> render(Value value) {
     auto it = cache.find(value);
     if (it != cache.end())
       return it->second;
-    FailureOr<Expr> result = renderUncached(value);
+    FailureOr<flash::grid::Expr> result = renderUncached(value);
     if (succeeded(result))
-      cache[value] = *result;
+      cache.try_emplace(value, *result);
     return result;
   }
 
 private:
-  FailureOr<Expr> renderUncached(Value value) {
+  FailureOr<flash::grid::Expr> renderUncached(Value value) {
+    using flash::grid::Expr;
+    using flash::grid::Op;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       if (arg.getOwner()->getParentOp() != grid.getOperation() ||
           !arg.getType().isInteger(32))
@@ -76,43 +76,39 @@ private:
                << " of type " << arg.getType()
                << ": only i32 scalar parameters and tensor dims can size "
                   "the grid";
-      return Expr{argName(arg.getArgNumber()), 3, 0};
+      return Expr::symbol(argName(arg.getArgNumber()));
     }
     Operation *op = value.getDefiningOp();
     if (auto dim = dyn_cast<flash::tile::DimOp>(op)) {
       auto global = cast<flash::tile::GlobalType>(dim.getSource().getType());
-      int64_t index = dim.getIndex();
-      return Expr{global.getDimLabel(index), 3, 0};
+      return Expr::symbol(global.getDimLabel(dim.getIndex()));
     }
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      if (auto attr = dyn_cast<IntegerAttr>(constant.getValue())) {
-        int64_t v = attr.getValue().getSExtValue();
-        return Expr{std::to_string(v), v < 0 ? 1 : 3, v < 0 ? '-' : char(0)};
-      }
-    }
-    if (isa<arith::AddIOp>(op))
-      return binary(op, '+', 1);
-    if (isa<arith::SubIOp>(op))
-      return binary(op, '-', 1);
-    if (isa<arith::MulIOp>(op))
-      return binary(op, '*', 2);
-    if (isa<arith::DivSIOp>(op))
-      return binary(op, '/', 2);
-    if (isa<arith::RemSIOp>(op))
-      return binary(op, '%', 2);
-    if (isa<arith::CeilDivSIOp>(op))
-      return call(op, "cdiv");
-    if (isa<arith::FloorDivSIOp>(op))
-      return call(op, "floordiv");
-    if (isa<arith::MinSIOp>(op))
-      return call(op, "min");
-    if (isa<arith::MaxSIOp>(op))
-      return call(op, "max");
-    return op->emitError()
-           << "cannot express '" << op->getName()
-           << "' in the launch metadata's grid: use tensor dims, i32 "
-              "parameters, constants, + - * / %, ceildivsi, floordivsi, "
-              "minsi, maxsi";
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      if (auto attr = dyn_cast<IntegerAttr>(constant.getValue()))
+        return Expr::integer(attr.getValue().getSExtValue());
+    std::optional<Op> gridOp =
+        llvm::TypeSwitch<Operation *, std::optional<Op>>(op)
+            .Case([](arith::AddIOp) { return Op::Add; })
+            .Case([](arith::SubIOp) { return Op::Sub; })
+            .Case([](arith::MulIOp) { return Op::Mul; })
+            .Case([](arith::DivSIOp) { return Op::Div; })
+            .Case([](arith::RemSIOp) { return Op::Rem; })
+            .Case([](arith::CeilDivSIOp) { return Op::CeilDiv; })
+            .Case([](arith::FloorDivSIOp) { return Op::FloorDiv; })
+            .Case([](arith::MinSIOp) { return Op::Min; })
+            .Case([](arith::MaxSIOp) { return Op::Max; })
+            .Default([](Operation *) { return std::nullopt; });
+    if (!gridOp)
+      return op->emitError()
+             << "cannot express '" << op->getName()
+             << "' in the launch metadata's grid: use tensor dims, i32 "
+                "parameters, constants, + - * / %, ceildivsi, floordivsi, "
+                "minsi, maxsi";
+    FailureOr<Expr> lhs = render(op->getOperand(0));
+    FailureOr<Expr> rhs = render(op->getOperand(1));
+    if (failed(lhs) || failed(rhs))
+      return failure();
+    return Expr::apply(*gridOp, *lhs, *rhs);
   }
 
   std::string argName(unsigned index) {
@@ -122,29 +118,8 @@ private:
     return "arg" + std::to_string(index);
   }
 
-  FailureOr<Expr> binary(Operation *op, char symbol, int prec) {
-    FailureOr<Expr> lhs = render(op->getOperand(0));
-    FailureOr<Expr> rhs = render(op->getOperand(1));
-    if (failed(lhs) || failed(rhs))
-      return failure();
-    bool associative = symbol == '+' || symbol == '*';
-    std::string left = lhs->prec < prec ? "(" + lhs->text + ")" : lhs->text;
-    bool rightParens = rhs->prec < prec ||
-                       (rhs->prec == prec && !(associative && rhs->op == symbol));
-    std::string right = rightParens ? "(" + rhs->text + ")" : rhs->text;
-    return Expr{left + " " + symbol + " " + right, prec, symbol};
-  }
-
-  FailureOr<Expr> call(Operation *op, llvm::StringRef name) {
-    FailureOr<Expr> lhs = render(op->getOperand(0));
-    FailureOr<Expr> rhs = render(op->getOperand(1));
-    if (failed(lhs) || failed(rhs))
-      return failure();
-    return Expr{(name + "(" + lhs->text + ", " + rhs->text + ")").str(), 3, 0};
-  }
-
   func::FuncOp grid;
-  llvm::DenseMap<Value, Expr> cache;
+  llvm::DenseMap<Value, flash::grid::Expr> cache;
 };
 
 //===----------------------------------------------------------------------===//
@@ -257,6 +232,247 @@ void writeAttr(llvm::json::OStream &j, Attribute attr) {
     j.value(text);
   }
 }
+
+/// What the sidecar says about the one kernel of a SIMT-level module.
+struct LaunchInfo {
+  Operation *kernel;
+  StringRef entry;
+  SmallVector<ParamInfo> params;
+  SmallVector<SmallVector<std::string>> abis; // per param
+  SmallVector<std::string, 3> grid;
+  int64_t threads;
+  flash::SharedMemoryUse shared;
+};
+
+/// The one kernel, inside the one gpu.module.
+FailureOr<Operation *> findLaunchedKernel(ModuleOp module,
+                                          Operation *&gpuModule) {
+  SmallVector<Operation *> gpuModules;
+  for (Operation &op : module.getBody()->getOperations())
+    if (isa<gpu::GPUModuleOp>(op))
+      gpuModules.push_back(&op);
+  if (gpuModules.size() != 1)
+    return module.emitError()
+           << "the launch metadata needs a SIMT-level module with one "
+              "gpu.module; found "
+           << gpuModules.size();
+  gpuModule = gpuModules[0];
+  SmallVector<Operation *> kernels;
+  for (Operation &op : gpuModule->getRegion(0).front())
+    if (isKernel(&op))
+      kernels.push_back(&op);
+  if (kernels.size() != 1)
+    return gpuModule->emitError()
+           << "the launch metadata describes one kernel; found "
+           << kernels.size();
+  return kernels[0];
+}
+
+/// The grid function: named by the kernel, else NAME_grid.
+FailureOr<func::FuncOp> findGridFunction(ModuleOp module, Operation *kernel,
+                                         StringRef entry) {
+  func::FuncOp grid;
+  if (auto ref = dyn_cast_or_null<FlatSymbolRefAttr>(
+          kernel->getAttr(flash::simt::kGridAttrName)))
+    grid = module.lookupSymbol<func::FuncOp>(ref.getValue());
+  if (!grid)
+    grid = module.lookupSymbol<func::FuncOp>((entry + "_grid").str());
+  if (!grid)
+    return kernel->emitError() << "no grid function for kernel '" << entry
+                               << "' (expected @" << entry << "_grid)";
+  return grid;
+}
+
+/// The ABI of each parameter, checked against the kernel's signature.
+FailureOr<SmallVector<SmallVector<std::string>>>
+paramABIs(Operation *kernel, ArrayRef<ParamInfo> params) {
+  ArrayRef<Type> argTypes = cast<FunctionOpInterface>(kernel).getArgumentTypes();
+  SmallVector<SmallVector<std::string>> abis;
+  size_t next = 0;
+  for (const ParamInfo &p : params) {
+    SmallVector<std::string> expected;
+    if (p.kind == "tensor") {
+      expected.push_back("ptr");
+      expected.append(p.dims.size(), "i32");
+    } else {
+      expected.push_back(p.dtype);
+    }
+    SmallVector<std::string> actual;
+    for (size_t k = 0; k < expected.size() && next + k < argTypes.size(); ++k)
+      actual.push_back(typeName(argTypes[next + k]));
+    if (actual != expected)
+      return kernel->emitError()
+             << "kernel signature does not match parameter '" << p.name
+             << "': expected (" << llvm::join(expected, ", ") << ") at argument #"
+             << next << ", found (" << llvm::join(actual, ", ") << ")";
+    next += expected.size();
+    abis.push_back(std::move(actual));
+  }
+  if (next != argTypes.size())
+    return kernel->emitError()
+           << "kernel has " << argTypes.size() << " arguments, the parameters "
+           << "account for " << next;
+  return abis;
+}
+
+/// Shared memory the kernel launches with: the gpu.module's buffers, else
+/// the kernel's tile.shared_bytes.
+flash::SharedMemoryUse launchedSharedMemory(Operation *gpuModule,
+                                            Operation *kernel) {
+  flash::SharedMemoryUse shared =
+      flash::launchSharedMemory(flash::sharedMemoryOf(gpuModule));
+  if (shared.staticBytes == 0 && shared.dynamicBytes == 0)
+    if (auto bytes = dyn_cast_or_null<IntegerAttr>(
+            kernel->getAttr(flash::simt::kSharedBytesAttrName)))
+      shared = flash::launchSharedMemory({bytes.getInt(), 0});
+  return shared;
+}
+
+FailureOr<LaunchInfo> collectLaunchInfo(ModuleOp module) {
+  Operation *gpuModule = nullptr;
+  FailureOr<Operation *> kernel = findLaunchedKernel(module, gpuModule);
+  if (failed(kernel))
+    return failure();
+  LaunchInfo info;
+  info.kernel = *kernel;
+  info.entry = SymbolTable::getSymbolName(info.kernel).getValue();
+  FailureOr<func::FuncOp> grid =
+      findGridFunction(module, info.kernel, info.entry);
+  if (failed(grid))
+    return failure();
+  FailureOr<SmallVector<std::string, 3>> gridExprs =
+      flash::renderGridExpressions(*grid);
+  if (failed(gridExprs))
+    return failure();
+  info.grid = std::move(*gridExprs);
+
+  if (auto attr = dyn_cast_or_null<ArrayAttr>(
+          info.kernel->getAttr(flash::simt::kParamsAttrName))) {
+    auto fromAttr = paramsFromAttr(info.kernel, attr);
+    if (failed(fromAttr))
+      return failure();
+    info.params = std::move(*fromAttr);
+  } else {
+    info.params = paramsFromGrid(*grid);
+  }
+  FailureOr<SmallVector<SmallVector<std::string>>> abis =
+      paramABIs(info.kernel, info.params);
+  if (failed(abis))
+    return failure();
+  info.abis = std::move(*abis);
+
+  std::optional<int64_t> threads = threadsPerCTA(info.kernel);
+  if (!threads)
+    return info.kernel->emitError()
+           << "kernel has no gpu.known_block_size, nvvm.reqntid or num_warps";
+  info.threads = *threads;
+  info.shared = launchedSharedMemory(gpuModule, info.kernel);
+  return info;
+}
+
+/// Pretty at the top level, one line per parameter and per small object, so
+/// that the file reads well and FileCheck can match a line each.
+class SidecarPrinter {
+public:
+  SidecarPrinter(llvm::raw_ostream &os, const LaunchInfo &info)
+      : j(os, /*IndentSize=*/2), info(info) {}
+
+  void print(const flash::TargetOptions &options);
+
+private:
+  /// `body` written on one line, as the current value.
+  void compact(llvm::function_ref<void(llvm::json::OStream &)> body) {
+    j.rawValue([&](llvm::raw_ostream &raw) {
+      llvm::json::OStream c(raw);
+      body(c);
+    });
+  }
+  void param(llvm::json::OStream &c, size_t i);
+  void sharedMemory(llvm::json::OStream &c);
+  void constants(llvm::json::OStream &c);
+
+  llvm::json::OStream j;
+  const LaunchInfo &info;
+};
+
+void SidecarPrinter::print(const flash::TargetOptions &options) {
+  int ptx = options.ptxVersion ? options.ptxVersion
+                               : flash::defaultPTXVersion(options.arch);
+  j.object([&] {
+    j.attribute("entry", info.entry);
+    j.attribute("arch", options.arch);
+    j.attribute("ptx_version",
+                std::to_string(ptx / 10) + "." + std::to_string(ptx % 10));
+    j.attributeArray("params", [&] {
+      for (size_t i = 0; i < info.params.size(); ++i)
+        compact([&](llvm::json::OStream &c) { param(c, i); });
+    });
+    j.attributeBegin("grid");
+    compact([&](llvm::json::OStream &c) {
+      c.array([&] {
+        for (const std::string &e : info.grid)
+          c.value(e);
+      });
+    });
+    j.attributeEnd();
+    j.attribute("threads_per_cta", info.threads);
+    j.attribute("num_warps", info.threads / 32);
+    j.attributeBegin("shared_memory");
+    compact([&](llvm::json::OStream &c) { sharedMemory(c); });
+    j.attributeEnd();
+    j.attributeBegin("constants");
+    compact([&](llvm::json::OStream &c) { constants(c); });
+    j.attributeEnd();
+  });
+}
+
+void SidecarPrinter::param(llvm::json::OStream &c, size_t i) {
+  const ParamInfo &p = info.params[i];
+  c.object([&] {
+    c.attribute("name", p.name);
+    c.attribute("kind", p.kind);
+    c.attribute("dtype", p.dtype);
+    if (p.kind == "tensor")
+      c.attributeArray("dims", [&] {
+        for (const std::string &d : p.dims)
+          c.value(dimValue(d));
+      });
+    c.attributeArray("abi", [&] {
+      for (const std::string &a : info.abis[i])
+        c.value(a);
+    });
+  });
+}
+
+void SidecarPrinter::sharedMemory(llvm::json::OStream &c) {
+  c.object([&] {
+    c.attribute("static_bytes", info.shared.staticBytes);
+    c.attribute("dynamic_bytes", info.shared.dynamicBytes);
+    c.attribute("opt_in", flash::needsSharedOptIn(info.shared.staticBytes,
+                                                  info.shared.dynamicBytes));
+  });
+}
+
+void SidecarPrinter::constants(llvm::json::OStream &c) {
+  c.object([&] {
+    if (auto constants = dyn_cast_or_null<DictionaryAttr>(
+            info.kernel->getAttr(flash::tile::kConstantsAttrName)))
+      for (NamedAttribute n : constants) {
+        c.attributeBegin(n.getName().getValue());
+        writeAttr(c, n.getValue());
+        c.attributeEnd();
+      }
+  });
+}
+
+std::string renderSidecar(const LaunchInfo &info,
+                          const flash::TargetOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  SidecarPrinter(os, info).print(options);
+  os << "\n";
+  return text;
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -306,10 +522,10 @@ flash::renderGridExpressions(func::FuncOp grid) {
   GridRenderer renderer(grid);
   SmallVector<std::string, 3> result;
   for (Value v : ret.getOperands()) {
-    FailureOr<Expr> e = renderer.render(v);
+    FailureOr<flash::grid::Expr> e = renderer.render(v);
     if (failed(e))
       return failure();
-    result.push_back(e->text);
+    result.push_back(e->text());
   }
   return result;
 }
@@ -318,173 +534,8 @@ FailureOr<std::string> flash::writeLaunchSidecar(ModuleOp module,
                                                  const TargetOptions &options) {
   if (llvm::Error err = verifyTargetOptions(options))
     return module.emitError() << llvm::toString(std::move(err));
-
-  // The one kernel, inside the one gpu.module.
-  SmallVector<Operation *> gpuModules;
-  for (Operation &op : module.getBody()->getOperations())
-    if (isa<gpu::GPUModuleOp>(op))
-      gpuModules.push_back(&op);
-  if (gpuModules.size() != 1)
-    return module.emitError()
-           << "the launch metadata needs a SIMT-level module with one "
-              "gpu.module; found "
-           << gpuModules.size();
-  Operation *gpuModule = gpuModules[0];
-  SmallVector<Operation *> kernels;
-  for (Operation &op : gpuModule->getRegion(0).front())
-    if (isKernel(&op))
-      kernels.push_back(&op);
-  if (kernels.size() != 1)
-    return gpuModule->emitError()
-           << "the launch metadata describes one kernel; found "
-           << kernels.size();
-  Operation *kernel = kernels[0];
-  auto kernelFunc = cast<FunctionOpInterface>(kernel);
-  StringRef entry = SymbolTable::getSymbolName(kernel).getValue();
-
-  // The grid function: named by the kernel, else NAME_grid.
-  func::FuncOp grid;
-  if (auto ref = dyn_cast_or_null<FlatSymbolRefAttr>(
-          kernel->getAttr(flash::simt::kGridAttrName)))
-    grid = module.lookupSymbol<func::FuncOp>(ref.getValue());
-  if (!grid)
-    grid = module.lookupSymbol<func::FuncOp>((entry + "_grid").str());
-  if (!grid)
-    return kernel->emitError() << "no grid function for kernel '" << entry
-                               << "' (expected @" << entry << "_grid)";
-
-  FailureOr<SmallVector<std::string, 3>> gridExprs =
-      renderGridExpressions(grid);
-  if (failed(gridExprs))
+  FailureOr<LaunchInfo> info = collectLaunchInfo(module);
+  if (failed(info))
     return failure();
-
-  SmallVector<ParamInfo> params;
-  if (auto attr = dyn_cast_or_null<ArrayAttr>(
-          kernel->getAttr(flash::simt::kParamsAttrName))) {
-    auto fromAttr = paramsFromAttr(kernel, attr);
-    if (failed(fromAttr))
-      return failure();
-    params = std::move(*fromAttr);
-  } else {
-    params = paramsFromGrid(grid);
-  }
-
-  // The ABI of each parameter, checked against the kernel's signature.
-  ArrayRef<Type> argTypes = kernelFunc.getArgumentTypes();
-  SmallVector<SmallVector<std::string>> abis;
-  size_t next = 0;
-  for (const ParamInfo &p : params) {
-    SmallVector<std::string> expected;
-    if (p.kind == "tensor") {
-      expected.push_back("ptr");
-      expected.append(p.dims.size(), "i32");
-    } else {
-      expected.push_back(p.dtype);
-    }
-    SmallVector<std::string> actual;
-    for (size_t k = 0; k < expected.size() && next + k < argTypes.size(); ++k)
-      actual.push_back(typeName(argTypes[next + k]));
-    if (actual != expected)
-      return kernel->emitError()
-             << "kernel signature does not match parameter '" << p.name
-             << "': expected (" << llvm::join(expected, ", ") << ") at argument #"
-             << next << ", found (" << llvm::join(actual, ", ") << ")";
-    next += expected.size();
-    abis.push_back(std::move(actual));
-  }
-  if (next != argTypes.size())
-    return kernel->emitError()
-           << "kernel has " << argTypes.size() << " arguments, the parameters "
-           << "account for " << next;
-
-  std::optional<int64_t> threads = threadsPerCTA(kernel);
-  if (!threads)
-    return kernel->emitError()
-           << "kernel has no gpu.known_block_size, nvvm.reqntid or num_warps";
-
-  SharedMemoryUse shared = launchSharedMemory(sharedMemoryOf(gpuModule));
-  if (shared.staticBytes == 0 && shared.dynamicBytes == 0)
-    if (auto bytes = dyn_cast_or_null<IntegerAttr>(
-            kernel->getAttr(flash::simt::kSharedBytesAttrName)))
-      shared = launchSharedMemory({bytes.getInt(), 0});
-  int ptx = options.ptxVersion ? options.ptxVersion
-                               : defaultPTXVersion(options.arch);
-
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  {
-    // Pretty at the top level, one line per parameter and per small object,
-    // so that the file reads well and FileCheck can match a line each.
-    llvm::json::OStream j(os, /*IndentSize=*/2);
-    auto compact = [&](llvm::function_ref<void(llvm::json::OStream &)> body) {
-      return [&j, body] {
-        j.rawValue([&](llvm::raw_ostream &raw) {
-          llvm::json::OStream c(raw);
-          body(c);
-        });
-      };
-    };
-    j.object([&] {
-      j.attribute("entry", entry);
-      j.attribute("arch", options.arch);
-      j.attribute("ptx_version",
-                  std::to_string(ptx / 10) + "." + std::to_string(ptx % 10));
-      j.attributeArray("params", [&] {
-        for (size_t i = 0; i < params.size(); ++i) {
-          const ParamInfo &p = params[i];
-          compact([&](llvm::json::OStream &c) {
-            c.object([&] {
-              c.attribute("name", p.name);
-              c.attribute("kind", p.kind);
-              c.attribute("dtype", p.dtype);
-              if (p.kind == "tensor")
-                c.attributeArray("dims", [&] {
-                  for (const std::string &d : p.dims)
-                    c.value(dimValue(d));
-                });
-              c.attributeArray("abi", [&] {
-                for (const std::string &a : abis[i])
-                  c.value(a);
-              });
-            });
-          })();
-        }
-      });
-      j.attributeBegin("grid");
-      compact([&](llvm::json::OStream &c) {
-        c.array([&] {
-          for (const std::string &e : *gridExprs)
-            c.value(e);
-        });
-      })();
-      j.attributeEnd();
-      j.attribute("threads_per_cta", *threads);
-      j.attribute("num_warps", *threads / 32);
-      j.attributeBegin("shared_memory");
-      compact([&](llvm::json::OStream &c) {
-        c.object([&] {
-          c.attribute("static_bytes", shared.staticBytes);
-          c.attribute("dynamic_bytes", shared.dynamicBytes);
-          c.attribute("opt_in", flash::needsSharedOptIn(shared.staticBytes,
-                                                        shared.dynamicBytes));
-        });
-      })();
-      j.attributeEnd();
-      j.attributeBegin("constants");
-      compact([&](llvm::json::OStream &c) {
-        c.object([&] {
-          if (auto constants = dyn_cast_or_null<DictionaryAttr>(
-                  kernel->getAttr(flash::tile::kConstantsAttrName)))
-            for (NamedAttribute n : constants) {
-              c.attributeBegin(n.getName().getValue());
-              writeAttr(c, n.getValue());
-              c.attributeEnd();
-            }
-        });
-      })();
-      j.attributeEnd();
-    });
-  }
-  os << "\n";
-  return text;
+  return renderSidecar(*info, options);
 }

@@ -1,9 +1,9 @@
 //===- LauncherTest.cpp - the CUDA launcher, without a GPU -----------------===//
 //
-// Grid expressions, sidecar parsing, argument checks and parameter packing are
-// pure functions; the driver paths run against the stub libcuda
-// (test/Launcher/stub_libcuda.c, FLASH_STUB_CUDA_PATH) selected through
-// $FLASHC_LIBCUDA, its behaviour through $FLASH_STUB_CUDA.
+// Sidecar parsing, argument checks and parameter packing are pure functions
+// (grid expressions: GridExprTest.cpp); the driver paths run against the stub
+// libcuda (test/Launcher/stub_libcuda.c, FLASH_STUB_CUDA_PATH) selected
+// through $FLASHC_LIBCUDA, its behaviour through $FLASH_STUB_CUDA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,81 +21,6 @@ using namespace flash;
 using namespace flash::launcher;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Grid expressions
-//===----------------------------------------------------------------------===//
-
-int64_t eval(const std::string &e, std::map<std::string, int64_t> syms = {}) {
-  int64_t v = -12345;
-  std::string err;
-  EXPECT_TRUE(evalExpr(e, syms, v, err)) << e << ": " << err;
-  return v;
-}
-
-std::string evalError(const std::string &e,
-                      std::map<std::string, int64_t> syms = {}) {
-  int64_t v;
-  std::string err;
-  EXPECT_FALSE(evalExpr(e, syms, v, err)) << e << " evaluated to " << v;
-  return err;
-}
-
-TEST(LauncherExpr, PrecedenceAndAssociativity) {
-  EXPECT_EQ(eval("1"), 1);
-  EXPECT_EQ(eval("1 + 2 * 3"), 7);
-  EXPECT_EQ(eval("(1 + 2) * 3"), 9);
-  EXPECT_EQ(eval("10 - 3 - 2"), 5);
-  EXPECT_EQ(eval("100 / 10 / 5"), 2);
-  EXPECT_EQ(eval("7 % 4 * 3"), 9);
-  EXPECT_EQ(eval("2 * -3"), -6);
-  EXPECT_EQ(eval("-(2 + 3)"), -5);
-  EXPECT_EQ(eval("  4*( 5 -1 )  "), 16);
-}
-
-TEST(LauncherExpr, CSemanticsAndCalls) {
-  EXPECT_EQ(eval("-7 / 2"), -3);
-  EXPECT_EQ(eval("-7 % 2"), -1);
-  EXPECT_EQ(eval("cdiv(7, 2)"), 4);
-  EXPECT_EQ(eval("cdiv(8, 2)"), 4);
-  EXPECT_EQ(eval("cdiv(-7, 2)"), -3);
-  EXPECT_EQ(eval("floordiv(-7, 2)"), -4);
-  EXPECT_EQ(eval("floordiv(7, 2)"), 3);
-  EXPECT_EQ(eval("min(3, -4)"), -4);
-  EXPECT_EQ(eval("max(3, min(10, 5 * 2 + 1))"), 10);
-}
-
-TEST(LauncherExpr, Symbols) {
-  std::map<std::string, int64_t> s{{"Nq", 200}, {"B", 2}, {"H", 3},
-                                   {"n_ctx", 5}};
-  EXPECT_EQ(eval("cdiv(Nq, 128)", s), 2);
-  EXPECT_EQ(eval("B * H", s), 6);
-  EXPECT_EQ(eval("cdiv(Nq, 64) * B * H + n_ctx", s), 29);
-}
-
-TEST(LauncherExpr, Errors) {
-  EXPECT_EQ(evalError("cdiv(Nq, 128)"),
-            "grid expression 'cdiv(Nq, 128)': unknown symbol 'Nq'");
-  EXPECT_EQ(evalError("4 / (2 - 2)"),
-            "grid expression '4 / (2 - 2)': division by zero");
-  EXPECT_EQ(evalError("5 % 0"), "grid expression '5 % 0': division by zero");
-  EXPECT_NE(evalError("cdiv(1, 0)").find("division by zero"),
-            std::string::npos);
-  EXPECT_NE(evalError("9223372036854775807 + 1").find("int64 overflow"),
-            std::string::npos);
-  EXPECT_NE(evalError("4611686018427387904 * 2").find("int64 overflow"),
-            std::string::npos);
-  EXPECT_NE(evalError("99999999999999999999").find("int64 overflow"),
-            std::string::npos);
-  EXPECT_NE(evalError("1 2").find("unexpected '2'"), std::string::npos);
-  EXPECT_NE(evalError("(1 + 2").find("expected ')'"), std::string::npos);
-  EXPECT_NE(evalError("cdiv(1)").find("expected ','"), std::string::npos);
-  EXPECT_NE(evalError("pow(2, 3)").find("unknown function 'pow'"),
-            std::string::npos);
-  EXPECT_NE(evalError("").find("unexpected end"), std::string::npos);
-  EXPECT_NE(evalError("1 +").find("unexpected end"), std::string::npos);
-  EXPECT_NE(evalError("2 ^ 3").find("unexpected '^'"), std::string::npos);
-}
 
 //===----------------------------------------------------------------------===//
 // Sidecar parsing

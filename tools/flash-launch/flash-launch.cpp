@@ -35,64 +35,61 @@ static bool readText(const std::string &path, std::string &out) {
   return true;
 }
 
-int main(int argc, char **argv) {
+namespace {
+
+using Specs = std::vector<std::pair<std::string, std::string>>;
+
+struct CommandLine {
   std::string ptxPath, sidecarPath;
-  std::vector<std::pair<std::string, std::string>> argSpecs, outSpecs;
+  Specs args, outs;
   launcher::LaunchOptions options;
+};
+
+/// Parses argv; exits on a malformed option or --help.
+CommandLine parseCommandLine(int argc, char **argv) {
+  CommandLine cl;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> const char * {
-      if (i + 1 >= argc) {
-        fail(std::string(flag) + " needs a value");
-        std::exit(1);
-      }
+      if (i + 1 >= argc)
+        std::exit(fail(std::string(flag) + " needs a value"));
       return argv[++i];
     };
-    auto pair = [&](const std::string &v,
-                    std::vector<std::pair<std::string, std::string>> &dst) {
+    auto pair = [&](const std::string &v, Specs &dst) {
       size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        fail("expected NAME=VALUE, got '" + v + "'");
-        std::exit(1);
-      }
+      if (eq == std::string::npos || eq == 0)
+        std::exit(fail("expected NAME=VALUE, got '" + v + "'"));
       dst.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     };
     if (a == "--arg")
-      pair(value("--arg"), argSpecs);
+      pair(value("--arg"), cl.args);
     else if (a == "--out")
-      pair(value("--out"), outSpecs);
+      pair(value("--out"), cl.outs);
     else if (a == "--sidecar")
-      sidecarPath = value("--sidecar");
+      cl.sidecarPath = value("--sidecar");
     else if (a == "--warmup")
-      options.warmup = std::atoi(value("--warmup"));
+      cl.options.warmup = std::atoi(value("--warmup"));
     else if (a == "--iterations")
-      options.iterations = std::atoi(value("--iterations"));
+      cl.options.iterations = std::atoi(value("--iterations"));
     else if (a == "-h" || a == "--help") {
       std::printf("usage: flash-launch K.ptx [--sidecar K.ptx.json] --arg "
                   "NAME=FILE.npy|NUMBER ... [--out NAME=FILE.npy ...] "
                   "[--warmup N] [--iterations N]\n");
-      return 0;
-    } else if (ptxPath.empty() && a[0] != '-')
-      ptxPath = a;
+      std::exit(0);
+    } else if (cl.ptxPath.empty() && a[0] != '-')
+      cl.ptxPath = a;
     else
-      return fail("unexpected argument '" + a + "'");
+      std::exit(fail("unexpected argument '" + a + "'"));
   }
-  if (ptxPath.empty())
-    return fail("no PTX file (see --help)");
-  if (sidecarPath.empty())
-    sidecarPath = ptxPath + ".json";
-  std::string ptx, json, error;
-  if (!readText(ptxPath, ptx))
-    return fail("cannot read '" + ptxPath + "'");
-  if (!readText(sidecarPath, json))
-    return fail("cannot read '" + sidecarPath + "'");
-  launcher::Sidecar sidecar;
-  if (!launcher::parseSidecar(json, sidecar, error))
-    return fail(error);
+  return cl;
+}
 
-  std::list<npy::Array> arrays; // stable addresses
-  std::vector<launcher::Arg> args;
-  for (const auto &[name, text] : argSpecs) {
+/// The --arg values: .npy files for the sidecar's tensor params (into
+/// `arrays`, whose addresses stay put), numbers for the rest.
+bool loadArgs(const CommandLine &cl, const launcher::Sidecar &sidecar,
+              std::list<npy::Array> &arrays, std::vector<launcher::Arg> &args,
+              std::string &error) {
+  for (const auto &[name, text] : cl.args) {
     launcher::Arg arg;
     arg.name = name;
     const launcher::SidecarParam *param = nullptr;
@@ -101,44 +98,82 @@ int main(int argc, char **argv) {
         param = &p;
     if (param && param->tensor) {
       arrays.emplace_back();
-      if (!npy::readFile(text, arrays.back(), error))
-        return fail("cannot read argument '" + name + "' from '" + text +
-                    "': " + error);
+      if (!npy::readFile(text, arrays.back(), error)) {
+        error = "cannot read argument '" + name + "' from '" + text +
+                "': " + error;
+        return false;
+      }
       arg.tensor = &arrays.back();
-      for (const auto &o : outSpecs)
+      for (const auto &o : cl.outs)
         arg.copyBack |= o.first == name;
     } else {
       char *end = nullptr;
       arg.scalar = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end)
-        return fail("argument '" + name + "' needs a number, not '" + text +
-                    "'");
+      if (text.empty() || *end) {
+        error = "argument '" + name + "' needs a number, not '" + text + "'";
+        return false;
+      }
     }
     args.push_back(std::move(arg));
   }
+  return true;
+}
+
+bool writeOutputs(const CommandLine &cl,
+                  const std::vector<launcher::Arg> &args, std::string &error) {
+  for (const auto &[name, file] : cl.outs) {
+    const launcher::Arg *arg = nullptr;
+    for (const auto &a : args)
+      if (a.name == name)
+        arg = &a;
+    if (!arg || !arg->tensor) {
+      error = "--out names '" + name + "', which is no tensor argument";
+      return false;
+    }
+    if (!npy::writeFile(file, *arg->tensor, error)) {
+      error = "cannot write '" + file + "': " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CommandLine cl = parseCommandLine(argc, argv);
+  if (cl.ptxPath.empty())
+    return fail("no PTX file (see --help)");
+  if (cl.sidecarPath.empty())
+    cl.sidecarPath = cl.ptxPath + ".json";
+  std::string ptx, json, error;
+  if (!readText(cl.ptxPath, ptx))
+    return fail("cannot read '" + cl.ptxPath + "'");
+  if (!readText(cl.sidecarPath, json))
+    return fail("cannot read '" + cl.sidecarPath + "'");
+  launcher::Sidecar sidecar;
+  if (!launcher::parseSidecar(json, sidecar, error))
+    return fail(error);
+  std::list<npy::Array> arrays;
+  std::vector<launcher::Arg> args;
+  if (!loadArgs(cl, sidecar, arrays, args, error))
+    return fail(error);
 
   auto driver = cuda::Driver::open(error);
   if (!driver)
     return fail(error);
   launcher::LaunchResult result;
-  if (!launcher::launch(*driver, ptx, sidecar, args, error, &result, options))
+  if (!launcher::launch(*driver, ptx, sidecar, args, error, &result,
+                        cl.options))
     return fail(error);
   std::printf("%s on %s (sm_%d%d): grid (%lld, %lld, %lld), %lld threads, "
               "%lld B dynamic shared: %.3f ms per launch\n",
               sidecar.entry.c_str(), driver->deviceName().c_str(),
-              driver->ccMajor(), driver->ccMinor(),
-              (long long)result.grid[0], (long long)result.grid[1],
-              (long long)result.grid[2], (long long)result.block,
-              (long long)result.dynamicSharedBytes, result.milliseconds);
-  for (const auto &[name, file] : outSpecs) {
-    const launcher::Arg *arg = nullptr;
-    for (const auto &a : args)
-      if (a.name == name)
-        arg = &a;
-    if (!arg || !arg->tensor)
-      return fail("--out names '" + name + "', which is no tensor argument");
-    if (!npy::writeFile(file, *arg->tensor, error))
-      return fail("cannot write '" + file + "': " + error);
-  }
+              driver->ccMajor(), driver->ccMinor(), (long long)result.grid[0],
+              (long long)result.grid[1], (long long)result.grid[2],
+              (long long)result.block, (long long)result.dynamicSharedBytes,
+              result.milliseconds);
+  if (!writeOutputs(cl, args, error))
+    return fail(error);
   return 0;
 }

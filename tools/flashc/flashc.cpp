@@ -161,23 +161,24 @@ int replayDirectory(const std::string &dir) {
   return failures ? 2 : 0;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-
-  bool runMode = false;
+/// `flashc run ...` is run mode: argv without "run", and without --stats,
+/// which LLVM's option parser would take for its own `-stats`.
+std::vector<const char *> takeRunMode(int argc, char **argv, bool &runMode) {
   std::vector<const char *> args(argv, argv + argc);
-  if (args.size() > 1 && llvm::StringRef(args[1]) == "run") {
-    runMode = true;
-    args.erase(args.begin() + 1);
-    auto isStats = [](const char *a) {
-      return llvm::StringRef(a) == "--stats" || llvm::StringRef(a) == "-stats";
-    };
-    statsOpt = std::any_of(args.begin() + 1, args.end(), isStats);
-    args.erase(std::remove_if(args.begin() + 1, args.end(), isStats),
-               args.end());
-  }
+  runMode = args.size() > 1 && llvm::StringRef(args[1]) == "run";
+  if (!runMode)
+    return args;
+  args.erase(args.begin() + 1);
+  auto isStats = [](const char *a) {
+    return llvm::StringRef(a) == "--stats" || llvm::StringRef(a) == "-stats";
+  };
+  statsOpt = std::any_of(args.begin() + 1, args.end(), isStats);
+  args.erase(std::remove_if(args.begin() + 1, args.end(), isStats),
+             args.end());
+  return args;
+}
+
+bool parseCommandLine(std::vector<const char *> &args) {
   // MLIR's --mlir-print-ir-after-all and friends (which name passes), and
   // --mlir-timing.
   flash::registerTilePasses();
@@ -187,171 +188,165 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(flashcCategory);
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &os) { os << "flashc (tile language compiler)\n"; });
-  if (!cl::ParseCommandLineOptions(
-          (int)args.size(), args.data(),
-          "flashc: the tile language compiler\n\n"
-          "  flashc FILE.tile [-D NAME=VALUE]... [--emit=LEVEL] [--arch=sm_XX]\n"
-          "         [-o OUT]   (ptx/cubin: also writes the launch sidecar "
-          "OUT.json)\n"
-          "  flashc run FILE.tile --target=interp|emulate|cuda [-D NAME=VALUE]...\n"
-          "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n"
-          "         [--stats]   (emulate: print the emulator's counters)\n"
-          "         [--arch=sm_XX]   (cuda: default: the GPU's arch)\n\n"
-          "MLIR's IR printing options (--mlir-print-ir-after-all, "
-          "--mlir-print-ir-before=PASS, ...) and --timing apply to the "
-          "pipeline.\n"
-          "Exit codes: 0 success, 1 user error, 2 internal error.\n",
-          &llvm::errs()))
-    return 1;
+  return cl::ParseCommandLineOptions(
+      (int)args.size(), args.data(),
+      "flashc: the tile language compiler\n\n"
+      "  flashc FILE.tile [-D NAME=VALUE]... [--emit=LEVEL] [--arch=sm_XX]\n"
+      "         [-o OUT]   (ptx/cubin: also writes the launch sidecar "
+      "OUT.json)\n"
+      "  flashc run FILE.tile --target=interp|emulate|cuda [-D NAME=VALUE]...\n"
+      "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n"
+      "         [--stats]   (emulate: print the emulator's counters)\n"
+      "         [--arch=sm_XX]   (cuda: default: the GPU's arch)\n\n"
+      "MLIR's IR printing options (--mlir-print-ir-after-all, "
+      "--mlir-print-ir-before=PASS, ...) and --timing apply to the "
+      "pipeline.\n"
+      "Exit codes: 0 success, 1 user error, 2 internal error.\n",
+      &llvm::errs());
+}
 
-  if (!replayCorpus.empty())
-    return replayDirectory(replayCorpus);
+/// The options that only one mode takes; an input file.
+bool checkModeOptions(bool runMode) {
   if (inputFile.empty()) {
     llvm::errs() << "flashc: error: no input file (see flashc --help)\n";
-    return 1;
+    return false;
   }
   if (!runMode && (!argOpts.empty() || !outOpts.empty() ||
                    !targetOpt.empty())) {
     llvm::errs() << "flashc: error: --target, --arg and --out are only valid "
                     "with 'flashc run'\n";
-    return 1;
+    return false;
   }
-  if (runMode) {
-    if (targetOpt.empty()) {
-      llvm::errs() << "flashc: error: flashc run needs --target=interp\n";
-      return 1;
-    }
-    if (targetOpt != "interp" && targetOpt != "emulate" &&
-        targetOpt != "cuda") {
-      llvm::errs() << "flashc: error: unknown target '" << targetOpt
-                   << "' (expected interp, emulate or cuda)\n";
-      return 1;
-    }
-    if (outputFile != "-") {
-      llvm::errs() << "flashc: error: -o is not valid with 'flashc run'; use "
-                      "--out NAME=FILE.npy\n";
-      return 1;
-    }
+  if (!runMode)
+    return true;
+  if (targetOpt.empty()) {
+    llvm::errs() << "flashc: error: flashc run needs --target=interp\n";
+    return false;
   }
+  if (targetOpt != "interp" && targetOpt != "emulate" && targetOpt != "cuda") {
+    llvm::errs() << "flashc: error: unknown target '" << targetOpt
+                 << "' (expected interp, emulate or cuda)\n";
+    return false;
+  }
+  if (outputFile != "-") {
+    llvm::errs() << "flashc: error: -o is not valid with 'flashc run'; use "
+                    "--out NAME=FILE.npy\n";
+    return false;
+  }
+  return true;
+}
 
-  std::vector<flash::Define> defines;
+bool parseDefines(std::vector<flash::Define> &defines) {
   for (const std::string &d : defineOpts) {
     flash::Define def;
     if (!flash::parseDefine(d, def)) {
       llvm::errs() << "flashc: error: -D expects NAME=VALUE, got '" << d
                    << "'\n";
-      return 1;
+      return false;
     }
     defines.push_back(def);
   }
+  return true;
+}
 
-  auto fileOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
+bool loadInput(llvm::SourceMgr &sourceMgr) {
+  auto fileOrErr =
+      llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
   if (std::error_code ec = fileOrErr.getError()) {
     llvm::errs() << "flashc: error: cannot open '" << inputFile
                  << "': " << ec.message() << "\n";
-    return 1;
+    return false;
   }
-  llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
+  return true;
+}
 
-  // Without --emit, `-o fa2.ptx` asks for PTX and `-o fa2.cubin` for a cubin.
-  if (emitKind.getNumOccurrences() == 0) {
-    llvm::StringRef out = outputFile;
-    if (out.ends_with(".ptx"))
-      emitKind = EmitKind::PTX;
-    else if (out.ends_with(".cubin"))
-      emitKind = EmitKind::Cubin;
-  }
+/// Without --emit, `-o fa2.ptx` asks for PTX and `-o fa2.cubin` for a cubin.
+void inferEmitKind() {
+  if (emitKind.getNumOccurrences() != 0)
+    return;
+  llvm::StringRef out = outputFile;
+  if (out.ends_with(".ptx"))
+    emitKind = EmitKind::PTX;
+  else if (out.ends_with(".cubin"))
+    emitKind = EmitKind::Cubin;
+}
 
-  flash::TargetOptions target;
-  target.arch = archOpt;
+/// The arch, checked where the output needs one.
+bool checkTarget(bool runMode, const flash::TargetOptions &target) {
   if (!runMode && emitKind >= EmitKind::LLVM)
     if (llvm::Error error = flash::verifyTargetOptions(target)) {
       llvm::errs() << "flashc: error: " << llvm::toString(std::move(error))
                    << "\n";
-      return 1;
+      return false;
     }
   if (!runMode && emitKind == EmitKind::Cubin && outputFile == "-") {
     llvm::errs() << "flashc: error: --emit=cubin needs -o OUT\n";
+    return false;
+  }
+  return true;
+}
+
+/// Each emit level is one named pipeline (flash-opt runs the same ones).
+/// The tile pipeline only cleans up verified IR: its failure is a bug. Later
+/// stages reject kernels they cannot lower, with a diagnostic at the source:
+/// a user error. Returns 0 or the exit code.
+int runPipeline(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
+                bool runMode, const flash::TargetOptions &target) {
+  mlir::MLIRContext *context = module.getContext();
+  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, context);
+  mlir::PassManager pm(context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
-  }
-
-  mlir::DialectRegistry registry;
-  flash::registerTargetDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.printOpOnDiagnostic(false); // the source line says more to users
-  flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
-  flash::CompileStatus status;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      flash::compileTileSource(sourceMgr, defines, context, diags, &status);
-  if (!module)
-    return status == flash::CompileStatus::InternalError ? 2 : 1;
-
-  // Each emit level is one named pipeline (flash-opt runs the same ones).
-  // The tile pipeline only cleans up verified IR: its failure is a bug. Later
-  // stages reject kernels they cannot lower, with a diagnostic at the
-  // source: a user error.
-  {
-    mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, &context);
-    mlir::PassManager pm(&context);
-    if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
-      return 1;
-    mlir::DefaultTimingManager timing;
-    mlir::applyDefaultTimingManagerCLOptions(timing);
-    if (timingOpt)
-      timing.setEnabled(true);
-    mlir::TimingScope timingScope = timing.getRootScope();
-    pm.enableTiming(timingScope);
-    bool lowering = !runMode && emitKind != EmitKind::Tile;
-    if (!lowering)
-      flash::buildTilePipeline(pm);
-    else if (emitKind == EmitKind::Layout)
-      flash::buildLayoutPipeline(pm);
-    else
-      flash::buildSIMTPipeline(pm);
-    if (lowering && emitKind == EmitKind::LLVM)
-      flash::buildSIMTToLLVMPipeline(pm, target);
-    if (mlir::failed(pm.run(*module))) {
-      if (lowering)
-        return 1;
-      llvm::errs() << "flashc: internal error: the tile pipeline failed\n";
-      return 2;
-    }
-  }
-
-  if (runMode) {
-    flash::RunRequest request;
-    request.target = targetOpt;
-    request.stats = statsOpt;
-    // cuda: without --arch, the launcher compiles for the device's arch.
-    if (archOpt.getNumOccurrences())
-      request.arch = archOpt;
-    if (std::string error = flash::addRunBindings(request, argOpts, outOpts);
-        !error.empty()) {
-      llvm::errs() << "flashc: error: " << error << "\n";
-      return 1;
-    }
-    return flash::runKernel(*module, request);
-  }
-
-  std::string errorMessage;
-  auto output = mlir::openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    llvm::errs() << "flashc: error: " << errorMessage << "\n";
-    return 1;
-  }
-  if (emitKind < EmitKind::PTX) {
-    module->print(output->os());
-    output->os() << "\n";
-    output->keep();
+  mlir::DefaultTimingManager timing;
+  mlir::applyDefaultTimingManagerCLOptions(timing);
+  if (timingOpt)
+    timing.setEnabled(true);
+  mlir::TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  bool lowering = !runMode && emitKind != EmitKind::Tile;
+  if (!lowering)
+    flash::buildTilePipeline(pm);
+  else if (emitKind == EmitKind::Layout)
+    flash::buildLayoutPipeline(pm);
+  else
+    flash::buildSIMTPipeline(pm);
+  if (lowering && emitKind == EmitKind::LLVM)
+    flash::buildSIMTToLLVMPipeline(pm, target);
+  if (mlir::succeeded(pm.run(module)))
     return 0;
-  }
+  if (lowering)
+    return 1;
+  llvm::errs() << "flashc: internal error: the tile pipeline failed\n";
+  return 2;
+}
 
-  // PTX (and cubin) with the sidecar a launcher needs, OUT.json.
-  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, &context);
+/// `flashc run`: the tile-level module to the runner.
+int runOnTarget(mlir::ModuleOp module) {
+  flash::RunRequest request;
+  request.target = targetOpt;
+  request.stats = statsOpt;
+  // cuda: without --arch, the launcher compiles for the device's arch.
+  if (archOpt.getNumOccurrences())
+    request.arch = archOpt;
+  if (std::string error = flash::addRunBindings(request, argOpts, outOpts);
+      !error.empty()) {
+    llvm::errs() << "flashc: error: " << error << "\n";
+    return 1;
+  }
+  return flash::runKernel(module, request);
+}
+
+/// PTX (or a cubin) to the output, and to OUT.json the sidecar a launcher
+/// needs.
+int writeMachineCode(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
+                     const flash::TargetOptions &target,
+                     llvm::ToolOutputFile &output) {
+  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr,
+                                                     module.getContext());
   mlir::FailureOr<std::string> sidecar =
-      flash::writeLaunchSidecar(*module, target);
-  mlir::FailureOr<std::string> ptx = flash::emitPTX(*module, target);
+      flash::writeLaunchSidecar(module, target);
+  mlir::FailureOr<std::string> ptx = flash::emitPTX(module, target);
   if (mlir::failed(sidecar) || mlir::failed(ptx))
     return 1;
   std::string payload = *ptx;
@@ -364,16 +359,72 @@ int main(int argc, char **argv) {
     }
     payload = std::move(*cubin);
   }
-  output->os() << payload;
-  output->keep();
-  if (outputFile != "-") {
-    auto json = mlir::openOutputFile(outputFile + ".json", &errorMessage);
-    if (!json) {
-      llvm::errs() << "flashc: error: " << errorMessage << "\n";
-      return 1;
-    }
-    json->os() << *sidecar;
-    json->keep();
+  output.os() << payload;
+  output.keep();
+  if (outputFile == "-")
+    return 0;
+  std::string errorMessage;
+  auto json = mlir::openOutputFile(outputFile + ".json", &errorMessage);
+  if (!json) {
+    llvm::errs() << "flashc: error: " << errorMessage << "\n";
+    return 1;
   }
+  json->os() << *sidecar;
+  json->keep();
   return 0;
+}
+
+/// The module at the --emit level to -o.
+int writeOutput(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
+                const flash::TargetOptions &target) {
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "flashc: error: " << errorMessage << "\n";
+    return 1;
+  }
+  if (emitKind >= EmitKind::PTX)
+    return writeMachineCode(module, sourceMgr, target, *output);
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  bool runMode = false;
+  std::vector<const char *> args = takeRunMode(argc, argv, runMode);
+  if (!parseCommandLine(args))
+    return 1;
+  if (!replayCorpus.empty())
+    return replayDirectory(replayCorpus);
+  std::vector<flash::Define> defines;
+  llvm::SourceMgr sourceMgr;
+  if (!checkModeOptions(runMode) || !parseDefines(defines) ||
+      !loadInput(sourceMgr))
+    return 1;
+  inferEmitKind();
+  flash::TargetOptions target;
+  target.arch = archOpt;
+  if (!checkTarget(runMode, target))
+    return 1;
+
+  mlir::DialectRegistry registry;
+  flash::registerTargetDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false); // the source line says more to users
+  flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
+  flash::CompileStatus status;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      flash::compileTileSource(sourceMgr, defines, context, diags, &status);
+  if (!module)
+    return status == flash::CompileStatus::InternalError ? 2 : 1;
+  if (int rc = runPipeline(*module, sourceMgr, runMode, target))
+    return rc;
+  if (runMode)
+    return runOnTarget(*module);
+  return writeOutput(*module, sourceMgr, target);
 }

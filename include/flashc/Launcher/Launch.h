@@ -6,25 +6,26 @@
 //   1. parses the sidecar (parseSidecar),
 //   2. checks each tensor's dtype and shape against the param's dims (static
 //      sizes equal, one value per dim symbol) and evaluates the grid
-//      expressions over the dim symbols and the integer scalars (resolve),
+//      expressions (flashc/Runtime/GridExpr.h) over the dim symbols and the
+//      integer scalars (resolve),
 //   3. allocates device buffers, copies the tensors in, loads the PTX, packs
 //      the kernel parameters exactly as the sidecar's `abi` says (a tensor is
 //      its device pointer then one i32 per dim; a scalar is its value),
 //      raises the dynamic shared-memory limit when above 48 KiB, launches,
 //      synchronizes and copies the tensors marked `copyBack` out (launch).
-// No MLIR or LLVM dependency: C++17, libdl and lib/Runtime/Npy.
+// No MLIR or LLVM dependency: C++17, libdl and lib/Runtime (Npy, GridExpr).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASH_LIB_LAUNCHER_LAUNCH_H
 #define FLASH_LIB_LAUNCHER_LAUNCH_H
 
 #include "flashc/Launcher/CudaDriver.h"
+#include "flashc/Runtime/GridExpr.h"
 #include "flashc/Runtime/Npy.h"
 #include "flashc/Runtime/SharedMemoryLimits.h"
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -59,14 +60,6 @@ inline bool needsSharedOptIn(const Sidecar &sidecar) {
 /// (including a shared_memory.opt_in that disagrees with the sizes).
 bool parseSidecar(const std::string &json, Sidecar &out, std::string &error);
 
-/// Evaluates a grid expression: integers, symbols, + - * / % (C semantics:
-/// truncation toward zero), unary -, parentheses, cdiv(a, b), floordiv(a, b),
-/// min(a, b), max(a, b). int64 arithmetic; overflow, division by zero and
-/// unknown symbols are errors.
-bool evalExpr(const std::string &expr,
-              const std::map<std::string, int64_t> &symbols, int64_t &value,
-              std::string &error);
-
 /// A host argument, matched to the sidecar's params by name.
 struct Arg {
   std::string name;
@@ -77,7 +70,7 @@ struct Arg {
 
 struct Resolved {
   std::vector<const Arg *> argOf; ///< per sidecar param
-  std::map<std::string, int64_t> symbols;
+  grid::Symbols symbols; ///< dim symbols and integer scalars
   std::array<int64_t, 3> grid{{1, 1, 1}};
   int64_t block = 0, dynamicSharedBytes = 0;
 };
@@ -115,9 +108,6 @@ bool launch(cuda::Driver &driver, const std::string &ptx,
             const Sidecar &sidecar, const std::vector<Arg> &args,
             std::string &error, LaunchResult *result = nullptr,
             const LaunchOptions &options = {});
-
-/// "sm_XY" for a compute capability.
-std::string archFor(int major, int minor);
 
 } // namespace launcher
 } // namespace flash

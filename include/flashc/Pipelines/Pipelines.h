@@ -22,8 +22,11 @@ void buildTilePipeline(mlir::OpPassManager &pm);
 /// assigned, redundant conversions folded away.
 void buildLayoutPipeline(mlir::OpPassManager &pm);
 
-/// ... -> the SIMT level: one thread's program in a gpu.module, with
-/// mma.sync, shuffles and explicit memory accesses (`--emit=simt`).
+/// Layout-assigned tile IR -> the SIMT level: one thread's program in a
+/// gpu.module, with mma.sync, shuffles and explicit memory accesses.
+void buildLayoutToSIMTPipeline(mlir::OpPassManager &pm);
+
+/// buildLayoutPipeline then buildLayoutToSIMTPipeline (`--emit=simt`).
 void buildSIMTPipeline(mlir::OpPassManager &pm);
 
 /// Registers the pipelines above with MLIR's pass registry (for flash-opt).

@@ -18,8 +18,8 @@
 // `abi` lists the kernel's PTX parameters in order: a tensor is its base
 // pointer (global, 64-bit) followed by one i32 per dim (row-major and
 // contiguous, so no strides). Grid expressions are over dim symbols and i32
-// scalar parameter names with C int32 semantics: + - * , `/` and `%` truncate
-// toward zero, cdiv(a, b) = (a + b - 1) / b for b > 0, floordiv, min, max.
+// scalar parameter names, in the language of flashc/Runtime/GridExpr.h
+// (+ - * ; `/` and `%` truncate toward zero as in C; cdiv, floordiv, min, max).
 // dynamic_bytes is passed at launch. `opt_in` is true when static_bytes +
 // dynamic_bytes is above 48 KiB, what a CTA may use by default: the launcher
 // must then raise the kernel's cudaFuncAttributeMaxDynamicSharedMemorySize
@@ -72,8 +72,8 @@ SharedMemoryUse sharedMemoryOf(mlir::Operation *gpuModule);
 SharedMemoryUse launchSharedMemory(SharedMemoryUse declared);
 
 /// The three return values of a grid function (`func.func @NAME_grid`) as
-/// expressions over dim symbols and scalar parameter names; an error
-/// diagnostic on the first op it cannot render.
+/// grid expressions (flashc/Runtime/GridExpr.h) over dim symbols and scalar
+/// parameter names; an error diagnostic on the first op it cannot render.
 mlir::FailureOr<llvm::SmallVector<std::string, 3>>
 renderGridExpressions(mlir::func::FuncOp grid);
 

@@ -1,0 +1,191 @@
+//===- EmulateBackend.cpp - --target=emulate: the SIMT program ------------===//
+//
+// Lowers the module to the SIMT level (SIMTKernel.h) and runs its kernel on
+// the emulator, the .npy bytes serving as global memory in place. The grid
+// comes from the host-side grid function, run on the interpreter.
+//
+//===----------------------------------------------------------------------===//
+#include "Backend.h"
+#include "Diagnostics.h"
+#include "Outputs.h"
+#include "ParseNumber.h"
+#include "SIMTKernel.h"
+
+#include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Emulator/Emulator.h"
+
+#include "llvm/Support/Timer.h"
+
+#include <cstdio>
+
+using namespace mlir;
+
+namespace flash::run {
+
+namespace {
+
+class EmulateBackend : public Backend {
+public:
+  explicit EmulateBackend(const BackendContext &context) : context(context) {}
+
+  int prepare(ParamList &params) override {
+    return prepareSIMTKernel(context, kernel, params);
+  }
+  int run(ParamList &params) override;
+
+private:
+  int evaluateGrid(ParamList &params, std::array<int64_t, 3> &grid);
+  void makeBuffers(ParamList &params);
+  int makeArguments(ParamList &params, std::vector<emu::KernelArg> &args);
+  int launch(const std::array<int64_t, 3> &grid,
+             const std::vector<emu::KernelArg> &args);
+
+  BackendContext context;
+  gpu::GPUFuncOp kernel;
+  std::vector<emu::GlobalBuffer> buffers;
+  std::vector<int> bufferOf; // by parameter index
+};
+
+/// The grid function sees tensors through their shapes only.
+int EmulateBackend::evaluateGrid(ParamList &params,
+                                 std::array<int64_t, 3> &grid) {
+  grid = {1, 1, 1};
+  auto ref = kernel->getAttrOfType<FlatSymbolRefAttr>(simt::kGridAttrName);
+  if (!ref)
+    return 0;
+  auto fn = context.module.lookupSymbol<func::FuncOp>(ref.getValue());
+  if (!fn) {
+    context.diag.os() << "error: grid function '" << ref.getValue()
+                      << "' not found\n";
+    return 2;
+  }
+  std::vector<std::unique_ptr<interp::GlobalBuffer>> shapes;
+  std::vector<interp::RtValue> args;
+  for (Param &p : params) {
+    if (!p.tensor) {
+      args.push_back(interp::RtValue::scalar(p.elem, p.scalar));
+      continue;
+    }
+    auto b = std::make_unique<interp::GlobalBuffer>();
+    b->elem = p.elem;
+    b->shape = p.array.shape;
+    args.push_back(interp::RtValue::globalRef(b.get()));
+    shapes.push_back(std::move(b));
+  }
+  interp::InterpError error;
+  if (interp::evaluateGrid(fn, args, grid, error))
+    return 0;
+  context.diag.os() << "error: " << error.message << "\n";
+  return error.kind == interp::ErrorKind::Runtime ? 1 : 2;
+}
+
+void EmulateBackend::makeBuffers(ParamList &params) {
+  bufferOf.assign(params.size(), -1);
+  for (Param &p : params) {
+    if (!p.tensor)
+      continue;
+    emu::GlobalBuffer b;
+    b.name = p.name;
+    b.bytes = std::move(p.array.data);
+    bufferOf[p.index] = buffers.size();
+    buffers.push_back(std::move(b));
+  }
+}
+
+/// The gpu.func's arguments, by their names: NAME (a tensor's pointer or a
+/// scalar) and NAME.dK (dim K of tensor NAME).
+int EmulateBackend::makeArguments(ParamList &params,
+                                  std::vector<emu::KernelArg> &args) {
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+    auto nameAttr =
+        kernel.getArgAttrOfType<StringAttr>(i, tile::kArgNameAttrName);
+    if (!nameAttr) {
+      context.diag.os() << "error: SIMT kernel argument #" << i << " has no '"
+                        << tile::kArgNameAttrName << "' attribute\n";
+      return 2;
+    }
+    std::string name = nameAttr.getValue().str();
+    if (Param *p = params.find(name)) {
+      if (p->tensor)
+        args.push_back(emu::KernelArg::ofBuffer(bufferOf[p->index]));
+      else if (p->elem.isFloat())
+        args.push_back(emu::KernelArg::ofFloat(p->scalar));
+      else
+        args.push_back(emu::KernelArg::ofInt(static_cast<int64_t>(p->scalar)));
+      continue;
+    }
+    auto dot = name.rfind(".d");
+    long long dim;
+    bool overflow;
+    if (dot != std::string::npos &&
+        parseInteger(name.substr(dot + 2), dim, overflow) && !overflow) {
+      Param *p = params.find(name.substr(0, dot));
+      if (p && p->tensor && dim >= 0 &&
+          dim < (long long)p->array.shape.size()) {
+        args.push_back(emu::KernelArg::ofInt(p->array.shape[dim]));
+        continue;
+      }
+    }
+    context.diag.os() << "error: SIMT kernel argument #" << i << " ('" << name
+                      << "') matches no parameter of 'flashc.params'\n";
+    return 2;
+  }
+  return 0;
+}
+
+int EmulateBackend::launch(const std::array<int64_t, 3> &grid,
+                           const std::vector<emu::KernelArg> &args) {
+  emu::Kernel k;
+  emu::Error e;
+  if (!k.prepare(kernel, e)) {
+    context.diag.os() << e.message << "\n";
+    return e.kind == emu::Error::Kind::Runtime ? 1 : 2;
+  }
+  emu::Stats stats;
+  emu::Options opts;
+  opts.checkRaces = context.request.checkRaces;
+  llvm::TimeRecord start = llvm::TimeRecord::getCurrentTime(true);
+  bool ok = k.launch(grid, args, buffers, stats, e, opts);
+  llvm::TimeRecord end = llvm::TimeRecord::getCurrentTime(false);
+  if (!ok) {
+    context.diag.os() << e.message << "\n";
+    return e.kind == emu::Error::Kind::Internal ? 2 : 1;
+  }
+  if (context.request.stats) {
+    llvm::raw_ostream &os = statsStream(context.request);
+    stats.print(os, kernel.getName());
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.3f", end.getWallTime() - start.getWallTime());
+    os << "  emulation wall time (s)                   " << buf << "\n";
+    os.flush();
+  }
+  return 0;
+}
+
+int EmulateBackend::run(ParamList &params) {
+  std::array<int64_t, 3> grid;
+  if (int rc = evaluateGrid(params, grid))
+    return rc;
+  makeBuffers(params);
+  std::vector<emu::KernelArg> args;
+  if (int rc = makeArguments(params, args))
+    return rc;
+  if (int rc = launch(grid, args))
+    return rc;
+  return writeOutputs(
+      context.request, params,
+      [&](Param &p) {
+        npy::Array out(*npyDTypeFor(p.elem), p.array.shape);
+        out.data = std::move(buffers[bufferOf[p.index]].bytes);
+        return out;
+      },
+      context.diag);
+}
+
+} // namespace
+
+std::unique_ptr<Backend> createEmulateBackend(const BackendContext &context) {
+  return std::make_unique<EmulateBackend>(context);
+}
+
+} // namespace flash::run

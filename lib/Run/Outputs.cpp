@@ -1,0 +1,22 @@
+//===- Outputs.cpp - the .npy files --out asks for ------------------------===//
+#include "Outputs.h"
+#include "Diagnostics.h"
+
+namespace flash::run {
+
+int writeOutputs(const RunRequest &request, ParamList &params,
+                 llvm::function_ref<npy::Array(Param &)> contents,
+                 Diagnostics &diag) {
+  int rc = 0;
+  std::string why;
+  for (const auto &[name, file] : request.outs) {
+    if (!npy::writeFile(file, contents(*params.find(name)), why)) {
+      diag.os() << "error: cannot write output '" << name << "' to '" << file
+                << "': " << why << "\n";
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+} // namespace flash::run

@@ -1,0 +1,62 @@
+//===- SIMTKernel.cpp - the SIMT kernel that emulate and cuda run ---------===//
+#include "SIMTKernel.h"
+#include "Diagnostics.h"
+
+#include "flashc/Emulator/Emulator.h"
+#include "flashc/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+namespace flash::run {
+
+namespace {
+bool hasLayouts(ModuleOp module) {
+  bool found = false;
+  module.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto rt = dyn_cast<RankedTensorType>(t))
+        found |= static_cast<bool>(rt.getEncoding());
+  });
+  return found;
+}
+
+/// The same pipeline as `flashc --emit=simt` and the PTX path, so that the
+/// emulator runs exactly the program the GPU would. Input whose tiles already
+/// carry layouts (flashc --emit=layout) skips the layout pipeline.
+bool lowerToSIMT(const BackendContext &context) {
+  ModuleOp module = context.module;
+  PassManager pm(module.getContext());
+  if (hasLayouts(module))
+    buildLayoutToSIMTPipeline(pm);
+  else
+    buildSIMTPipeline(pm);
+  if (succeeded(pm.run(module)))
+    return true;
+  context.diag.os() << "error: the kernel could not be lowered to the SIMT "
+                       "level for --target="
+                    << context.request.target
+                    << " (see the diagnostics above)\n";
+  return false;
+}
+} // namespace
+
+int prepareSIMTKernel(const BackendContext &context, gpu::GPUFuncOp &kernel,
+                      ParamList &params) {
+  ModuleOp module = context.module;
+  bool hasSIMT = false;
+  module.walk([&](gpu::GPUFuncOp f) { hasSIMT |= f.isKernel(); });
+  if (!hasSIMT && !lowerToSIMT(context))
+    return 1;
+  std::string why;
+  if (!emu::findSIMTKernel(module, kernel, why)) {
+    context.diag.os() << "error: " << why << "\n";
+    return 2;
+  }
+  if (!collectSIMTParams(kernel, params, context.diag))
+    return 2;
+  return 0;
+}
+
+} // namespace flash::run
