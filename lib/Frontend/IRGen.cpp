@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "flashc/Frontend/IRGen.h"
-#include "flashc/Frontend/Parser.h"
+#include "Parser.h"
 #include "flashc/InitAllDialects.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
@@ -2563,9 +2563,10 @@ bool flash::parseDefine(llvm::StringRef text, Define &out) {
   return true;
 }
 
-mlir::OwningOpRef<mlir::ModuleOp>
-flash::generateTileIR(const KernelDecl &kernel, llvm::ArrayRef<Define> defines,
-                      mlir::MLIRContext &context, DiagnosticPrinter &diags) {
+/// Lower an already parsed kernel. Does not run the verifier.
+static mlir::OwningOpRef<mlir::ModuleOp>
+generateTileIR(const KernelDecl &kernel, llvm::ArrayRef<Define> defines,
+               mlir::MLIRContext &context, DiagnosticPrinter &diags) {
   IRGen gen(kernel, defines, context, diags);
   return gen.run();
 }
