@@ -1,4 +1,4 @@
-//===- IRGen.h - tile language AST -> tile IR -----------------------------===//
+//===- IRGen.h - The front end: tile source -> verified tile IR -----------===//
 //
 // The public entry point of the front end: compile the main buffer of a
 // SourceMgr (one `kernel`) into a verified builtin.module in the tile IR
@@ -10,7 +10,6 @@
 #ifndef FLASH_FRONTEND_IRGEN_H
 #define FLASH_FRONTEND_IRGEN_H
 
-#include "flashc/Frontend/AST.h"
 #include "flashc/Frontend/Diagnostics.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -39,11 +38,6 @@ enum class CompileStatus {
 /// Parse `-D` text "NAME=VALUE" into a Define; false if there is no '=' or
 /// the name is empty.
 bool parseDefine(llvm::StringRef text, Define &out);
-
-/// Lower an already parsed kernel. Does not run the verifier.
-mlir::OwningOpRef<mlir::ModuleOp>
-generateTileIR(const ast::KernelDecl &kernel, llvm::ArrayRef<Define> defines,
-               mlir::MLIRContext &context, DiagnosticPrinter &diags);
 
 /// Lex, parse, lower and verify the main buffer of `sourceMgr`. Loads the
 /// needed dialects into `context`. Returns null on any error; `status` (if

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "flashc/Frontend/IRGen.h"
+#include "flashc/InitAllDialects.h"
 
 #include "mlir/IR/MLIRContext.h"
 

@@ -3,7 +3,7 @@
 #ifndef FLASH_FRONTEND_PARSER_H
 #define FLASH_FRONTEND_PARSER_H
 
-#include "flashc/Frontend/AST.h"
+#include "AST.h"
 #include "flashc/Frontend/Diagnostics.h"
 
 #include <memory>

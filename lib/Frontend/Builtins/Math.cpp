@@ -1,0 +1,355 @@
+//===- Math.cpp - Elementwise math builtins -------------------------------===//
+//
+// cdiv, min, max, where, cast, and the unary math table: every builtin that
+// is one math.X op on a float operand is a row of kUnaryMath.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Builtins/Handlers.h"
+#include "IRGen/IRGen.h"
+#include "Sema/Coerce.h"
+#include "Sema/Types.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace flash;
+using namespace flash::frontend;
+using llvm::SMLoc;
+using llvm::Twine;
+
+//===----------------------------------------------------------------------===//
+// Unary math
+//===----------------------------------------------------------------------===//
+
+namespace {
+using UnaryBuilder = mlir::Value (*)(mlir::OpBuilder &, mlir::Location,
+                                     mlir::Value);
+
+template <typename OpTy>
+mlir::Value buildUnary(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x) {
+  return OpTy::create(b, loc, x);
+}
+
+/// One elementwise builtin NAME(x) that is one op. Floats are always
+/// accepted; i32 only where the row has an integer op and fold.
+struct UnaryMathBuiltin {
+  const char *name;
+  UnaryBuilder build;     // the op on a float operand
+  double (*fold)(double); // its value on a compile-time operand
+  UnaryBuilder buildInt = nullptr;
+  /// nullopt: the result overflows.
+  std::optional<int64_t> (*foldInt)(int64_t) = nullptr;
+  unsigned flags = NoFlags; // InGrid: grid() may call it
+};
+
+std::optional<int64_t> absInt(int64_t x) {
+  if (x == INT64_MIN)
+    return std::nullopt;
+  return x < 0 ? -x : x;
+}
+
+const UnaryMathBuiltin kUnaryMath[] = {
+    {"abs", &buildUnary<mlir::math::AbsFOp>,
+     [](double x) { return std::fabs(x); }, &buildUnary<mlir::math::AbsIOp>,
+     absInt, InGrid},
+    {"exp", &buildUnary<mlir::math::ExpOp>,
+     [](double x) { return std::exp(x); }},
+    {"exp2", &buildUnary<mlir::math::Exp2Op>,
+     [](double x) { return std::exp2(x); }},
+    {"log", &buildUnary<mlir::math::LogOp>,
+     [](double x) { return std::log(x); }},
+    {"sqrt", &buildUnary<mlir::math::SqrtOp>,
+     [](double x) { return std::sqrt(x); }},
+};
+} // namespace
+
+static OptVal foldUnaryMath(BuiltinCall &call, const UnaryMathBuiltin &row,
+                            const Val &x) {
+  if (x.kind == Val::Int && row.foldInt) {
+    std::optional<int64_t> r = row.foldInt(x.i);
+    if (!r)
+      return call.cx.error(call.loc(),
+                           "integer overflow in " + call.name() + "()");
+    return Val::ofInt(*r);
+  }
+  return Val::ofFloat(row.fold(x.asDouble()));
+}
+
+static OptVal emitUnaryMath(BuiltinCall &call, const UnaryMathBuiltin &row) {
+  FrontendContext &cx = call.cx;
+  OptVal x = call.gen.evalPlain(call.arg(0));
+  if (!x)
+    return std::nullopt;
+  if (x->kind == Val::Bool)
+    return cx.error(call.argLoc(0),
+                    "'" + call.name() + "' is not defined on bool values");
+  if (x->isConst())
+    return foldUnaryMath(call, row, *x);
+  mlir::Type t = x->v.getType();
+  if (isFloat(t))
+    return Val::ofValue(row.build(call.builder(), call.irLoc(), x->v));
+  if (row.buildInt && isI32(t))
+    return Val::ofValue(row.buildInt(call.builder(), call.irLoc(), x->v));
+  if (row.buildInt)
+    return cx.error(call.argLoc(0), "'" + call.name() + "' is not defined on " +
+                                        typeStr(t));
+  return cx.error(call.argLoc(0), "'" + call.name() +
+                                      "' expects a floating-point operand, "
+                                      "got " + typeStr(t) +
+                                      "; use cast(x, f32)");
+}
+
+void frontend::appendUnaryMathBuiltins(std::vector<Builtin> &registry) {
+  for (const UnaryMathBuiltin &row : kUnaryMath) {
+    if (!row.build || !row.fold || !row.buildInt != !row.foldInt)
+      llvm::report_fatal_error(Twine("unary math builtin '") + row.name +
+                               "' is not fully registered");
+    registry.push_back({row.name, 1, 1, {}, std::string(row.name) + "(x)",
+                        row.flags,
+                        [&row](BuiltinCall &call) {
+                          return emitUnaryMath(call, row);
+                        }});
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// cdiv, min, max
+//===----------------------------------------------------------------------===//
+
+namespace {
+enum class BinaryMath { Cdiv, Min, Max };
+} // namespace
+
+static OptVal foldCdiv(BuiltinCall &call, const Val &a, const Val &b) {
+  FrontendContext &cx = call.cx;
+  if (a.kind != Val::Int || b.kind != Val::Int)
+    return cx.error(call.loc(), "'cdiv' expects integer operands, got " +
+                                    describe(a) + " and " + describe(b));
+  if (b.i == 0)
+    return cx.error(call.argLoc(1), "division by zero in cdiv()");
+  if (a.i == INT64_MIN && b.i == -1)
+    return cx.error(call.loc(), "integer overflow in cdiv()");
+  int64_t q = a.i / b.i;
+  if ((a.i % b.i != 0) && ((a.i < 0) == (b.i < 0)))
+    ++q;
+  return Val::ofInt(q);
+}
+
+static OptVal foldMinMax(bool isMax, const Val &a, const Val &b) {
+  if (a.kind == Val::Int && b.kind == Val::Int)
+    return Val::ofInt(isMax ? std::max(a.i, b.i) : std::min(a.i, b.i));
+  double x = a.asDouble(), y = b.asDouble();
+  if (std::isnan(x) || std::isnan(y))
+    return Val::ofFloat(NAN);
+  return Val::ofFloat(isMax ? std::max(x, y) : std::min(x, y));
+}
+
+static mlir::Value buildBinaryMath(BuiltinCall &call, BinaryMath kind,
+                                   mlir::Value x, mlir::Value y) {
+  mlir::OpBuilder &b = call.builder();
+  mlir::Location loc = call.irLoc();
+  using namespace mlir::arith;
+  switch (kind) {
+  case BinaryMath::Cdiv:
+    return CeilDivSIOp::create(b, loc, x, y);
+  case BinaryMath::Min:
+    if (isFloat(x.getType()))
+      return MinimumFOp::create(b, loc, x, y);
+    return MinSIOp::create(b, loc, x, y);
+  case BinaryMath::Max:
+    if (isFloat(x.getType()))
+      return MaximumFOp::create(b, loc, x, y);
+    return MaxSIOp::create(b, loc, x, y);
+  }
+  llvm_unreachable("unknown binary math builtin");
+}
+
+static OptVal emitBinaryMath(BuiltinCall &call, BinaryMath kind) {
+  FrontendContext &cx = call.cx;
+  OptVal a = call.gen.evalPlain(call.arg(0));
+  if (!a)
+    return std::nullopt;
+  OptVal b = call.gen.evalPlain(call.arg(1));
+  if (!b)
+    return std::nullopt;
+  if (a->isConst() && b->isConst()) {
+    if (a->kind == Val::Bool || b->kind == Val::Bool)
+      return cx.error(call.loc(),
+                      "'" + call.name() + "' is not defined on bool values");
+    if (kind == BinaryMath::Cdiv)
+      return foldCdiv(call, *a, *b);
+    return foldMinMax(kind == BinaryMath::Max, *a, *b);
+  }
+  Val vals[2] = {*a, *b};
+  SMLoc locs[2] = {call.argLoc(0), call.argLoc(1)};
+  llvm::SmallVector<mlir::Value> ops;
+  if (!unify(cx, vals, locs, call.loc(), "'" + call.name().str() + "'", ops))
+    return std::nullopt;
+  mlir::Type t = ops[0].getType();
+  if (kind == BinaryMath::Cdiv && !isI32(t))
+    return cx.error(call.loc(),
+                    "'cdiv' expects integer operands, got " + eltName(t));
+  if (isI1(t))
+    return cx.error(call.loc(),
+                    "'" + call.name() + "' is not defined on bool values");
+  return Val::ofValue(buildBinaryMath(call, kind, ops[0], ops[1]));
+}
+
+OptVal frontend::emitCdiv(BuiltinCall &call) {
+  return emitBinaryMath(call, BinaryMath::Cdiv);
+}
+
+OptVal frontend::emitMin(BuiltinCall &call) {
+  return emitBinaryMath(call, BinaryMath::Min);
+}
+
+OptVal frontend::emitMax(BuiltinCall &call) {
+  if (call.keyword("axis"))
+    return emitReduction(call, tile::ReduceKind::Max);
+  if (call.numArgs() != 2)
+    return call.cx.error(call.loc(),
+                         "'max' expects 2 arguments, or 1 argument and the "
+                         "axis keyword, got " +
+                             Twine(call.numArgs()) + " (expected " +
+                             call.builtin.signature + ")");
+  return emitBinaryMath(call, BinaryMath::Max);
+}
+
+//===----------------------------------------------------------------------===//
+// where
+//===----------------------------------------------------------------------===//
+
+OptVal frontend::emitWhere(BuiltinCall &call) {
+  FrontendContext &cx = call.cx;
+  IRGen &gen = call.gen;
+  OptVal c = gen.evalPlain(call.arg(0));
+  if (!c)
+    return std::nullopt;
+  OptVal a = gen.evalPlain(call.arg(1));
+  if (!a)
+    return std::nullopt;
+  OptVal b = gen.evalPlain(call.arg(2));
+  if (!b)
+    return std::nullopt;
+  if (c->kind != Val::Bool && !(c->kind == Val::Runtime && isI1(c->v.getType())))
+    return cx.error(call.argLoc(0),
+                    "the condition of 'where' must be bool, got " +
+                        describe(*c));
+  if (c->kind == Val::Bool && a->isConst() && b->isConst())
+    return c->b ? *a : *b;
+  Val vals[2] = {*a, *b};
+  SMLoc locs[2] = {call.argLoc(1), call.argLoc(2)};
+  llvm::SmallVector<mlir::Value> ops;
+  if (!unify(cx, vals, locs, call.loc(), "'where'", ops))
+    return std::nullopt;
+  auto cv = materialize(cx, *c, call.argLoc(0));
+  if (!cv)
+    return std::nullopt;
+  auto shape = broadcastShape(cx, {cv->getType(), ops[0].getType()},
+                              call.loc(), "'where'");
+  if (!shape)
+    return std::nullopt;
+  mlir::Value cond = broadcastTo(cx, *cv, *shape, call.loc());
+  mlir::Value x = broadcastTo(cx, ops[0], *shape, call.loc());
+  mlir::Value y = broadcastTo(cx, ops[1], *shape, call.loc());
+  return Val::ofValue(
+      mlir::arith::SelectOp::create(call.builder(), call.irLoc(), cond, x, y));
+}
+
+//===----------------------------------------------------------------------===//
+// cast
+//===----------------------------------------------------------------------===//
+
+/// cast of a compile-time value: f16 and bf16 only exist at runtime, so a
+/// cast to them materialises the constant.
+static OptVal foldCast(BuiltinCall &call, const Val &x, mlir::Type to) {
+  if (to.isInteger(1)) {
+    if (x.kind == Val::Bool)
+      return x;
+    return Val::ofBool(x.kind == Val::Int ? x.i != 0 : x.f != 0);
+  }
+  if (to.isInteger(32)) {
+    if (x.kind == Val::Bool)
+      return Val::ofInt(x.b);
+    if (x.kind == Val::Int)
+      return x;
+    if (!std::isfinite(x.f) || x.f >= 2147483648.0 || x.f <= -2147483649.0)
+      return call.cx.error(call.argLoc(0),
+                           "cast of " +
+                               Twine(llvm::formatv("{0}", x.f).str()) +
+                               " to i32 is out of range");
+    return Val::ofInt((int64_t)x.f);
+  }
+  Val asFloat =
+      x.kind == Val::Bool ? Val::ofFloat(x.b) : Val::ofFloat(x.asDouble());
+  if (to.isF32())
+    return asFloat;
+  return Val::ofValue(*constScalar(call.cx, asFloat, to, call.argLoc(0)));
+}
+
+/// The conversion ops from element type `from` to `to` (which differ).
+static OptVal buildCast(BuiltinCall &call, mlir::Value v, mlir::Type to) {
+  using namespace mlir::arith;
+  mlir::OpBuilder &b = call.builder();
+  mlir::Location loc = call.irLoc();
+  mlir::Type from = elementType(v.getType());
+  auto like = [&](mlir::Type e) -> mlir::Type {
+    return isTile(v.getType()) ? mlir::Type(tileType(shapeOf(v.getType()), e))
+                               : e;
+  };
+  mlir::Type rt = like(to);
+  bool fromF = mlir::isa<mlir::FloatType>(from);
+  bool toF = mlir::isa<mlir::FloatType>(to);
+  if (fromF && toF) {
+    unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+    if (fw < tw)
+      return Val::ofValue(ExtFOp::create(b, loc, rt, v));
+    if (fw > tw)
+      return Val::ofValue(TruncFOp::create(b, loc, rt, v));
+    // f16 <-> bf16: go through f32.
+    mlir::Value wide = ExtFOp::create(b, loc, like(b.getF32Type()), v);
+    return Val::ofValue(TruncFOp::create(b, loc, rt, wide));
+  }
+  if (from.isInteger(32) && toF)
+    return Val::ofValue(SIToFPOp::create(b, loc, rt, v));
+  if (fromF && to.isInteger(32))
+    return Val::ofValue(FPToSIOp::create(b, loc, rt, v));
+  if (from.isInteger(1) && to.isInteger(32))
+    return Val::ofValue(ExtUIOp::create(b, loc, rt, v));
+  if (from.isInteger(1) && toF)
+    return Val::ofValue(UIToFPOp::create(b, loc, rt, v));
+  if (to.isInteger(1)) {
+    auto zero = materialize(
+        call.cx, from.isInteger(32) ? Val::ofInt(0) : Val::ofFloat(0),
+        call.argLoc(0), v.getType());
+    if (!zero)
+      return std::nullopt;
+    if (fromF)
+      return Val::ofValue(CmpFOp::create(b, loc, CmpFPredicate::UNE, v, *zero));
+    return Val::ofValue(CmpIOp::create(b, loc, CmpIPredicate::ne, v, *zero));
+  }
+  return call.cx.error(call.loc(), "cannot cast " + typeStr(v.getType()) +
+                                       " to " + eltName(to));
+}
+
+OptVal frontend::emitCast(BuiltinCall &call) {
+  auto target = parseTypeName(call.arg(1), call.builder());
+  if (!target)
+    return call.cx.error(call.argLoc(1),
+                         "cast() expects a type name as its second argument "
+                         "(f16, bf16, f32, i32 or bool)");
+  OptVal x = call.gen.evalPlain(call.arg(0));
+  if (!x)
+    return std::nullopt;
+  if (x->isConst())
+    return foldCast(call, *x, *target);
+  if (elementType(x->v.getType()) == *target)
+    return *x;
+  return buildCast(call, x->v, *target);
+}

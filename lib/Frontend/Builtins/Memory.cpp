@@ -1,0 +1,297 @@
+//===- Memory.cpp - Windows of tensor parameters, load and store ----------===//
+//
+// A window `X[b, m : m + BLOCK_M, :]` picks one element along each indexed
+// dim and a compile-time number of elements along each sliced dim; load and
+// store move a tile of the sliced dims' sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Builtins/Handlers.h"
+#include "IRGen/IRGen.h"
+#include "Sema/Coerce.h"
+#include "Sema/Types.h"
+
+using namespace flash;
+using namespace flash::frontend;
+using namespace flash::ast;
+using llvm::SMLoc;
+using llvm::Twine;
+
+namespace {
+struct Window {
+  unsigned param = 0;
+  mlir::Value global;
+  llvm::SmallVector<mlir::Value> offsets; // one per dim of the parameter
+  llvm::SmallVector<int64_t> window;      // the sliced dims
+  llvm::SmallVector<int64_t> shape;       // their sizes
+  mlir::Type elt;
+};
+
+/// Lowers the subscript of a window, one entry (dim) at a time.
+class WindowBuilder {
+public:
+  WindowBuilder(IRGen &gen, const Expr &e, const Param &param,
+                tile::GlobalType type, Window &w)
+      : gen(gen), cx(gen.cx), e(e), param(param), type(type), w(w) {}
+
+  bool addEntry(unsigned dim, const SubscriptEntry &entry);
+
+private:
+  bool addFull(unsigned dim, const SubscriptEntry &entry);
+  bool addSlice(unsigned dim, const SubscriptEntry &entry);
+  std::optional<int64_t> sliceSize(const SubscriptEntry &entry,
+                                   const Val &lo);
+
+  IRGen &gen;
+  FrontendContext &cx;
+  const Expr &e;
+  const Param &param;
+  tile::GlobalType type;
+  Window &w;
+};
+} // namespace
+
+bool WindowBuilder::addEntry(unsigned dim, const SubscriptEntry &entry) {
+  switch (entry.kind) {
+  case SubscriptEntry::NewAxis:
+    cx.error(entry.loc, "None is not allowed in a window of a tensor "
+                        "parameter");
+    return false;
+  case SubscriptEntry::Index: {
+    auto offset = gen.evalIndex(*entry.index, "a window index");
+    if (!offset)
+      return false;
+    w.offsets.push_back(*offset);
+    return true;
+  }
+  case SubscriptEntry::Full:
+    return addFull(dim, entry);
+  case SubscriptEntry::Slice:
+    return addSlice(dim, entry);
+  }
+  return false;
+}
+
+bool WindowBuilder::addFull(unsigned dim, const SubscriptEntry &entry) {
+  if (!type.isStaticDim(dim)) {
+    cx.error(entry.loc, "':' takes a whole dim and needs a static size, but "
+                        "dim " + Twine(dim) + " of '" + e.lhs->name +
+                            "' is the symbol '" + param.dims[dim].name +
+                            "'; write 'start : start + SIZE'");
+    return false;
+  }
+  auto zero = constScalar(cx, Val::ofInt(0), cx.builder.getI32Type(),
+                          entry.loc);
+  if (!zero)
+    return false;
+  w.offsets.push_back(*zero);
+  w.window.push_back(dim);
+  w.shape.push_back(type.getShape()[dim]);
+  return true;
+}
+
+/// The size of `lo : hi`: both ends fold, or hi is `lo + C` / `C + lo`.
+std::optional<int64_t> WindowBuilder::sliceSize(const SubscriptEntry &entry,
+                                                const Val &lo) {
+  const Expr &hi = *entry.hi;
+  const Expr *sizeExpr = nullptr;
+  if (hi.kind == ExprKind::Binary && hi.binaryOp == BinaryOp::Add) {
+    if (structurallyEqual(*hi.lhs, *entry.lo))
+      sizeExpr = hi.rhs.get();
+    else if (structurallyEqual(*hi.rhs, *entry.lo))
+      sizeExpr = hi.lhs.get();
+  }
+  if (sizeExpr) {
+    OptVal s = gen.eval(*sizeExpr);
+    if (!s)
+      return std::nullopt;
+    if (s->kind != Val::Int)
+      return cx.error(sizeExpr->loc, "slice size must be a compile-time "
+                                     "integer constant, got " + describe(*s));
+    return s->i;
+  }
+  OptVal h = gen.evalPlain(hi);
+  if (!h)
+    return std::nullopt;
+  if (lo.kind != Val::Int || h->kind != Val::Int)
+    return cx.error(entry.loc, "slice size must be a compile-time constant; "
+                               "write 'start : start + SIZE'");
+  int64_t d;
+  if (__builtin_sub_overflow(h->i, lo.i, &d))
+    return cx.error(hi.loc, "integer overflow in slice size");
+  return d;
+}
+
+bool WindowBuilder::addSlice(unsigned dim, const SubscriptEntry &entry) {
+  OptVal lo = gen.evalPlain(*entry.lo);
+  if (!lo)
+    return false;
+  std::optional<int64_t> size = sliceSize(entry, *lo);
+  if (!size)
+    return false;
+  if (*size <= 0) {
+    cx.error(entry.loc, "slice size must be positive, got " + Twine(*size));
+    return false;
+  }
+  if (*size > kMaxTileElements) {
+    cx.error(entry.loc, "slice size " + Twine(*size) +
+                            " is too large (the limit is 2^20)");
+    return false;
+  }
+  mlir::Value offset;
+  if (lo->kind == Val::Int) {
+    auto c = constScalar(cx, *lo, cx.builder.getI32Type(), entry.lo->loc);
+    if (!c)
+      return false;
+    offset = *c;
+  } else if (lo->isRuntimeScalar() && isI32(lo->v.getType())) {
+    offset = lo->v;
+  } else {
+    cx.error(entry.lo->loc, "slice start must be an integer scalar, got " +
+                                describe(*lo));
+    return false;
+  }
+  w.offsets.push_back(offset);
+  w.window.push_back(dim);
+  w.shape.push_back(*size);
+  return true;
+}
+
+/// The window `e` of a tensor parameter: the first argument of load/store.
+static bool evalWindow(IRGen &gen, const Expr &e, const char *builtin,
+                       Window &w) {
+  FrontendContext &cx = gen.cx;
+  if (e.kind != ExprKind::Subscript || e.lhs->kind != ExprKind::Name) {
+    cx.error(e.loc, Twine(builtin) + "() expects a window of a tensor "
+                                     "parameter as its first argument, such "
+                                     "as X[b, m : m + BLOCK_M, :]");
+    return false;
+  }
+  const std::string &name = e.lhs->name;
+  Binding *b = gen.scopes.lookup(name);
+  if (!b) {
+    gen.eval(*e.lhs); // reports the unknown name with a suggestion
+    return false;
+  }
+  if (b->val.kind != Val::Global) {
+    cx.error(e.lhs->loc, "'" + name + "' is not a tensor parameter; windows "
+                                      "can only be taken of tensor "
+                                      "parameters");
+    return false;
+  }
+  w.param = b->val.param;
+  w.global = b->val.v;
+  const Param &p = *gen.params[w.param].ast;
+  auto type = mlir::cast<tile::GlobalType>(gen.params[w.param].type);
+  w.elt = type.getElementType();
+  if (e.entries.size() != p.dims.size()) {
+    cx.error(e.opLoc, "'" + name + "' has " + Twine(p.dims.size()) +
+                          (p.dims.size() == 1 ? " dim" : " dims") +
+                          " but the window has " + Twine(e.entries.size()) +
+                          (e.entries.size() == 1 ? " entry" : " entries") +
+                          " (one per dim: an index, 'lo : hi' or ':')");
+    return false;
+  }
+  WindowBuilder builder(gen, e, p, type, w);
+  for (unsigned i = 0; i < e.entries.size(); ++i)
+    if (!builder.addEntry(i, e.entries[i]))
+      return false;
+  if (w.window.empty()) {
+    cx.error(e.opLoc, "a window must slice at least one dim ('lo : hi' or "
+                      "':'); loading a single element is not supported");
+    return false;
+  }
+  return checkShape(cx, w.shape, e.opLoc);
+}
+
+/// The pad attribute of load(): the `pad` keyword's constant, 0 by default.
+static std::optional<mlir::TypedAttr> padAttr(BuiltinCall &call,
+                                              mlir::Type elt) {
+  FrontendContext &cx = call.cx;
+  Val pv = Val::ofInt(0);
+  SMLoc pl = call.loc();
+  if (const KeywordArg *kw = call.keyword("pad")) {
+    OptVal p = call.gen.eval(*kw->value);
+    if (!p)
+      return std::nullopt;
+    pl = kw->value->loc;
+    if (!p->isConst())
+      return cx.error(pl, "the pad value of load() must be a compile-time "
+                          "constant, got " + describe(*p));
+    pv = *p;
+  }
+  if (mlir::isa<mlir::FloatType>(elt)) {
+    if (pv.kind == Val::Bool)
+      return cx.error(pl, "cannot pad a " + eltName(elt) +
+                              " window with a bool");
+    return call.builder().getFloatAttr(elt, pv.asDouble());
+  }
+  if (pv.kind != Val::Int)
+    return cx.error(pl, "the pad value of an i32 window must be an integer "
+                        "constant, got " + describe(pv));
+  if (pv.i < INT32_MIN || pv.i > INT32_MAX)
+    return cx.error(pl, "pad value " + Twine(pv.i) + " does not fit in i32");
+  return call.builder().getIntegerAttr(elt, pv.i);
+}
+
+OptVal frontend::emitLoad(BuiltinCall &call) {
+  Window w;
+  if (!evalWindow(call.gen, call.arg(0), "load", w))
+    return std::nullopt;
+  auto pad = padAttr(call, w.elt);
+  if (!pad)
+    return std::nullopt;
+  return Val::ofValue(tile::LoadOp::create(
+      call.builder(), call.irLoc(), tileType(w.shape, w.elt), w.global,
+      w.offsets, w.window, *pad));
+}
+
+OptVal frontend::emitStoreValue(BuiltinCall &call) {
+  return call.cx.error(call.loc(), "store() does not return a value; use it "
+                                   "as a statement: store(X[...], value);");
+}
+
+/// The value to store into window `w`: a constant becomes a tile of the
+/// window's type, a runtime value must have its element type and broadcast.
+static std::optional<mlir::Value> storedValue(IRGen &gen, const Val &v,
+                                              SMLoc loc, const Window &w) {
+  FrontendContext &cx = gen.cx;
+  const std::string &param = cx.kernel.params[w.param].name;
+  if (v.isConst()) {
+    if (v.kind == Val::Bool)
+      return cx.error(loc, "cannot store a bool into '" + param + "' (" +
+                               eltName(w.elt) + ")");
+    return materialize(cx, v, loc, tileType(w.shape, w.elt));
+  }
+  mlir::Type t = v.v.getType();
+  if (elementType(t) != w.elt)
+    return cx.error(loc, "store: the value has element type " + eltName(t) +
+                             " but '" + param + "' holds " + eltName(w.elt) +
+                             "; use cast(x, " + eltName(w.elt) + ")");
+  if (isTile(t)) {
+    auto s = shapeOf(t);
+    bool ok = s.size() == w.shape.size();
+    for (size_t i = 0; ok && i < s.size(); ++i)
+      ok = s[i] == w.shape[i] || s[i] == 1;
+    if (!ok)
+      return cx.error(loc, "shape mismatch in store: the value is " +
+                               shapeStr(s) + " but the window is " +
+                               shapeStr(w.shape));
+  }
+  return broadcastTo(cx, v.v, w.shape, loc);
+}
+
+bool frontend::emitStore(IRGen &gen, const Expr &call) {
+  Window w;
+  if (!evalWindow(gen, *call.args[0], "store", w))
+    return false;
+  OptVal v = gen.evalPlain(*call.args[1]);
+  if (!v)
+    return false;
+  auto value = storedValue(gen, *v, call.args[1]->loc, w);
+  if (!value)
+    return false;
+  tile::StoreOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc), *value,
+                        w.global, w.offsets, w.window);
+  return true;
+}

@@ -1,0 +1,72 @@
+//===- Scope.h - Names in scope and what they are bound to ----------------===//
+//
+// A stack of scopes: the kernel's constants, its parameters and shape
+// symbols, then one scope per block. Shadowing is not allowed, so a name is
+// declared once in the whole stack.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASH_FRONTEND_SEMA_SCOPE_H
+#define FLASH_FRONTEND_SEMA_SCOPE_H
+
+#include "Sema/Context.h"
+#include "Sema/Value.h"
+
+#include "mlir/IR/Types.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flash::frontend {
+
+struct Binding {
+  enum Kind { Const, Param, Symbol, Let, Var, LoopVar } kind = Let;
+  Val val;
+  llvm::SMLoc loc;
+  /// Non-null while the variable is an iter_arg of the loop being generated.
+  mlir::Type carriedType;
+};
+
+class ScopeStack {
+public:
+  explicit ScopeStack(FrontendContext &cx) : cx(cx) {}
+
+  /// Opens a scope for its lifetime.
+  class Guard {
+  public:
+    explicit Guard(ScopeStack &stack) : stack(stack) { stack.push(); }
+    ~Guard() { stack.pop(); }
+
+  private:
+    ScopeStack &stack;
+  };
+
+  /// The innermost binding of `name`, or null.
+  Binding *lookup(llvm::StringRef name);
+  /// The declared name closest to a misspelled `name`; empty if none is close.
+  std::string suggest(llvm::StringRef name) const;
+  /// Binds `name` in the innermost scope; reports a redefinition (and returns
+  /// false) if it is bound already.
+  bool declare(llvm::StringRef name, llvm::SMLoc loc, Binding binding);
+
+private:
+  struct Scope {
+    std::map<std::string, Binding> names;
+    std::vector<std::string> order; // declaration order, for suggestions
+  };
+
+  void push() { scopes.push_back(std::make_unique<Scope>()); }
+  void pop() { scopes.pop_back(); }
+
+  FrontendContext &cx;
+  std::vector<std::unique_ptr<Scope>> scopes;
+};
+
+} // namespace flash::frontend
+
+#endif // FLASH_FRONTEND_SEMA_SCOPE_H

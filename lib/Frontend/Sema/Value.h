@@ -1,0 +1,68 @@
+//===- Value.h - The value of a tile-language expression ------------------===//
+//
+// Compile-time values (literals, constant parameters, folded expressions)
+// stay C++ values and only become `arith.constant`s when they meet a runtime
+// value; that is how `if` and `static_assert` are resolved without IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FLASH_FRONTEND_SEMA_VALUE_H
+#define FLASH_FRONTEND_SEMA_VALUE_H
+
+#include "mlir/IR/Value.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flash::frontend {
+
+/// A compile-time constant, an SSA value, a tensor parameter (only usable as
+/// the base of a window) or a tuple (the results of online_softmax).
+struct Val {
+  enum Kind { Int, Float, Bool, Runtime, Global, Tuple } kind = Int;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  mlir::Value v;
+  unsigned param = 0; // Global: index of the kernel parameter
+  std::vector<Val> elems;
+
+  static Val ofInt(int64_t x) {
+    Val r;
+    r.kind = Int;
+    r.i = x;
+    return r;
+  }
+  static Val ofFloat(double x) {
+    Val r;
+    r.kind = Float;
+    r.f = x;
+    return r;
+  }
+  static Val ofBool(bool x) {
+    Val r;
+    r.kind = Bool;
+    r.b = x;
+    return r;
+  }
+  static Val ofValue(mlir::Value x) {
+    Val r;
+    r.kind = Runtime;
+    r.v = x;
+    return r;
+  }
+  bool isConst() const { return kind == Int || kind == Float || kind == Bool; }
+  double asDouble() const { return kind == Int ? (double)i : f; }
+  /// A runtime scalar (not a tile).
+  bool isRuntimeScalar() const;
+};
+using OptVal = std::optional<Val>;
+
+/// "an integer constant", "a tile of type f32[64, 64]", ... for messages.
+std::string describe(const Val &v);
+
+} // namespace flash::frontend
+
+#endif // FLASH_FRONTEND_SEMA_VALUE_H
