@@ -85,7 +85,7 @@ static std::optional<ArithMathOpcode> opcodeOf(mlir::Operation *op) {
       .Case<arith::MinNumFOp>(is(O::MinNumF))
       .Case<math::PowFOp>(is(O::PowF))
       .Case<math::CopySignOp>(is(O::CopySign))
-#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result)                              \
+#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result, Builtin)                              \
   .Case<MlirOp>(is(O::Opcode))
 #include "flashc/Semantics/FloatUnaryOps.def"
       .Case<math::FmaOp>(is(O::Fma))

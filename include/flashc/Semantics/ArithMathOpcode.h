@@ -33,7 +33,7 @@ enum class ArithMathOpcode : uint8_t {
   AddF, SubF, MulF, DivF, RemF, MaximumF, MinimumF, MaxNumF, MinNumF, PowF,
   CopySign,
   // FloatUnary
-#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result) Opcode,
+#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result, Builtin) Opcode,
 #include "flashc/Semantics/FloatUnaryOps.def"
   // FloatTernary
   Fma,

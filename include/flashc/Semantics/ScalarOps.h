@@ -363,7 +363,7 @@ template <typename Fn>
 decltype(auto) visitFloatUnary(ArithMathOpcode opc, Fn &&fn) {
   using O = ArithMathOpcode;
   switch (opc) {
-#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result)                              \
+#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result, Builtin)                              \
   case O::Opcode:                                                              \
     return fn([](double a) { return Result; });
 #include "flashc/Semantics/FloatUnaryOps.def"

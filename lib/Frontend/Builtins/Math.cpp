@@ -1,7 +1,8 @@
 //===- Math.cpp - Elementwise math builtins -------------------------------===//
 //
-// cdiv, min, max, where, cast, and the unary math table: every builtin that
-// is one math.X op on a float operand is a row of kUnaryMath.
+// cdiv, min, max, where, cast, and the unary math builtins: every builtin
+// that is one math.X op on a float operand is named in
+// flashc/Semantics/FloatUnaryOps.def, beside the op's semantics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <vector>
 
 using namespace flash;
 using namespace flash::frontend;
@@ -54,19 +56,23 @@ std::optional<int64_t> absInt(int64_t x) {
   return x < 0 ? -x : x;
 }
 
-const UnaryMathBuiltin kUnaryMath[] = {
-    {"abs", &buildUnary<mlir::math::AbsFOp>,
-     [](double x) { return std::fabs(x); }, &buildUnary<mlir::math::AbsIOp>,
-     absInt, InGrid},
-    {"exp", &buildUnary<mlir::math::ExpOp>,
-     [](double x) { return std::exp(x); }},
-    {"exp2", &buildUnary<mlir::math::Exp2Op>,
-     [](double x) { return std::exp2(x); }},
-    {"log", &buildUnary<mlir::math::LogOp>,
-     [](double x) { return std::log(x); }},
-    {"sqrt", &buildUnary<mlir::math::SqrtOp>,
-     [](double x) { return std::sqrt(x); }},
-};
+/// abs (which also takes i32 and may appear in grid()), then every f -> f op
+/// that FloatUnaryOps.def names a builtin, in the list's order.
+const std::vector<UnaryMathBuiltin> &unaryMathBuiltins() {
+  static const std::vector<UnaryMathBuiltin> rows = [] {
+    std::vector<UnaryMathBuiltin> all = {
+        {"abs", &buildUnary<mlir::math::AbsFOp>,
+         [](double x) { return std::fabs(x); },
+         &buildUnary<mlir::math::AbsIOp>, absInt, InGrid}};
+#define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result, Builtin)                     \
+  if (*Builtin)                                                                \
+    all.push_back({Builtin, &buildUnary<mlir::MlirOp>,                         \
+                   [](double a) { return Result; }});
+#include "flashc/Semantics/FloatUnaryOps.def"
+    return all;
+  }();
+  return rows;
+}
 } // namespace
 
 static OptVal foldUnaryMath(BuiltinCall &call, const UnaryMathBuiltin &row,
@@ -106,7 +112,7 @@ static OptVal emitUnaryMath(BuiltinCall &call, const UnaryMathBuiltin &row) {
 }
 
 void frontend::appendUnaryMathBuiltins(std::vector<Builtin> &registry) {
-  for (const UnaryMathBuiltin &row : kUnaryMath) {
+  for (const UnaryMathBuiltin &row : unaryMathBuiltins()) {
     if (!row.build || !row.fold || !row.buildInt != !row.foldInt)
       llvm::report_fatal_error(Twine("unary math builtin '") + row.name +
                                "' is not fully registered");
