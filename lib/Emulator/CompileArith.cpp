@@ -1,13 +1,15 @@
-//===- CompileArith.cpp - Scalar ops and constants ------------------------===//
+//===- CompileArith.cpp - arith/math ops and constants --------------------===//
 //
-// Scalar arith/math ops become one instruction evaluated by ScalarOps;
-// constants of every dialect (arith, llvm, ub) become cells filled once per
-// launch.
+// The arith/math ops of flashc/Semantics become one instruction evaluated by
+// ArithMathOps; constants of every dialect (arith, llvm, ub) become cells
+// filled once per launch.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ExecHandlers.h"
 #include "Program.h"
+
+#include "flashc/Semantics/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -17,9 +19,10 @@ using namespace mlir;
 
 namespace flash::emu {
 
-bool compileScalarOp(ProgramBuilder &b, Operation *op, ScalarOp s) {
-  Instr I = ProgramBuilder::instr(op, execScalar);
-  I.scalar = s;
+bool compileArithMath(ProgramBuilder &b, Operation *op,
+                      const sem::ArithMathOp &arith) {
+  Instr I = ProgramBuilder::instr(op, execArithMath);
+  I.arith = arith;
   if (op->getNumResults() != 1)
     return b.fail(op, "expected one result", Error::Kind::Internal);
   if (!b.defineResult(I))
@@ -37,8 +40,8 @@ bool compileScalarOp(ProgramBuilder &b, Operation *op, ScalarOp s) {
   for (int32_t id : {I.a, I.b, I.c}) {
     if (id < 0)
       continue;
-    if (b.val(id).n != n &&
-        !(s.opcode == ScalarOpcode::Select && id == I.a && b.val(id).n == 1))
+    if (b.val(id).n != n && !(arith.kind() == sem::ArithMathKind::Select &&
+                              id == I.a && b.val(id).n == 1))
       return b.fail(op, "operand and result shapes differ",
                     Error::Kind::Internal);
   }
@@ -53,9 +56,9 @@ static std::vector<Cell> constantCells(Attribute attr, const TypeInfo &ti) {
   auto fromAttr = [&](Attribute x, unsigned e) {
     SK s = ti.kindAt(e);
     if (auto ia = dyn_cast<IntegerAttr>(x))
-      elems[e].i = wrapInt(ia.getValue().getSExtValue(), intWidth(s));
+      elems[e].i = sem::wrapInt(ia.getValue().getSExtValue(), intWidth(s));
     else if (auto fa = dyn_cast<FloatAttr>(x))
-      elems[e].d = roundF(s, fa.getValueAsDouble());
+      elems[e].d = sem::roundTo(scalarType(s), fa.getValueAsDouble());
     else if (auto ba = dyn_cast<BoolAttr>(x))
       elems[e].i = ba.getValue();
   };

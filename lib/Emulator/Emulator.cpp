@@ -12,6 +12,8 @@
 #include "Memory.h"
 #include "Program.h"
 
+#include "flashc/Semantics/ScalarOps.h"
+
 using namespace mlir;
 
 namespace flash::emu {
@@ -68,13 +70,15 @@ static bool argumentCell(const Program &p, unsigned i, const KernelArg &arg,
     }
     c.i = makeGlobalPtr(arg.buffer + 1);
   } else if (isFloat(sk)) {
-    c.d =
-        roundF(sk, arg.kind == KernelArg::Kind::Float ? arg.f : double(arg.i));
+    c.d = sem::roundTo(scalarType(sk), arg.kind == KernelArg::Kind::Float
+                                           ? arg.f
+                                           : double(arg.i));
   } else if (sk == SK::PS) {
     c.i = arg.i;
   } else {
-    c.i = wrapInt(arg.kind == KernelArg::Kind::Int ? arg.i : int64_t(arg.f),
-                  intWidth(sk));
+    c.i =
+        sem::wrapInt(arg.kind == KernelArg::Kind::Int ? arg.i : int64_t(arg.f),
+                     intWidth(sk));
   }
   return true;
 }

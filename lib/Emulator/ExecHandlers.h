@@ -12,7 +12,7 @@
 
 namespace flash::emu {
 
-// Executor.cpp: control flow, special registers, scalar ops.
+// Executor.cpp: control flow, special registers, arith/math ops.
 
 /// scf.if: condition a; branches and results in ifs[aux].
 bool execIf(Executor &, const Instr &, const ActiveThreads &);
@@ -20,8 +20,9 @@ bool execIf(Executor &, const Instr &, const ActiveThreads &);
 bool execFor(Executor &, const Instr &, const ActiveThreads &);
 /// A special register (imm: SReg) into res.
 bool execSReg(Executor &, const Instr &, const ActiveThreads &);
-/// A scalar arith/math op (ScalarOps.h): scalar, res = f(a, b, c).
-bool execScalar(Executor &, const Instr &, const ActiveThreads &);
+/// An arith/math op (ArithMathOps.h): arith, res = f(a, b, c); sk: result
+/// kind, sk2: kind of a.
+bool execArithMath(Executor &, const Instr &, const ActiveThreads &);
 
 enum SReg : int64_t {
   SR_TidX,

@@ -1,4 +1,4 @@
-//===- Executor.cpp - The run loop, control flow, registers, scalar ops ---===//
+//===- Executor.cpp - The run loop, control flow, registers, arith/math ---===//
 //
 // Structured control flow runs under a per-thread active mask: scf.if runs
 // each side only when some active thread takes it and merges the yielded
@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Executor.h"
+#include "ArithMathOps.h"
 #include "ExecHandlers.h"
+
+#include "flashc/Semantics/ScalarOps.h"
 
 #include <cstring>
 
@@ -106,8 +109,9 @@ static bool startLoop(Executor &ex, const Instr &I, const ForInfo &info,
   const int64_t T = ex.T;
   for (int64_t t = 0; t < T; ++t) {
     IV[t] = LB[t];
-    if (mask[t] && sval(ST[t].i, w) <= 0 && !info.unsignedCmp)
-      return ex.fail(I, "loop step " + std::to_string(sval(ST[t].i, w)) +
+    if (mask[t] && sem::asSigned(ST[t].i, w) <= 0 && !info.unsignedCmp)
+      return ex.fail(I, "loop step " +
+                            std::to_string(sem::asSigned(ST[t].i, w)) +
                             " is not positive in " + threadName(t));
     if (mask[t] && ST[t].i == 0)
       return ex.fail(I, "loop step is zero in " + threadName(t));
@@ -130,8 +134,9 @@ bool execFor(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   while (true) {
     int64_t n = 0;
     for (int64_t t = 0; t < T; ++t) {
-      bool go = info.unsignedCmp ? uval(IV[t].i, w) < uval(UB[t].i, w)
-                                 : sval(IV[t].i, w) < sval(UB[t].i, w);
+      bool go = info.unsignedCmp
+                    ? sem::asUnsigned(IV[t].i, w) < sem::asUnsigned(UB[t].i, w)
+                    : sem::asSigned(IV[t].i, w) < sem::asSigned(UB[t].i, w);
       uint8_t m = mask[t] && go;
       sub[t] = m;
       n += m;
@@ -146,8 +151,8 @@ bool execFor(Executor &ex, const Instr &I, const ActiveThreads &threads) {
       if (sub[t]) {
         // Stop on overflow of the induction variable, as hardware would
         // wrap: treat a wrapped iv as done.
-        int64_t next = sval(IV[t].i, w) + sval(ST[t].i, w);
-        int64_t wrapped = wrapInt(next, w);
+        int64_t next = sem::asSigned(IV[t].i, w) + sem::asSigned(ST[t].i, w);
+        int64_t wrapped = sem::wrapInt(next, w);
         IV[t].i = wrapped;
         if (wrapped != next)
           IV[t] = UB[t];
@@ -194,22 +199,22 @@ bool execSReg(Executor &ex, const Instr &I, const ActiveThreads &) {
   const unsigned w = intWidth(ex.val(I.res).sk);
   const int64_t T = ex.T;
   for (int64_t t = 0; t < T; ++t)
-    R[t].i = wrapInt(sregValue(ex, I.imm, t), w);
+    R[t].i = sem::wrapInt(sregValue(ex, I.imm, t), w);
   return true;
 }
 
-bool execScalar(Executor &ex, const Instr &I, const ActiveThreads &threads) {
-  ScalarCells x;
+bool execArithMath(Executor &ex, const Instr &I, const ActiveThreads &threads) {
+  ArithMathCells x;
   x.result = ex.cellsOf(I.res);
   x.a = ex.cellsOf(I.a);
   x.b = I.b >= 0 ? ex.cellsOf(I.b) : nullptr;
   x.c = I.c >= 0 ? ex.cellsOf(I.c) : nullptr;
   x.resultElems = ex.val(I.res).n;
   x.aElems = ex.val(I.a).n;
-  x.resultKind = I.sk;
-  x.operandKind = I.sk2;
+  x.resultType = scalarType(I.sk);
+  x.sourceType = scalarType(I.sk2);
   x.threads = ex.T;
-  int64_t t = evaluateScalarOp(I.scalar, x, threads.mask);
+  int64_t t = evaluateArithMath(I.arith, x, threads.mask);
   if (t >= 0)
     return ex.fail(I, "integer division by zero in " + threadName(t));
   return true;

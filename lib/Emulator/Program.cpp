@@ -181,8 +181,11 @@ bool ProgramBuilder::compileOp(Operation *op) {
                   "operand defined outside the kernel or not yet "
                   "defined (unsupported IR form)",
                   Error::Kind::Internal);
-  if (auto s = classifyScalarOp(op))
-    return compileScalarOp(*this, op, *s);
+  // arith.bitcast may reshape bytes (vector<2xf16> <-> i32), which no
+  // element-wise op can: CompileLLVM's byte-level handler runs it.
+  if (auto arith = sem::classifyArithMath(op);
+      arith && arith->opcode != sem::ArithMathOpcode::Bitcast)
+    return compileArithMath(*this, op, *arith);
   if (CompileFn compile = opHandlers().lookup(op->getName().getStringRef()))
     return compile(*this, op);
   return fail(op, "op is not supported by the emulator");

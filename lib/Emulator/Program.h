@@ -16,11 +16,11 @@
 #ifndef FLASH_LIB_EMULATOR_PROGRAM_H
 #define FLASH_LIB_EMULATOR_PROGRAM_H
 
-#include "ScalarOps.h"
 #include "ValueModel.h"
 
 #include "flashc/Emulator/Emulator.h"
 #include "flashc/Emulator/WarpOps.h"
+#include "flashc/Semantics/ArithMathOpcode.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
@@ -55,11 +55,11 @@ struct Instr {
   uint32_t next = 0; ///< the instruction after this one and its regions
   SK sk = SK::I32;   ///< result kind (or operand kind for compares / casts)
   SK sk2 = SK::I32;  ///< the other kind for casts (source)
-  ScalarOp scalar{ScalarOpcode::AddI};
+  sem::ArithMathOp arith; ///< arith/math ops: what they compute
   int32_t res = -1;
   int32_t a = -1, b = -1, c = -1;
-  int64_t imm = 0, imm2 = 0;
   uint32_t aux = 0; ///< index into a side table
+  int64_t imm = 0, imm2 = 0;
   mlir::Operation *op = nullptr;
 };
 
@@ -179,8 +179,8 @@ private:
 /// Compiles one op: emits its instructions or defines its values.
 using CompileFn = bool (*)(ProgramBuilder &, mlir::Operation *);
 
-/// The compile handler of each op the emulator runs, by op name. Scalar
-/// arith/math ops come from ScalarOps instead (classifyScalarOp).
+/// The compile handler of each op the emulator runs, by op name. The
+/// arith/math ops of flashc/Semantics go to compileArithMath instead.
 class OpHandlers {
 public:
   template <typename... OpTys> void add(CompileFn fn) {
@@ -200,8 +200,10 @@ void addLLVMOps(OpHandlers &handlers);
 void addNVVMOps(OpHandlers &handlers);
 void addSCFOps(OpHandlers &handlers);
 
-/// Compiles a scalar arith/math op (ScalarOps.h) to one instruction.
-bool compileScalarOp(ProgramBuilder &b, mlir::Operation *op, ScalarOp s);
+/// Compiles an arith/math op that sem::classifyArithMath classified as `arith`
+/// to one instruction (ArithMathOps.h).
+bool compileArithMath(ProgramBuilder &b, mlir::Operation *op,
+                      const sem::ArithMathOp &arith);
 
 /// The printed form of a type, for messages.
 std::string typeStr(mlir::Type t);

@@ -9,8 +9,9 @@
 // Cells are 64-bit: floats as double (already rounded to their type), integers
 // sign-extended from their width (i1 as 0/1), pointers to global memory as
 // (buffer id << 40) + 2^39 + byte offset, pointers to shared memory as the
-// byte offset into the CTA's shared window. The canonical forms themselves
-// (wrapInt, roundF) are scalar semantics: ScalarOps.h.
+// byte offset into the CTA's shared window. A cell of an integer or float
+// kind is a value of flashc/Semantics' scalar type scalarType(kind), in that
+// library's stored form (sem::wrapInt, sem::roundTo).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #define FLASH_LIB_EMULATOR_VALUEMODEL_H
 
 #include "flashc/Runtime/Float16.h"
+#include "flashc/Semantics/ScalarType.h"
 
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/SmallVector.h"
@@ -62,6 +64,23 @@ inline unsigned byteSize(SK s) {
     return 4;
   default:
     return 8;
+  }
+}
+
+/// The scalar type of flashc/Semantics that cells of kind `s` hold (pointers
+/// are 64-bit integers).
+inline sem::ScalarType scalarType(SK s) {
+  switch (s) {
+  case SK::F16:
+    return {sem::ScalarType::F16};
+  case SK::BF16:
+    return {sem::ScalarType::BF16};
+  case SK::F32:
+    return {sem::ScalarType::F32};
+  case SK::F64:
+    return {sem::ScalarType::F64};
+  default:
+    return sem::ScalarType::integer(intWidth(s));
   }
 }
 

@@ -1,6 +1,7 @@
 //===- ScalarOps.cpp - Casts between the executors' scalar types ----------===//
 //
-// The Cast opcodes. The rest of the scalar semantics is inline in
+// The out-of-line parts of the Cast opcodes: float to int saturation, bit
+// patterns and evalCast. The rest of the scalar semantics is inline in
 // ScalarOps.h because executors call it in their element loops.
 //
 //===----------------------------------------------------------------------===//
@@ -82,36 +83,7 @@ ScalarValue fromBits(ScalarType t, uint64_t bits) {
 
 ScalarValue evalCast(ArithMathOpcode opc, ScalarType src, ScalarType dst,
                      ScalarValue v) {
-  using O = ArithMathOpcode;
-  switch (opc) {
-  // Integer to integer: extend or truncate, by the source's sign or not.
-  case O::ExtSI:
-  case O::TruncI:
-  case O::IndexCast:
-    return ScalarValue::ofInt(wrapInt(asSigned(v.i, src.width), dst.width));
-  case O::ExtUI:
-  case O::IndexCastUI:
-    return ScalarValue::ofInt(
-        wrapInt(static_cast<int64_t>(asUnsigned(v.i, src.width)), dst.width));
-  case O::SIToFP:
-    return ScalarValue::ofFloat(
-        roundTo(dst, static_cast<double>(asSigned(v.i, src.width))));
-  case O::UIToFP:
-    return ScalarValue::ofFloat(
-        roundTo(dst, static_cast<double>(asUnsigned(v.i, src.width))));
-  case O::FPToSI:
-    return ScalarValue::ofInt(floatToInt(v.f, /*isSigned=*/true, dst.width));
-  case O::FPToUI:
-    return ScalarValue::ofInt(floatToInt(v.f, /*isSigned=*/false, dst.width));
-  case O::ExtF:
-  case O::TruncF:
-    return ScalarValue::ofFloat(roundTo(dst, v.f));
-  case O::Bitcast:
-    return fromBits(dst, toBits(src, v));
-  default:
-    break;
-  }
-  llvm_unreachable("not a Cast opcode");
+  return visitCast(opc, [&](auto f) { return f(src, dst, v); });
 }
 
 } // namespace flash::sem

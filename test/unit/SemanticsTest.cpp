@@ -612,6 +612,41 @@ TEST(ScalarOps, Bitcast) {
   EXPECT_EQ(castToFloat(O::Bitcast, kF32, kF32, F(0.5)), 0.5);
 }
 
+TEST(ScalarOps, VisitCastIsEvalCast) {
+  // One (src, dst, value) per Cast opcode; visitCast fixes the opcode.
+  struct Case {
+    O opc;
+    ScalarType src, dst;
+    ScalarValue v;
+  } cases[] = {
+      {O::ExtSI, kI8, kI32, I(-3)},
+      {O::ExtUI, kI8, kI32, I(-3)},
+      {O::TruncI, kI32, kI8, I(300)},
+      {O::IndexCast, kI64, kI32, I(-7)},
+      {O::IndexCastUI, kI32, kI64, I(-7)},
+      {O::SIToFP, kI32, kF16, I(-2049)},
+      {O::UIToFP, kI32, kF32, I(-1)},
+      {O::FPToSI, kF32, kI8, F(-300.5)},
+      {O::FPToUI, kF32, kI8, F(300.5)},
+      {O::ExtF, kBF16, kF32, F(1.5)},
+      {O::TruncF, kF32, kF16, F(1.0 + pow2(-11))},
+      {O::Bitcast, kF32, kI32, F(-0.0)},
+  };
+  std::set<O> seen;
+  for (const Case &c : cases) {
+    seen.insert(c.opc);
+    ScalarValue viaVisit =
+        visitCast(c.opc, [&](auto f) { return f(c.src, c.dst, c.v); });
+    ScalarValue viaEval = evalCast(c.opc, c.src, c.dst, c.v);
+    EXPECT_EQ(viaVisit.i, viaEval.i) << "opcode " << static_cast<int>(c.opc);
+  }
+  for (int i = 0; i < kNumOpcodes; ++i) {
+    if (kindOf(static_cast<O>(i)) == ArithMathKind::Cast) {
+      EXPECT_TRUE(seen.count(static_cast<O>(i))) << "opcode " << i;
+    }
+  }
+}
+
 TEST(ScalarOps, EveryOpcodeIsExercised) {
   std::set<O> seen;
   for (const IntCase &c : intCases())

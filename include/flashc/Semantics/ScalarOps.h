@@ -10,7 +10,8 @@
 //   - visit*(opcode, fn) for an element loop: calls `fn(f)` with `f` a
 //     stateless callable computing the opcode, so a caller's loop is compiled
 //     once per opcode with the op inlined and the switch outside the loop.
-// Everything an element loop calls is inline; only casts live in the .cpp.
+// Everything an element loop calls is inline; the .cpp holds evalCast and
+// the rarer halves of casts (float to int saturation, bit patterns).
 //
 //===----------------------------------------------------------------------===//
 
@@ -438,6 +439,55 @@ int64_t floatToInt(double v, bool isSigned, unsigned w);
 uint64_t toBits(ScalarType t, ScalarValue v);
 /// The value of `t` whose bit pattern is the low bits of `bits`.
 ScalarValue fromBits(ScalarType t, uint64_t bits);
+
+/// Calls `fn(f)` with `f(src, dst, v)` computing the Cast `opc`: `v` of type
+/// `src` as a value of `dst`.
+template <typename Fn> decltype(auto) visitCast(ArithMathOpcode opc, Fn &&fn) {
+  using O = ArithMathOpcode;
+  using T = ScalarType;
+  using V = ScalarValue;
+  switch (opc) {
+  // Integer to integer: extend or truncate, by the source's sign or not.
+  case O::ExtSI:
+  case O::TruncI:
+  case O::IndexCast:
+    return fn([](T src, T dst, V v) {
+      return V::ofInt(wrapInt(asSigned(v.i, src.width), dst.width));
+    });
+  case O::ExtUI:
+  case O::IndexCastUI:
+    return fn([](T src, T dst, V v) {
+      return V::ofInt(
+          wrapInt(static_cast<int64_t>(asUnsigned(v.i, src.width)), dst.width));
+    });
+  case O::SIToFP:
+    return fn([](T src, T dst, V v) {
+      return V::ofFloat(
+          roundTo(dst, static_cast<double>(asSigned(v.i, src.width))));
+    });
+  case O::UIToFP:
+    return fn([](T src, T dst, V v) {
+      return V::ofFloat(
+          roundTo(dst, static_cast<double>(asUnsigned(v.i, src.width))));
+    });
+  case O::FPToSI:
+    return fn([](T, T dst, V v) {
+      return V::ofInt(floatToInt(v.f, /*isSigned=*/true, dst.width));
+    });
+  case O::FPToUI:
+    return fn([](T, T dst, V v) {
+      return V::ofInt(floatToInt(v.f, /*isSigned=*/false, dst.width));
+    });
+  case O::ExtF:
+  case O::TruncF:
+    return fn([](T, T dst, V v) { return V::ofFloat(roundTo(dst, v.f)); });
+  case O::Bitcast:
+    return fn([](T src, T dst, V v) { return fromBits(dst, toBits(src, v)); });
+  default:
+    break;
+  }
+  llvm_unreachable("not a Cast opcode");
+}
 
 /// A Cast opcode applied to `v` of type `src`, giving a value of `dst`.
 ScalarValue evalCast(ArithMathOpcode opc, ScalarType src, ScalarType dst,
