@@ -19,6 +19,7 @@
 #include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
 #include "flashc/Runtime/Arch.h"
+#include "flashc/Support/SourceDiagnostics.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -290,11 +291,11 @@ bool checkTarget(bool runMode, const flash::TargetOptions &target) {
 /// Each emit level is one named pipeline (flash-opt runs the same ones).
 /// The tile pipeline only cleans up verified IR: its failure is a bug. Later
 /// stages reject kernels they cannot lower, with a diagnostic at the source:
-/// a user error. Returns 0 or the exit code.
-int runPipeline(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
-                bool runMode, const flash::TargetOptions &target) {
+/// a user error (a failure without one is a bug). Returns 0 or the exit code.
+int runPipeline(mlir::ModuleOp module, bool runMode,
+                const flash::TargetOptions &target,
+                const flash::SourceDiagnostics &diagnostics) {
   mlir::MLIRContext *context = module.getContext();
-  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, context);
   mlir::PassManager pm(context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
@@ -313,18 +314,23 @@ int runPipeline(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
     flash::buildSIMTPipeline(pm);
   if (lowering && emitKind == EmitKind::LLVM)
     flash::buildSIMTToLLVMPipeline(pm, target);
+  unsigned before = diagnostics.numErrors();
   if (mlir::succeeded(pm.run(module)))
     return 0;
-  if (lowering)
+  if (lowering && diagnostics.numErrors() != before)
     return 1;
-  llvm::errs() << "flashc: internal error: the tile pipeline failed\n";
+  llvm::errs() << "flashc: internal error: the "
+               << (lowering ? "lowering failed without a diagnostic"
+                            : "tile pipeline failed")
+               << "\n";
   return 2;
 }
 
 /// `flashc run`: the tile-level module to the runner.
-int runOnTarget(mlir::ModuleOp module) {
+int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   flash::RunRequest request;
   request.target = targetOpt;
+  request.sources = &sourceMgr;
   request.stats = statsOpt;
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())
@@ -339,11 +345,9 @@ int runOnTarget(mlir::ModuleOp module) {
 
 /// PTX (or a cubin) to the output, and to OUT.json the sidecar a launcher
 /// needs.
-int writeMachineCode(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
+int writeMachineCode(mlir::ModuleOp module,
                      const flash::TargetOptions &target,
                      llvm::ToolOutputFile &output) {
-  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr,
-                                                     module.getContext());
   mlir::FailureOr<std::string> sidecar =
       flash::writeLaunchSidecar(module, target);
   mlir::FailureOr<std::string> ptx = flash::emitPTX(module, target);
@@ -375,8 +379,7 @@ int writeMachineCode(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
 }
 
 /// The module at the --emit level to -o.
-int writeOutput(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
-                const flash::TargetOptions &target) {
+int writeOutput(mlir::ModuleOp module, const flash::TargetOptions &target) {
   std::string errorMessage;
   auto output = mlir::openOutputFile(outputFile, &errorMessage);
   if (!output) {
@@ -384,7 +387,7 @@ int writeOutput(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
     return 1;
   }
   if (emitKind >= EmitKind::PTX)
-    return writeMachineCode(module, sourceMgr, target, *output);
+    return writeMachineCode(module, target, *output);
   module->print(output->os());
   output->os() << "\n";
   output->keep();
@@ -416,15 +419,20 @@ int main(int argc, char **argv) {
   flash::registerTargetDialects(registry);
   mlir::MLIRContext context(registry);
   context.printOpOnDiagnostic(false); // the source line says more to users
+  // Every diagnostic at a place in the kernel, whoever finds it, the way the
+  // front end's DiagnosticPrinter prints its own: file:line:col, the line, a
+  // caret.
+  flash::SourceDiagnostics sourceDiagnostics(&context, llvm::errs(),
+                                             &sourceMgr);
   flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
   flash::CompileStatus status;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       flash::compileTileSource(sourceMgr, defines, context, diags, &status);
   if (!module)
     return status == flash::CompileStatus::InternalError ? 2 : 1;
-  if (int rc = runPipeline(*module, sourceMgr, runMode, target))
+  if (int rc = runPipeline(*module, runMode, target, sourceDiagnostics))
     return rc;
   if (runMode)
-    return runOnTarget(*module);
-  return writeOutput(*module, sourceMgr, target);
+    return runOnTarget(*module, sourceMgr);
+  return writeOutput(*module, target);
 }
