@@ -52,14 +52,18 @@ BlockedLayoutAttr chooseBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                 warpsPerCTA, order);
 }
 
-/// The TiledMMA for accumulators of up to `rows` rows on `numWarps` warps:
-/// FlashAttention-2's warps along M (so that row statistics never cross
-/// warps) as far as the 16-row atoms of `rows` split evenly over them, each
-/// warp repeating the atom in registers to cover its rows; the warps left
-/// over go along N. So 128 rows on 4 warps are [4, 1, 1] x [2, 1, 1], 96
-/// rows [2, 2, 1] x [3, 1, 1], and fewer than 16 rows (one atom, padded)
-/// [1, 4, 1].
-MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps) {
+/// The TiledMMA for the kernel's accumulators (of up to `rows` rows, that is
+/// ceil(rows / 16) atoms) on `numWarps` warps, unless the kernel names one.
+/// When the rows of an accumulator must meet in one warp (row statistics,
+/// an accumulator that becomes an A operand: attention), FlashAttention-2's
+/// choice: all warps along M, each repeating the atom in registers over its
+/// rows, the last step padded if the warps do not divide the atoms (96 rows
+/// on 4 warps: [4, 1, 1] x [2, 1, 1], 128 rows computed). Otherwise no warp
+/// needs another's rows: the atoms split evenly over as many warps along M
+/// as divide them and the other warps go along N, so that no work is padded
+/// (96 rows: [2, 2, 1] x [3, 1, 1]; one row: [1, 4, 1]).
+MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps,
+                        bool rowsMeet) {
   if (auto chosen = kernel->getAttrOfType<MmaLayoutAttr>(kMmaLayoutAttrName))
     return chosen;
   int64_t rows = 0;
@@ -69,10 +73,10 @@ MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps) {
   if (rows == 0)
     return {};
   int64_t atoms = llvm::divideCeil(rows, layout::kAtomM);
-  int64_t warpsM = std::gcd(numWarps, atoms);
+  int64_t warpsM = rowsMeet ? numWarps : std::gcd(numWarps, atoms);
   return MmaLayoutAttr::get(kernel.getContext(),
                             {warpsM, numWarps / warpsM, 1},
-                            {atoms / warpsM, 1, 1});
+                            {llvm::divideCeil(atoms, warpsM), 1, 1});
 }
 
 RankedTensorType withLayout(Type type, Attribute layout) {
@@ -91,14 +95,9 @@ std::string shapeString(ArrayRef<int64_t> shape) {
 class LayoutAssigner {
 public:
   LayoutAssigner(func::FuncOp kernel, int64_t numWarps)
-      : kernel(kernel), ctx(kernel.getContext()), numWarps(numWarps),
-        mma(chooseMma(kernel, numWarps)) {}
+      : kernel(kernel), ctx(kernel.getContext()), numWarps(numWarps) {}
 
   LogicalResult run() {
-    if (mma && mma.getNumWarps() != numWarps)
-      return kernel.emitOpError()
-             << "MMA layout " << mma << " spreads over " << mma.getNumWarps()
-             << " warps but the kernel has " << numWarps;
     for (Type type : kernel.getFunctionType().getInputs())
       if (isa<RankedTensorType>(type))
         return kernel.emitOpError()
@@ -109,6 +108,11 @@ public:
       return failure();
     for (Value v : nodes)
       members[find(v)].push_back(v);
+    mma = chooseMma(kernel, numWarps, accumulatorRowsMeet());
+    if (mma && mma.getNumWarps() != numWarps)
+      return kernel.emitOpError()
+             << "MMA layout " << mma << " spreads over " << mma.getNumWarps()
+             << " warps but the kernel has " << numWarps;
     // Higher ranks first: a tile expanded into a higher rank wants a slice
     // of that rank's layout.
     if (failed(decideHigherRanks()) || failed(decide2D()) || failed(decide1D()))
@@ -300,6 +304,24 @@ private:
     }
     classLayout[root] = layout;
     return success();
+  }
+
+  /// Whether the rows of an MMA accumulator must come together in one warp:
+  /// its class is reduced along the rows or is an MMA's A operand.
+  bool accumulatorRowsMeet() {
+    DenseSet<Value> accRoots;
+    for (Value acc : accumulators)
+      accRoots.insert(find(acc));
+    WalkResult walk = kernel.walk([&](Operation *op) {
+      auto reduce = dyn_cast<ReduceOp>(op);
+      auto mmaOp = dyn_cast<MmaOp>(op);
+      bool meet =
+          (reduce && reduce.getAxis() == 1 &&
+           accRoots.contains(find(reduce.getInput()))) ||
+          (mmaOp && accRoots.contains(find(mmaOp.getA())));
+      return meet ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    return walk.wasInterrupted();
   }
 
   /// The layout a reduction reads its input in: the input's own, unless that

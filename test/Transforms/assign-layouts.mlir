@@ -142,9 +142,10 @@ func.func @alibi(%Q: !tile.global<[N, 64], f16>, %S: !tile.global<[H, 1], f32>,
 
 // -----
 
-// Single-token decode (one row): the row is padded to one 16-row atom, and
-// the 4 warps go along N; the row statistics are [1] slices.
-// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [1, 4, 1], values = [1, 1, 1]>
+// Single-token decode (one row) with row statistics: the row is padded to
+// one 16-row atom, which all 4 warps hold (the rows of an accumulator that
+// is reduced along them stay in one warp); the row max is a [1] slice.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
 // CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
 // CHECK-DAG: #[[ROWS:.*]] = #tile.slice<1, #[[MMA]]>
 // CHECK-LABEL: func.func @decode
@@ -171,10 +172,29 @@ func.func @decode(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>
 
 // -----
 
-// 96 rows on 4 warps: six 16-row atoms split evenly over 2 warps along M
-// (3 atoms each in registers), the other 2 warps go along N. A reduction
-// of an MMA operand reads it in the accumulator layout (operand layouts
-// have no slices).
+// One row without row statistics (a matrix-vector product): no warp needs
+// another's columns, so the 4 warps go along N and nothing is computed twice.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [1, 4, 1], values = [1, 1, 1]>
+// CHECK-LABEL: func.func @one_row
+// CHECK: tile.mma {{.*}} -> tensor<1x64xf32, #[[MMA]]>
+func.func @one_row(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                   %O: !tile.global<[N, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<1x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<1x64xf16>
+  %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<1x64xf16>, tensor<64x64xf16> -> tensor<1x64xf32>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<1x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}
+
+// -----
+
+// 96 rows on 4 warps, no row statistics: six 16-row atoms split evenly
+// over 2 warps along M (3 atoms each in registers), the other 2 warps go
+// along N. A reduction of an MMA operand reads it in the accumulator layout
+// (operand layouts have no slices).
 // CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [2, 2, 1], values = [3, 1, 1]>
 // CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
 // CHECK-DAG: #[[ROWS:.*]] = #tile.slice<1, #[[MMA]]>
@@ -219,5 +239,25 @@ func.func @cube(%X: !tile.global<[A, B, C], f32>, %Y: !tile.global<[B, C], f32>)
   %z = arith.subf %x, %yb : tensor<2x8x64xf32>
   tile.store %z, %X[%c0, %c0, %c0] window [0, 1, 2] : tensor<2x8x64xf32> -> !tile.global<[A, B, C], f32>
   tile.store %y, %Y[%c0, %c0] window [0, 1] : tensor<8x64xf32> -> !tile.global<[B, C], f32>
+  return
+}
+
+// -----
+
+// 96 rows on 4 warps in attention (S becomes P, an A operand): all warps
+// along M, 2 atoms each, the last step padded to 128 rows.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+// CHECK-LABEL: func.func @rows96_attention
+// CHECK: tile.mma {{.*}} -> tensor<96x64xf32, #[[MMA]]>
+func.func @rows96_attention(%Q: !tile.global<[N, 64], f16>, %O: !tile.global<[N, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<96x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<96x64xf16>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<96x64xf16>, tensor<64x64xf16> -> tensor<96x64xf32>
+  %p = arith.truncf %s : tensor<96x64xf32> to tensor<96x64xf16>
+  %o = tile.mma %p, %k, %zero : tensor<96x64xf16>, tensor<64x64xf16> -> tensor<96x64xf32>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<96x64xf32> -> !tile.global<[N, 64], f32>
   return
 }
