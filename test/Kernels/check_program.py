@@ -103,7 +103,8 @@ def prog_alibi(rng, s, d):
 
 PROGRAMS = {
     "dot": prog_dot, "dot_tiled": prog_dot, "dot_nt": prog_dot_nt, "broadcast": prog_broadcast,
-    "reduce": prog_reduce, "cube": prog_cube, "alibi": prog_alibi,
+    "reduce": prog_reduce, "reduce_tiled": prog_reduce, "cube": prog_cube, "alibi": prog_alibi,
+    "alibi_tiled": prog_alibi,
 }
 DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 
