@@ -1,7 +1,7 @@
 //===- flashc.cpp - the flashc driver -------------------------------------===//
 //
-//   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout|simt|llvm|ptx|cubin]
-//          [--arch=sm_XX] [-o OUT]
+//   flashc FILE.tile [-D NAME=VALUE]... [-I DIR]...
+//          [--emit=tile|layout|simt|llvm|ptx|cubin] [--arch=sm_XX] [-o OUT]
 //   flashc run FILE.tile --target=interp [-D ...]... --arg NAME=FILE.npy|NUMBER
 //          ... --out NAME=FILE.npy ...
 //
@@ -11,6 +11,7 @@
 
 #include "flashc/Conversion/Passes.h"
 #include "flashc/Frontend/IRGen.h"
+#include "flashc/Frontend/VirtualFiles.h"
 #include "flashc/Target/PTX.h"
 #include "flashc/Target/Sidecar.h"
 #include "flashc/Transforms/Passes.h"
@@ -55,6 +56,11 @@ cl::list<std::string>
     defineOpts("D", cl::Prefix,
                cl::desc("Override a compile-time constant: -D NAME=VALUE"),
                cl::value_desc("NAME=VALUE"), cl::cat(flashcCategory));
+cl::list<std::string>
+    importDirOpts("I", cl::Prefix,
+                  cl::desc("Search DIR for imported files (after the "
+                           "importing file's directory)"),
+                  cl::value_desc("DIR"), cl::cat(flashcCategory));
 cl::opt<EmitKind> emitKind(
     "emit",
     cl::desc("What to emit (default: ptx or cubin when -o names a .ptx or "
@@ -135,14 +141,19 @@ int replayDirectory(const std::string &dir) {
       ++failures;
       continue;
     }
+    // As the fuzzer reads it: imports only among the input's own files.
+    flash::VirtualFiles virtualFiles =
+        flash::splitVirtualFiles((*buf)->getBuffer());
+    flash::ImportOptions imports;
+    imports.fileSystem = virtualFiles.fileSystem;
     llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(*buf), llvm::SMLoc());
+    sourceMgr.AddNewSourceBuffer(std::move(virtualFiles.main), llvm::SMLoc());
     std::string diagText;
     llvm::raw_string_ostream diagOS(diagText);
     flash::DiagnosticPrinter diags(sourceMgr, diagOS);
     flash::CompileStatus status;
-    auto module =
-        flash::compileTileSource(sourceMgr, {}, context, diags, &status);
+    auto module = flash::compileTileSource(sourceMgr, {}, context, diags,
+                                           &status, imports);
     if (status == flash::CompileStatus::InternalError) {
       llvm::outs() << "FAIL " << file << ": internal error\n" << diagText;
       ++failures;
@@ -192,7 +203,8 @@ bool parseCommandLine(std::vector<const char *> &args) {
   return cl::ParseCommandLineOptions(
       (int)args.size(), args.data(),
       "flashc: the tile language compiler\n\n"
-      "  flashc FILE.tile [-D NAME=VALUE]... [--emit=LEVEL] [--arch=sm_XX]\n"
+      "  flashc FILE.tile [-D NAME=VALUE]... [-I DIR]... [--emit=LEVEL] "
+      "[--arch=sm_XX]\n"
       "         [-o OUT]   (ptx/cubin: also writes the launch sidecar "
       "OUT.json)\n"
       "  flashc run FILE.tile --target=interp|emulate|cuda [-D NAME=VALUE]...\n"
@@ -426,8 +438,10 @@ int main(int argc, char **argv) {
                                              &sourceMgr);
   flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
   flash::CompileStatus status;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      flash::compileTileSource(sourceMgr, defines, context, diags, &status);
+  flash::ImportOptions imports;
+  imports.searchDirs.assign(importDirOpts.begin(), importDirOpts.end());
+  mlir::OwningOpRef<mlir::ModuleOp> module = flash::compileTileSource(
+      sourceMgr, defines, context, diags, &status, imports);
   if (!module)
     return status == flash::CompileStatus::InternalError ? 2 : 1;
   if (int rc = runPipeline(*module, runMode, target, sourceDiagnostics))
