@@ -101,10 +101,27 @@ def prog_alibi(rng, s, d):
         {"O": ("f16", (b, h, nq, dim))}, {"O": out}
 
 
+def prog_attention_lse(rng, s, d):
+    b, h, nq, nk, dim = s["B"], s["H"], s["Nq"], s["Nk"], d.get("HEAD_DIM", 64)
+    q, k, v = f16(rng, (b, h, nq, dim)), f16(rng, (b, h, nk, dim)), \
+        f16(rng, (b, h, nk, dim))
+    sm_scale = np.float32(1.0 / np.sqrt(dim))
+    scores = np.einsum("bhid,bhjd->bhij", q.astype(np.float64),
+                       k.astype(np.float64)) * float(sm_scale)
+    row_max = scores.max(axis=-1, keepdims=True)
+    p = np.exp(scores - row_max)
+    out = np.einsum("bhij,bhjd->bhid", p / p.sum(axis=-1, keepdims=True),
+                    v.astype(np.float64))
+    lse = row_max[..., 0] + np.log(p.sum(axis=-1))
+    return {"Q": q, "K": k, "V": v, "sm_scale": float(sm_scale)}, \
+        {"O": ("f16", (b, h, nq, dim)), "LSE": ("f32", (b, h, nq))}, \
+        {"O": out, "LSE": lse}
+
+
 PROGRAMS = {
     "dot": prog_dot, "dot_tiled": prog_dot, "dot_nt": prog_dot_nt, "broadcast": prog_broadcast,
     "reduce": prog_reduce, "reduce_tiled": prog_reduce, "cube": prog_cube, "alibi": prog_alibi,
-    "alibi_tiled": prog_alibi,
+    "alibi_tiled": prog_alibi, "attention_lse": prog_attention_lse,
 }
 DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 
