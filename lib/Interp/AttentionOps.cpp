@@ -8,6 +8,7 @@
 #include "Executor.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Semantics/ScalarOps.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -74,7 +75,16 @@ struct OnlineSoftmaxStep {
   double scale;
   std::vector<double> P, PV; ///< scratch rows
 
-  double exp(double x) const { return useExp2 ? std::exp2(x) : std::exp(x); }
+  /// e^x, or 2^x with exp2: for the scores (`approx`) the lowering's
+  /// ex2.approx.ftz, whose subnormal results flush to 0.
+  double exp(double x, bool approx) const {
+    if (!useExp2)
+      return std::exp(x);
+    if (!approx)
+      return std::exp2(x);
+    return sem::visitFloatUnary(sem::ArithMathOpcode::Exp2Ftz,
+                                [&](auto fn) { return fn(x); });
+  }
 
   /// Row i of the results: the new max, the new sum and the new acc row.
   void row(int64_t i, double &mNew, double &lNew, double *accOut) {
@@ -99,11 +109,11 @@ struct OnlineSoftmaxStep {
                ? std::numeric_limits<double>::quiet_NaN()
                : std::max(mi, rowMax);
     double base = mNew == -inf ? 0.0 : mNew;
-    double alpha = f32(exp(f32(mi - base)));
+    double alpha = f32(exp(f32(mi - base), /*approx=*/false));
     double sumP = 0;
     for (int64_t j = 0; j < N; ++j) {
       double x = f32(scaled ? std::fma(s[j], scale, -base) : s[j] - base);
-      P[j] = f32(exp(x));
+      P[j] = f32(exp(x, /*approx=*/true));
       sumP += P[j];
     }
     lNew = f32(alpha * li + sumP);

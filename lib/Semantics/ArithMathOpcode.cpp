@@ -113,6 +113,10 @@ std::optional<ArithMathOp> classifyArithMath(mlir::Operation *op) {
     return std::nullopt;
   ArithMathOp result;
   result.opcode = *opcode;
+  if (auto exp2 = mlir::dyn_cast<mlir::math::Exp2Op>(op))
+    if (mlir::arith::bitEnumContainsAll(exp2.getFastmath(),
+                                        mlir::arith::FastMathFlags::afn))
+      result.opcode = ArithMathOpcode::Exp2Ftz;
   if (auto cmp = mlir::dyn_cast<mlir::arith::CmpIOp>(op))
     result.intPredicate = static_cast<IntPredicate>(cmp.getPredicate());
   if (auto cmp = mlir::dyn_cast<mlir::arith::CmpFOp>(op))

@@ -407,6 +407,7 @@ void flash::buildSIMTToLLVMPipeline(OpPassManager &pm,
   OpPassManager &gpuPM = pm.nest<gpu::GPUModuleOp>();
   gpuPM.addPass(std::make_unique<PrepareNVVMPass>(options));
   gpuPM.addPass(createSCFToControlFlowPass());
+  gpuPM.addPass(flash::createApproxMathToNVVMPass());
   // Lowers gpu.func/gpu.return, the math ops libdevice implements (__nv_*),
   // and, through the ConvertToLLVM interfaces, arith, cf, index, vector.
   gpuPM.addPass(createConvertGpuOpsToNVVMOps());
@@ -642,6 +643,7 @@ void flash::registerTargetPipelines() {
         buildSIMTToLLVMPipeline(pm, options);
       });
   PassRegistration<PrepareNVVMPass>();
+  registerPass([] { return flash::createApproxMathToNVVMPass(); });
   PassRegistration<EmitPTXPass>();
   PassRegistration<EmitSidecarPass>();
 }

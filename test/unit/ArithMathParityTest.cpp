@@ -283,6 +283,9 @@ Batch floatBatch(const std::string &t, const std::vector<double> &specials) {
         "math.sin",   "math.cos",   "math.erf",       "math.floor",
         "math.ceil",  "math.round", "math.roundeven", "math.trunc"})
     b.ops.push_back({op, {"E:" + t}, t});
+  // ex2.approx.ftz's model, Exp2Ftz (its flush: SemanticsTest's cases).
+  b.ops.push_back({"math.exp2", {"E:" + t}, t,
+                   "<{fastmath = #arith.fastmath<afn>}>"});
   b.ops.push_back({"math.fma", {"A:" + t, "B:" + t, "C:" + t}, t});
   for (int p = 0; p < 16; ++p) { // every arith.cmpf predicate
     OpCase c = binary("arith.cmpf", t);

@@ -105,6 +105,7 @@ func.func @every(%i: i32, %j: i32, %f: f32, %g: f32, %c: i1, %x: index,
   %49 = math.round %f : f32
   %50 = math.roundeven %f : f32
   %51 = math.trunc %f : f32
+  %exp2ftz = math.exp2 %f fastmath<afn> : f32
   %52 = math.fma %f, %g, %f : f32
   %53 = arith.cmpi ugt, %i, %j : i32
   %54 = arith.cmpf ole, %f, %g : f32
@@ -164,7 +165,7 @@ TEST(ArithMathOpcode, Kinds) {
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::IntBinary)], 20);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::IntUnary)], 1);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::FloatBinary)], 11);
-  EXPECT_EQ(count[static_cast<int>(ArithMathKind::FloatUnary)], 20);
+  EXPECT_EQ(count[static_cast<int>(ArithMathKind::FloatUnary)], 21);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::FloatTernary)], 1);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::CmpI)], 1);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::CmpF)], 1);
@@ -384,6 +385,12 @@ std::vector<UnaryCase> unaryCases() {
       {O::Exp, kF64, 1.0, std::exp(1.0)},
       {O::Exp, kF32, 1.0, f(std::exp(1.0))},
       {O::Exp2, kF32, 10.0, 1024.0},
+      {O::Exp2, kF32, -127.0, 0x1p-127}, // a subnormal f32
+      // ex2.approx.ftz: subnormal results flush to +0, normal ones do not.
+      {O::Exp2Ftz, kF32, -126.0, 0x1p-126},
+      {O::Exp2Ftz, kF32, -127.0, 0.0},
+      {O::Exp2Ftz, kF32, -kInf, 0.0},
+      {O::Exp2Ftz, kF32, 10.0, 1024.0},
       {O::ExpM1, kF64, 1e-10, std::expm1(1e-10)},
       {O::Log, kF64, 2.0, std::log(2.0)},
       {O::Log2, kF32, 1024.0, 10.0},

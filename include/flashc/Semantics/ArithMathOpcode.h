@@ -35,6 +35,9 @@ enum class ArithMathOpcode : uint8_t {
   // FloatUnary
 #define FLASH_FLOAT_UNARY(Opcode, MlirOp, Result, Builtin) Opcode,
 #include "flashc/Semantics/FloatUnaryOps.def"
+  // math.exp2 with fastmath<afn> (PTX ex2.approx.ftz.f32): 2^x with the
+  // results below the smallest normal f32, 2^-126, flushed to +0.
+  Exp2Ftz,
   // FloatTernary
   Fma,
   // CmpI, CmpF, Select

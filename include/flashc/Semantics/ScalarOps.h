@@ -368,6 +368,11 @@ decltype(auto) visitFloatUnary(ArithMathOpcode opc, Fn &&fn) {
   case O::Opcode:                                                              \
     return fn([](double a) { return Result; });
 #include "flashc/Semantics/FloatUnaryOps.def"
+  case O::Exp2Ftz:
+    return fn([](double a) {
+      double r = std::exp2(a);
+      return r < 0x1p-126 ? 0.0 : r;
+    });
   default:
     break;
   }

@@ -28,12 +28,15 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 
 namespace mlir {
 class DialectRegistry;
 class ModuleOp;
 class OpPassManager;
+class Pass;
+class RewritePatternSet;
 } // namespace mlir
 
 namespace flash {
@@ -74,10 +77,17 @@ void registerTargetDialects(mlir::DialectRegistry &registry);
 /// SIMT level -> LLVM dialect inside the gpu.module (the host-side grid
 /// function is left alone): nvvm-attach-target, flashc-prepare-nvvm (launch
 /// bounds, dynamic shared memory), scf->cf, convert-gpu-to-nvvm,
-/// vector/arith/math/cf/index -> llvm, reconcile-unrealized-casts.
+/// flashc-approx-math-to-nvvm, vector/arith/math/cf/index -> llvm,
+/// reconcile-unrealized-casts.
 /// `options` must have passed verifyTargetOptions.
 void buildSIMTToLLVMPipeline(mlir::OpPassManager &pm,
                              const TargetOptions &options);
+
+/// math.exp2 fastmath<afn> on f32 (scalar or 1-D vector) -> the
+/// llvm.nvvm.ex2.approx.ftz.f32 intrinsic, per element; and the pass that
+/// applies them to a gpu.module (--flashc-approx-math-to-nvvm).
+void populateApproxMathToNVVMPatterns(mlir::RewritePatternSet &patterns);
+std::unique_ptr<mlir::Pass> createApproxMathToNVVMPass();
 
 /// PTX for the module's gpu.module (the SIMT level or already lowered by
 /// buildSIMTToLLVMPipeline: emitPTX lowers a clone when needed and leaves
@@ -99,6 +109,7 @@ assembleCubin(llvm::StringRef ptx, const TargetOptions &options,
 /// Registers, for flash-opt and lit:
 ///   --flashc-simt-to-llvm="arch=sm_80"           (the pipeline above)
 ///   --flashc-prepare-nvvm                        (one pass of it)
+///   --flashc-approx-math-to-nvvm                 (another)
 ///   --flashc-emit-ptx="arch=sm_80 output=F [cubin=G]"  (writes emitPTX's
 ///                                                text; cubin: assembleCubin)
 ///   --flashc-emit-sidecar="arch=sm_80 output=F"  (writes the launch JSON)

@@ -251,7 +251,9 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
     max of the unscaled scores and folds the scaling into the one FMA that
     feeds each exponential (max(c * x) = c * max(x) only for c > 0). With
     `exp2`, S and m are in log2 units and every exponential below is 2^x
-    instead of e^x. Per row i (all reductions over the N columns):
+    instead of e^x; P's are flushed to 0 below 2^-126 (PTX ex2.approx.ftz;
+    the decomposition emits `math.exp2 fastmath<afn>`, which means that).
+    Per row i (all reductions over the N columns):
 
     ```
     m_new  = max(m, max_j S[i, j])
