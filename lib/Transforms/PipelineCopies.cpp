@@ -176,7 +176,8 @@ void emitCopies(OpBuilder &builder, scf::ForOp loop, const StagedLoop &staged,
         copy.getOffsets(), [&](Value v) { return mapping.lookupOrDefault(v); });
     AsyncCopyOp::create(builder, copy.getLoc(),
                         mapping.lookupOrDefault(copy.getSource()), offsets,
-                        copy.getWindow(), copy.getDest(), slot, pred);
+                        copy.getWindowAttr(), /*gather=*/nullptr,
+                        /*indices=*/ValueRange(), copy.getDest(), slot, pred);
   }
   AsyncCommitOp::create(builder, loop.getLoc());
 }

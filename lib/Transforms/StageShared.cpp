@@ -39,7 +39,7 @@ SharedType stagingBufferType(LoadOp load) {
   GlobalType global = load.getSource().getType();
   unsigned last = global.getRank() - 1;
   ArrayRef<int64_t> window = load.getWindow();
-  if (window.size() != 2 || window[1] != last || !global.isStaticDim(last) ||
+  if (load.isGathered() || window.size() != 2 || window[1] != last || !global.isStaticDim(last) ||
       tile.getDimSize(1) != global.getShape()[last] ||
       !matchPattern(load.getOffsets()[last], m_Zero()))
     return {};
@@ -128,8 +128,9 @@ struct TileStageSharedPass
         BarrierOp::create(builder, loc);
       for (auto [load, buffer] : llvm::zip(group, buffers))
         AsyncCopyOp::create(builder, load.getLoc(), load.getSource(),
-                            load.getOffsets(), load.getWindow(), buffer, slot0,
-                            /*pred=*/nullptr);
+                            load.getOffsets(), load.getWindowAttr(),
+                            /*gather=*/nullptr, /*indices=*/ValueRange(),
+                            buffer, slot0, /*pred=*/nullptr);
       AsyncCommitOp::create(builder, loc);
       AsyncWaitOp::create(builder, loc, 0);
       // The wait covers this thread's copies only; the tile is read by all.
