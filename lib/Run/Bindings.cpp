@@ -81,13 +81,17 @@ bool ArgumentBinder::checkArray(Param &p) {
   if (!want) {
     diag.error("parameter '" + p.name + "' has element type " +
                typeText(p.elemType) +
-               ", which .npy arguments cannot provide (supported: f16, f32, "
-               "i32)");
+               ", which .npy arguments cannot provide (supported: f16, bf16, "
+               "f32, i32)");
     return false;
   }
-  if (p.array.dtype != *want) {
+  if (!npy::viewAs(p.array, *want)) {
     diag.error("argument '" + p.name + "' is " + npy::dtypeName(p.array.dtype) +
-               " but the kernel declares " + typeText(p.elemType));
+               " but the kernel declares " + typeText(p.elemType) +
+               (*want == npy::DType::BF16
+                    ? " (pass an ml_dtypes.bfloat16 array, or its bits as "
+                      "uint16)"
+                    : ""));
     return false;
   }
   unsigned rank = p.staticDims.size();
