@@ -144,9 +144,11 @@ def check_varlen(args):
 def check_paged(args):
     r = Runner(args, "paged")
     rng = np.random.default_rng(args.seed)
-    page, D, H, Nq, block_m = 16, args.head_dim, 2, 40, 64
+    page, D, H, Nq, block_m = 16, args.head_dim, 2, args.nq, args.block_m
     if D != 64:
         args.defines.append("HEAD_DIM=%d" % D)
+    if block_m != 64:
+        args.defines.append("BLOCK_M=%d" % block_m)
     lengths = [130, 1, 64, 0, 77]
     B = len(lengths)
     used = [math.ceil(n / page) for n in lengths]
@@ -264,6 +266,8 @@ def main():
     ap.add_argument("--kernel", required=True, choices=["varlen", "paged", "bounds"])
     ap.add_argument("--head-dim", type=int, default=64)
     ap.add_argument("--kernels-dir", default=os.path.join(HERE, "..", "..", "..", "kernels"))
+    ap.add_argument("--nq", type=int, default=40, help="paged: query rows")
+    ap.add_argument("--block-m", type=int, default=64, help="paged: BLOCK_M")
     ap.add_argument("--stats", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-D", dest="defines", action="append", default=[])
