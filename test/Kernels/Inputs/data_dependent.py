@@ -141,10 +141,13 @@ def check_varlen(args):
     return ok and alone_ok
 
 
-def check_paged(args):
-    r = Runner(args, "paged")
+def check_paged(args, kernel="paged", page=16):
+    """Pages of `page` tokens; paged_block: one page per key block, slots
+    past a sequence's end finite garbage (masked by the scores), the rest
+    NaN as for paged."""
+    r = Runner(args, kernel)
     rng = np.random.default_rng(args.seed)
-    page, D, H, Nq, block_m = 16, args.head_dim, 2, args.nq, args.block_m
+    D, H, Nq, block_m = args.head_dim, 2, args.nq, args.block_m
     if D != 64:
         args.defines.append("HEAD_DIM=%d" % D)
     if block_m != 64:
@@ -172,6 +175,9 @@ def check_paged(args):
                 p = order[next_page]
                 next_page += 1
                 take = slice(j * page, min(n, (j + 1) * page))
+                if kernel == "paged_block":  # the whole page is read
+                    k_cache[p] = rng.standard_normal((page, H, D)) * 100
+                    v_cache[p] = rng.standard_normal((page, H, D)) * 100
                 k_cache[p, :take.stop - take.start] = ks[take]
                 v_cache[p, :take.stop - take.start] = vs[take]
                 table[b, j] = p
@@ -195,14 +201,16 @@ def check_paged(args):
         ok &= r.check("%s page %d lengths %s" % (target, page, lengths), outs[target],
                       want, outs.get("interp") if target != "interp" else None)
         if extra:
-            ok &= check_paged_stats(text, lengths, B, H, Nq, D, block_m, P, page)
+            read = [math.ceil(n / page) * page for n in lengths] \
+                if kernel == "paged_block" else lengths
+            ok &= check_paged_stats(text, read, B, H, Nq, D, block_m, P, page)
     return ok
 
 
 def check_paged_stats(text, lengths, B, H, Nq, D, block_m, P, page):
-    """cp.async reads exactly Q and the K and V rows in use, once per program
-    along M: not one byte of a page no sequence uses, nor of a slot past a
-    sequence's end."""
+    """cp.async reads exactly Q and the K and V rows in use (`lengths` per
+    sequence), once per program along M: not one byte of a page no sequence
+    uses, nor (16-token pages) of a slot past a sequence's end."""
     match = re.search(r"cp.async bytes read \(global\)\s+(\d+)", text)
     total = re.search(r"global bytes read\s+(\d+)", text)
     if not match or not total:
@@ -263,7 +271,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flashc", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--kernel", required=True, choices=["varlen", "paged", "bounds"])
+    ap.add_argument("--kernel", required=True, choices=["varlen", "paged", "paged_block", "bounds"])
     ap.add_argument("--head-dim", type=int, default=64)
     ap.add_argument("--kernels-dir", default=os.path.join(HERE, "..", "..", "..", "kernels"))
     ap.add_argument("--nq", type=int, default=40, help="paged: query rows")
@@ -273,7 +281,8 @@ def main():
     ap.add_argument("-D", dest="defines", action="append", default=[])
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    check = {"varlen": check_varlen, "paged": check_paged, "bounds": check_bounds}
+    check = {"varlen": check_varlen, "paged": check_paged, "bounds": check_bounds,
+             "paged_block": lambda a: check_paged(a, "paged_block", 64)}
     ok = check[args.kernel](args)
     return 0 if ok else 1
 
