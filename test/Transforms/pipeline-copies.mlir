@@ -471,3 +471,50 @@ func.func @table_written(%Kc: !C, %T: !T, %O: !tile.global<[64, 64], f16>, %lb: 
   }
   return
 }
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+!C = !tile.global<[P, 64, 64], f16>
+!T = !tile.global<[MaxPages], i32>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+
+// A page number read as a scalar in the loop starts the copy's window (pages
+// of BLOCK_N tokens): the scalar read is evaluated again for the iteration
+// the copy is issued for (the loop does not write the table; past the end it
+// is bounds-masked and the copy predicated off).
+// CHECK-LABEL: func.func @scalar_page(
+// CHECK-SAME:      %[[C:[^:]*]]: !tile.global<[P, 64, 64], f16>, %[[T:[^:]*]]: !tile.global<[MaxPages], i32>,
+// CHECK:         %[[P0:.*]] = arith.cmpi slt, %[[LB:.*]], %[[UB:.*]] : i32
+// CHECK-NEXT:    %[[J0:.*]] = arith.divsi %[[LB]]
+// CHECK-NEXT:    %[[PG0:.*]] = tile.load_scalar %[[T]][%[[J0]]]
+// CHECK-NEXT:    tile.async_copy %[[C]][%[[PG0]], {{.*}}] window [1, 2] into %{{.*}}[%{{.*}}] if %[[P0]]
+// CHECK:         scf.for %[[I:.*]] = %[[LB]] to %[[UB]]
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[I]], %{{.*}} : i32
+// CHECK:           tile.barrier
+// CHECK-NEXT:      %[[J1:.*]] = arith.divsi %[[NEXT]]
+// CHECK-NEXT:      %[[PG1:.*]] = tile.load_scalar %[[T]][%[[J1]]]
+// CHECK-NEXT:      tile.async_copy %[[C]][%[[PG1]], {{.*}}] window [1, 2] into
+// CHECK-NEXT:      tile.async_commit
+// CHECK-NOT:       tile.load_scalar
+// CHECK:         tile.async_wait 0
+// CHECK-NEXT:    return
+func.func @scalar_page(%Kc: !C, %T: !T, %O: !tile.global<[64, 64], f16>, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    %j = arith.divsi %i, %c64 : i32
+    %page = tile.load_scalar %T[%j] pad 0 : i32 : !T -> i32
+    tile.barrier
+    tile.async_copy %Kc[%page, %c0, %c0] window [1, 2] into %kb[%c0] : !C -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #dot_b>
+    tile.store %k, %O[%c0, %c0] window [0, 1] : tensor<64x64xf16, #dot_b> -> !tile.global<[64, 64], f16>
+  }
+  return
+}
