@@ -229,6 +229,19 @@ BlockedParams flash::tile::layout::blockedSliceParent(const BlockedParams &block
 // Shared memory
 //===----------------------------------------------------------------------===//
 
+std::optional<BlockedParams>
+flash::tile::layout::gatherChunkParams(int64_t rows, int64_t chunksPerRow,
+                                       int64_t numWarps) {
+  if (rows <= 0 || chunksPerRow <= 0 || numWarps <= 0)
+    return std::nullopt;
+  int64_t along = std::min<int64_t>(kWarpSize, chunksPerRow & -chunksPerRow);
+  int64_t down = kWarpSize / along;
+  // Wrapping around the rows would copy a chunk twice.
+  if (rows % (down * numWarps) != 0)
+    return std::nullopt;
+  return BlockedParams{{1, 1}, {down, along}, {numWarps, 1}, {1, 0}};
+}
+
 namespace {
 /// Whether pair `pair` of (warp, every lane) is an 8x8 matrix in the given
 /// mode; its origin when it is.

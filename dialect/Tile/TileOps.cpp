@@ -81,30 +81,57 @@ LogicalResult IotaOp::verify() {
 // LoadOp, StoreOp
 //===----------------------------------------------------------------------===//
 
-/// Shared rules of load and store windows: one offset per global dim, window
-/// dims strictly increasing and in range, one window dim per tile dim.
+/// Shared rules of windows: one offset per global dim, window dims strictly
+/// increasing and in range, one window dim per tile dim. A gathered window
+/// (`gather` non-empty) adds tile dim 0, whose rows come from one 1-D i32
+/// index tile per gathered global dim.
 static LogicalResult verifyWindow(Operation *op, GlobalType global,
                                   size_t numOffsets, ArrayRef<int64_t> window,
-                                  RankedTensorType tile) {
+                                  RankedTensorType tile,
+                                  ArrayRef<int64_t> gather = {},
+                                  TypeRange indexTypes = {}) {
   if (numOffsets != global.getRank())
     return op->emitOpError() << "expects " << global.getRank()
                              << " offsets (one per dim of the global tensor), "
                                 "got "
                              << numOffsets;
-  if (window.size() != static_cast<size_t>(tile.getRank()))
-    return op->emitOpError() << "window names " << window.size()
-                             << " dims but the tile has rank "
-                             << tile.getRank();
-  for (auto [i, dim] : llvm::enumerate(window)) {
-    if (dim < 0 || dim >= global.getRank())
-      return op->emitOpError() << "window dim " << dim
-                               << " is out of range for a global tensor of "
-                                  "rank "
-                               << global.getRank();
-    if (i > 0 && dim <= window[i - 1])
-      return op->emitOpError() << "window dims must be strictly increasing, "
-                                  "got "
-                               << shapeString(window);
+  bool gathered = !gather.empty();
+  if (indexTypes.size() != gather.size())
+    return op->emitOpError() << "gathers " << gather.size()
+                             << " dims but has " << indexTypes.size()
+                             << " index tiles (one per gathered dim)";
+  if (window.size() + gathered != static_cast<size_t>(tile.getRank()))
+    return op->emitOpError() << "window names " << window.size() << " dims"
+                             << (gathered ? " plus the gathered rows" : "")
+                             << " but the tile has rank " << tile.getRank();
+  auto checkDims = [&](ArrayRef<int64_t> dims, StringRef what) -> LogicalResult {
+    for (auto [i, dim] : llvm::enumerate(dims)) {
+      if (dim < 0 || dim >= global.getRank())
+        return op->emitOpError() << what << " dim " << dim
+                                 << " is out of range for a global tensor of "
+                                    "rank "
+                                 << global.getRank();
+      if (i > 0 && dim <= dims[i - 1])
+        return op->emitOpError() << what << " dims must be strictly "
+                                 << "increasing, got " << shapeString(dims);
+    }
+    return success();
+  };
+  if (failed(checkDims(window, "window")) || failed(checkDims(gather, "gathered")))
+    return failure();
+  for (int64_t dim : gather)
+    if (llvm::is_contained(window, dim))
+      return op->emitOpError() << "dim " << dim
+                               << " is both gathered and in the window";
+  for (auto [i, type] : llvm::enumerate(indexTypes)) {
+    auto index = dyn_cast<RankedTensorType>(type);
+    if (!index || index.getRank() != 1 ||
+        !index.getElementType().isInteger(32) ||
+        index.getDimSize(0) != tile.getDimSize(0))
+      return op->emitOpError() << "index tile " << i
+                               << " must be a 1-D tile of i32 with one "
+                                  "element per gathered row ("
+                               << tile.getDimSize(0) << "), got " << type;
   }
   if (tile.getElementType() != global.getElementType())
     return op->emitOpError() << "tile element type " << tile.getElementType()
@@ -115,12 +142,30 @@ static LogicalResult verifyWindow(Operation *op, GlobalType global,
 
 LogicalResult LoadOp::verify() {
   if (failed(verifyWindow(*this, getSource().getType(), getOffsets().size(),
-                          getWindow(), getType())))
+                          getWindow(), getType(), getGather(),
+                          getIndices().getTypes())))
     return failure();
   if (getPad().getType() != getType().getElementType())
     return emitOpError() << "pad value of type " << getPad().getType()
                          << " does not match the element type "
                          << getType().getElementType();
+  return success();
+}
+
+LogicalResult LoadScalarOp::verify() {
+  GlobalType global = getSource().getType();
+  if (getIndices().size() != global.getRank())
+    return emitOpError() << "expects " << global.getRank()
+                         << " indices (one per dim of the global tensor), got "
+                         << getIndices().size();
+  if (getType() != global.getElementType())
+    return emitOpError() << "result type " << getType()
+                         << " does not match the global tensor's element "
+                            "type "
+                         << global.getElementType();
+  if (getPad().getType() != getType())
+    return emitOpError() << "pad value of type " << getPad().getType()
+                         << " does not match the element type " << getType();
   return success();
 }
 
@@ -380,7 +425,7 @@ LogicalResult AsyncCopyOp::verify() {
   auto slotTile =
       RankedTensorType::get(shared.getSlotShape(), shared.getElementType());
   if (failed(verifyWindow(*this, global, getOffsets().size(), getWindow(),
-                          slotTile)))
+                          slotTile, getGather(), getIndices().getTypes())))
     return failure();
   unsigned last = global.getRank() - 1;
   if (getWindow().back() != last || !global.isStaticDim(last) ||

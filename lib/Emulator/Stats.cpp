@@ -30,6 +30,7 @@ void Stats::print(llvm::raw_ostream &os, llvm::StringRef kernelName) const {
   line("barriers (warp instrs)", barrierWarps);
   line("cp.async (warp instrs)", cpAsync);
   line("cp.async bytes", cpAsyncBytes);
+  line("cp.async bytes read (global)", cpAsyncBytesRead);
   line("cp.async commit_group (warp)", cpAsyncCommits);
   line("cp.async wait_group (warp)", cpAsyncWaits);
   line("global loads (warp instrs)", globalLoads);

@@ -205,6 +205,7 @@ bool execCpAsync(Executor &ex, const Instr &I, const ActiveThreads &threads) {
           return false;
         acc = {static_cast<uint32_t>(dst), cpSize};
         stats.cpAsyncBytes += cpSize;
+        stats.cpAsyncBytesRead += srcSize;
         stats.globalBytesRead += srcSize;
         stats.sharedBytesWritten += cpSize;
         return true;

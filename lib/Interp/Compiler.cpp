@@ -83,6 +83,7 @@ static std::optional<Opc> classifyOther(Operation *op) {
       .Case<tile::SplatOp>(is(Opc::Splat))
       .Case<tile::IotaOp>(is(Opc::Iota))
       .Case<tile::LoadOp>(is(Opc::Load))
+      .Case<tile::LoadScalarOp>(is(Opc::LoadScalar))
       .Case<tile::StoreOp>(is(Opc::Store))
       .Case<tile::ExpandDimsOp>(is(Opc::ExpandDims))
       .Case<tile::BroadcastOp>(is(Opc::Broadcast))

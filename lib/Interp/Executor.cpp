@@ -217,6 +217,8 @@ bool Executor::exec(const Inst &inst) {
     return execIota(inst);
   case Opc::Load:
     return execLoad(inst);
+  case Opc::LoadScalar:
+    return execLoadScalar(inst);
   case Opc::Store:
     return execStore(inst);
   case Opc::ExpandDims:

@@ -5,7 +5,8 @@
 //   Executor.cpp      blocks, scf.for / scf.if, constants, the dispatch
 //   ArithMathOps.cpp  the arith / math ops, through flashc/Semantics
 //   TileOps.cpp       grid coordinates, splat, iota, broadcast, trans, reduce
-//   WindowOps.cpp     tile.load / tile.store through windows
+//   WindowOps.cpp     tile.load / tile.store through windows (gathered rows
+//                     too), tile.load_scalar
 //   AttentionOps.cpp  tile.mma, tile.online_softmax and its finalize
 //   TensorOps.cpp     the tensor.* ops canonicalization may leave behind
 //
@@ -53,6 +54,7 @@ private:
   bool execSplat(const Inst &inst);
   bool execIota(const Inst &inst);
   bool execLoad(const Inst &inst);
+  bool execLoadScalar(const Inst &inst);
   bool execStore(const Inst &inst);
   bool execBroadcast(const Inst &inst);
   bool execTrans(const Inst &inst);

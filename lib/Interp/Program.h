@@ -37,6 +37,7 @@ enum class Opc : uint8_t {
   Splat,
   Iota,
   Load,
+  LoadScalar,
   Store,
   ExpandDims,
   Broadcast,

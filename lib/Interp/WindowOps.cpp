@@ -116,8 +116,9 @@ bool Executor::execLoad(const Inst &inst) {
   if (!src.global)
     return internalError(inst, "load from a non-global value");
   GlobalBuffer &g = *src.global;
+  llvm::ArrayRef<int64_t> gather = load.getGather();
   llvm::SmallVector<int64_t, 4> offsets;
-  if (inst.in.size() - 1 != g.shape.size())
+  if (inst.in.size() - 1 != g.shape.size() + gather.size())
     return internalError(inst, "offset count does not match the rank");
   readOffsets(inst, 1, g.shape.size(), offsets);
   double pad = 0;
@@ -127,19 +128,68 @@ bool Executor::execLoad(const Inst &inst) {
   RtValue &r = prep(inst, 0);
   pad = roundTo(r.elem, pad);
   llvm::ArrayRef<int64_t> window = load.getWindow();
-  if (window.size() != r.shape.size())
+  if (window.size() + !gather.empty() != r.shape.size())
     return internalError(inst, "window rank does not match the tile");
   double *pr = r.data.data();
   const double *pg = g.data.data();
   bool sameType = r.elem == g.elem;
   ElemType rt = r.elem;
-  forEachWindowElement(r.shape, g.shape, offsets, window,
-                       [&](int64_t t, int64_t gi) {
-                         if (gi < 0)
-                           pr[t] = pad;
-                         else
-                           pr[t] = sameType ? pg[gi] : roundTo(rt, pg[gi]);
-                       });
+  auto read = [&](double *out, llvm::ArrayRef<int64_t> shape,
+                  llvm::ArrayRef<int64_t> at) {
+    forEachWindowElement(shape, g.shape, at, window,
+                         [&](int64_t t, int64_t gi) {
+                           if (gi < 0)
+                             out[t] = pad;
+                           else
+                             out[t] = sameType ? pg[gi] : roundTo(rt, pg[gi]);
+                         });
+  };
+  if (gather.empty()) {
+    read(pr, r.shape, offsets);
+    return true;
+  }
+  // Row by row: the gathered dims add that row's indices to the offsets.
+  llvm::ArrayRef<int64_t> rowShape = llvm::ArrayRef(r.shape).drop_front();
+  int64_t rowElements = 1;
+  for (int64_t d : rowShape)
+    rowElements *= d;
+  llvm::SmallVector<int64_t, 4> at;
+  for (int64_t row = 0; row < r.shape[0]; ++row) {
+    at.assign(offsets.begin(), offsets.end());
+    for (auto [j, dim] : llvm::enumerate(gather)) {
+      const RtValue &index = val(inst.in[1 + g.shape.size() + j]);
+      at[dim] += sem::asSigned(static_cast<int64_t>(index.data[row]),
+                               index.elem.width);
+    }
+    read(pr + row * rowElements, rowShape, at);
+  }
+  return true;
+}
+
+bool Executor::execLoadScalar(const Inst &inst) {
+  auto load = mlir::cast<tile::LoadScalarOp>(inst.op);
+  const RtValue &src = val(inst.in[0]);
+  if (!src.global)
+    return internalError(inst, "load from a non-global value");
+  GlobalBuffer &g = *src.global;
+  if (inst.in.size() - 1 != g.shape.size())
+    return internalError(inst, "index count does not match the rank");
+  llvm::SmallVector<int64_t, 4> indices;
+  readOffsets(inst, 1, g.shape.size(), indices);
+  double pad = 0;
+  if (!scalarAttrToDouble(load.getPad(), pad))
+    return fail(ErrorKind::Unsupported,
+                "unsupported pad attribute in " + describeOp(inst.op));
+  RtValue &r = prep(inst, 0);
+  int64_t linear = 0;
+  for (size_t d = 0; d < g.shape.size(); ++d) {
+    if (indices[d] < 0 || indices[d] >= g.shape[d]) {
+      r.data[0] = roundTo(r.elem, pad);
+      return true;
+    }
+    linear = linear * g.shape[d] + indices[d];
+  }
+  r.data[0] = r.elem == g.elem ? g.data[linear] : roundTo(r.elem, g.data[linear]);
   return true;
 }
 

@@ -8,8 +8,16 @@
 // the 2-D layout. Where a use needs another layout than its class has, one
 // tile.convert_layout is inserted at that use.
 //
+// The index tiles of a gathered load follow its rows: a 1-D gather shares
+// its indices' class; a 2-D one wants them in the slice of its layout along
+// dim 1, or, when it will be staged through shared memory, in the slice of
+// the copy's chunk layout (every thread holds the rows it copies). A 2-D
+// gather that cannot be staged never takes an MMA operand layout (a slice of
+// one does not exist): it is loaded in the default layout and converted.
+//
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
+#include "SharedStaging.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -166,20 +174,26 @@ private:
   }
   Attribute layoutOf(Value v) { return classLayout.lookup(find(v)); }
 
-  /// Gives every use of an iota, splat or constant tile its own copy, so
-  /// that uses wanting different layouts (CSE merges arange(0, 64) for rows
-  /// and for columns) each get theirs without a conversion. The pipeline's
-  /// CSE merges the copies that end up with one layout again.
+  /// Gives every use of an index tile that is cheap to recompute its own
+  /// copy: iota, splat and constant tiles, and integer (or bool) element-wise
+  /// arithmetic on such tiles and scalars (`start_n + arange(0, 64)`, its
+  /// `/ PAGE`, `< seqlen`). Uses wanting different layouts (CSE merges
+  /// arange(0, 64) for rows and for columns; a paged load's rows and a mask's
+  /// columns are one `n`) then each get theirs without a conversion. The
+  /// pipeline's CSE merges the copies that end up with one layout again.
   void splitCheapProducers() {
     SmallVector<Operation *> producers;
+    DenseSet<Operation *> cheap;
     kernel.walk([&](Operation *op) {
-      if (isa<IotaOp, SplatOp, arith::ConstantOp>(op) &&
-          op->getNumResults() == 1 &&
-          isa<RankedTensorType>(op->getResult(0).getType()))
+      if (isCheapProducer(op, cheap)) {
         producers.push_back(op);
+        cheap.insert(op);
+      }
     });
+    // Users first: the copies of a chain's last op become further uses of
+    // the ops that feed it, which are split after it.
     OpBuilder builder(ctx);
-    for (Operation *op : producers) {
+    for (Operation *op : llvm::reverse(producers)) {
       SmallVector<OpOperand *> uses = llvm::map_to_vector(
           op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
       if (uses.size() < 2)
@@ -189,6 +203,22 @@ private:
         use->set(builder.clone(*op)->getResult(0));
       }
     }
+  }
+
+  static bool isCheapProducer(Operation *op,
+                              const DenseSet<Operation *> &cheap) {
+    if (op->getNumResults() != 1 ||
+        !isa<RankedTensorType>(op->getResult(0).getType()))
+      return false;
+    if (isa<IotaOp, SplatOp, arith::ConstantOp>(op))
+      return true;
+    if (!isElementwise(op) ||
+        !getElementTypeOrSelf(op->getResult(0).getType()).isInteger())
+      return false;
+    return llvm::all_of(op->getOperands(), [&](Value operand) {
+      return !isa<RankedTensorType>(operand.getType()) ||
+             cheap.contains(operand.getDefiningOp());
+    });
   }
 
   static bool isElementwise(Operation *op) {
@@ -254,6 +284,8 @@ private:
         };
         operand(mmaOp.getAMutable(), 0, mmaOp.getTransposeA());
         operand(mmaOp.getBMutable(), 1, mmaOp.getTransposeB());
+      } else if (auto load = dyn_cast<LoadOp>(op); load && load.isGathered()) {
+        collectGather(load);
       } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
         Value input = reduce.getInput();
         unsigned axis = reduce.getAxis();
@@ -275,6 +307,27 @@ private:
       return WalkResult::advance();
     });
     return failure(walk.wasInterrupted());
+  }
+
+  void collectGather(LoadOp load) {
+    if (load.getType().getRank() == 1) {
+      SmallVector<Value> all(load.getIndices());
+      all.push_back(load.getResult());
+      uniteTensors(all);
+      return;
+    }
+    if (!flash::stagingBufferFor(load))
+      unstagedGathers.push_back(load.getResult());
+    for (OpOperand &index : load.getIndicesMutable())
+      useWants.push_back({&index, [this, load] { return gatherRows(load); }});
+  }
+
+  /// The layout of the index tiles of a 2-D gathered load.
+  Attribute gatherRows(LoadOp load) {
+    Attribute rows = layoutOf(load.getResult());
+    if (isa<DotOperandLayoutAttr>(rows)) // staged through shared memory
+      rows = flash::gatherChunkLayout(flash::stagingBufferFor(load), numWarps);
+    return SliceLayoutAttr::get(ctx, 1, rows);
   }
 
   static Operation *producer(Value v) {
@@ -364,6 +417,8 @@ private:
           !operandWant.count(root))
         operandWant[root] = want.layout();
     }
+    for (Value gathered : unstagedGathers)
+      operandWant.erase(find(gathered));
     DenseSet<Value> accRoots;
     for (Value acc : accumulators)
       accRoots.insert(find(acc));
@@ -449,6 +504,8 @@ private:
   llvm::MapVector<Value, SmallVector<Value>> members;
   DenseMap<Value, Attribute> classLayout;
   SmallPtrSet<Value, 8> accumulators;
+  /// Results of 2-D gathered loads that tile-stage-shared cannot stage.
+  SmallVector<Value> unstagedGathers;
   SmallVector<UseWant> useWants;
   SmallVector<DefWant> defWants;
 };

@@ -5,8 +5,9 @@
 // scf.for run S - 1 iterations ahead into S slots per buffer, so that the
 // tensor cores work on slot k % S while later tiles are in flight.
 //
-// The copies' offsets are recomputed for other iterations by cloning the pure
-// ops that derive them from the induction variable. Group accounting: the
+// The copies' offsets (and a gathered copy's index tiles) are recomputed for
+// other iterations by cloning the ops that derive them from the induction
+// variable: pure ops, and loads of tensors the loop does not write. Group accounting: the
 // prologue commits S - 1 groups and every iteration one, unconditionally, so
 // at the top of iteration k the groups of iterations 0 .. k + S - 2 are
 // committed and `async_wait S-2` retires those up to k.
@@ -45,9 +46,44 @@ struct StagedLoop {
   SmallVector<Operation *> sync;
 };
 
+/// Whether `loop` may write global tensor `global`: a store to it, or any
+/// other write to memory other than shared memory.
+bool loopWrites(scf::ForOp loop, Value global) {
+  WalkResult written = loop.walk([&](Operation *op) {
+    if (auto store = dyn_cast<StoreOp>(op))
+      return store.getDest() == global ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::advance();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances)
+      if (isa<MemoryEffects::Write>(effect.getEffect()) &&
+          !isa<SharedMemoryResource>(effect.getResource()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return written.wasInterrupted();
+}
+
+/// Whether `op` reads global memory only, from a tensor `loop` never writes
+/// (a gathered copy's page indices, a bound read as a scalar): it may be
+/// evaluated for another iteration. Its loads are bounds-masked, so
+/// evaluating it past the loop's end reads nothing out of bounds.
+bool isLoopInvariantRead(Operation *op, scf::ForOp loop) {
+  Value source;
+  if (auto load = dyn_cast<LoadOp>(op))
+    source = load.getSource();
+  else if (auto load = dyn_cast<LoadScalarOp>(op))
+    source = load.getSource();
+  return source && !loopWrites(loop, source);
+}
+
 /// Adds to `slice` the body ops that `value` is computed by, if they can be
-/// evaluated for another iteration: pure and fed only by the induction
-/// variable and values from outside the loop.
+/// evaluated for another iteration: pure (or reads of tensors the loop does
+/// not write) and fed only by the induction variable and values from outside
+/// the loop.
 bool collectSlice(Value value, scf::ForOp loop,
                   llvm::SetVector<Operation *> &slice) {
   if (value == loop.getInductionVar())
@@ -61,7 +97,8 @@ bool collectSlice(Value value, scf::ForOp loop,
   }
   if (slice.contains(def))
     return true;
-  if (!isPure(def) || def->getNumRegions() != 0) {
+  if (!(isPure(def) || isLoopInvariantRead(def, loop)) ||
+      def->getNumRegions() != 0) {
     LLVM_DEBUG(llvm::dbgs() << "copy offset computed by " << *def << "\n");
     return false;
   }
@@ -115,11 +152,7 @@ bool analyzeCopy(AsyncCopyOp copy, scf::ForOp loop, StagedLoop &staged) {
       return false;
     staged.reads.push_back(read);
   }
-  WalkResult written = loop.walk([&](StoreOp store) {
-    return store.getDest() == copy.getSource() ? WalkResult::interrupt()
-                                               : WalkResult::advance();
-  });
-  if (written.wasInterrupted())
+  if (loopWrites(loop, copy.getSource()))
     return false;
   for (Value operand : copy->getOperands())
     if (operand != copy.getDest() && operand != copy.getSlot() &&
@@ -172,11 +205,15 @@ void emitCopies(OpBuilder &builder, scf::ForOp loop, const StagedLoop &staged,
   for (Operation *op : staged.slice)
     builder.clone(*op, mapping);
   for (AsyncCopyOp copy : staged.copies) {
-    SmallVector<Value> offsets = llvm::map_to_vector(
-        copy.getOffsets(), [&](Value v) { return mapping.lookupOrDefault(v); });
+    auto remap = [&](ValueRange values) {
+      return llvm::map_to_vector(
+          values, [&](Value v) { return mapping.lookupOrDefault(v); });
+    };
     AsyncCopyOp::create(builder, copy.getLoc(),
-                        mapping.lookupOrDefault(copy.getSource()), offsets,
-                        copy.getWindow(), copy.getDest(), slot, pred);
+                        mapping.lookupOrDefault(copy.getSource()),
+                        remap(copy.getOffsets()), copy.getWindowAttr(),
+                        copy.getGatherAttr(), remap(copy.getIndices()),
+                        copy.getDest(), slot, pred);
   }
   AsyncCommitOp::create(builder, loop.getLoc());
 }

@@ -2,6 +2,7 @@
 #ifndef FLASH_LIB_TRANSFORMS_SHAREDSTAGING_H
 #define FLASH_LIB_TRANSFORMS_SHAREDSTAGING_H
 
+#include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
@@ -17,6 +18,21 @@ inline bool isInsideLoop(mlir::Operation *op) {
       return true;
   return false;
 }
+
+/// The single-slot buffer tile-stage-shared stages `load` through if the
+/// load is an MMA operand (its layout aside): f16/bf16 without padding
+/// (cp.async zero-fills), a 2-D tile whose dim 1 covers the tensor's whole
+/// static last dim from offset 0, rows of whole 16-byte chunks, and for
+/// gathered rows a chunk layout (gatherChunkLayout). Null when it cannot be.
+tile::SharedType stagingBufferFor(tile::LoadOp load);
+
+/// The blocked layout (layout::gatherChunkParams) that spreads the 16-byte
+/// chunks of a gathered copy into a slot of `buffer` over `numWarps` warps,
+/// each chunk once; its slice along dim 1 is the layout of the copy's index
+/// tiles. Null when none fits.
+tile::BlockedLayoutAttr gatherChunkLayout(tile::SharedType buffer,
+                                          int64_t numWarps);
+
 } // namespace flash
 
 #endif // FLASH_LIB_TRANSFORMS_SHAREDSTAGING_H

@@ -5,6 +5,9 @@
 // shared-memory buffer it becomes 16-byte cp.async copies of whole rows and
 // ldmatrix reads. The copies are completed right away here (wait 0 and a
 // barrier); tile-pipeline-copies overlaps them with the loop that uses them.
+// Gathered rows (a paged KV cache) stage the same way: each row's chunks are
+// copied from the address its index tiles give (FlashAttention-2's and
+// vLLM's paged KV path).
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
@@ -22,16 +25,17 @@ namespace flash {
 using namespace mlir;
 using namespace flash::tile;
 
-namespace {
-/// The single-slot buffer that `load` is staged through, or null when the load
-/// does not qualify: an f16/bf16 MMA operand without padding (cp.async
-/// zero-fills), a 2-D window whose last dim covers the tensor's whole static
-/// last dim from offset 0, and rows of whole 16-byte chunks.
-SharedType stagingBufferType(LoadOp load) {
+static int64_t kernelWarps(Operation *op) {
+  auto kernel = op->getParentOfType<func::FuncOp>();
+  auto warps =
+      kernel ? kernel->getAttrOfType<IntegerAttr>(kNumWarpsAttrName) : nullptr;
+  return warps ? warps.getInt() : 1;
+}
+
+SharedType flash::stagingBufferFor(LoadOp load) {
   RankedTensorType tile = load.getType();
   Type element = tile.getElementType();
-  if (!isa_and_nonnull<DotOperandLayoutAttr>(tile.getEncoding()) ||
-      !(element.isF16() || element.isBF16()))
+  if (!(element.isF16() || element.isBF16()) || tile.getRank() != 2)
     return {};
   auto pad = dyn_cast<FloatAttr>(load.getPad());
   if (!pad || !pad.getValue().isPosZero())
@@ -39,7 +43,7 @@ SharedType stagingBufferType(LoadOp load) {
   GlobalType global = load.getSource().getType();
   unsigned last = global.getRank() - 1;
   ArrayRef<int64_t> window = load.getWindow();
-  if (window.size() != 2 || window[1] != last || !global.isStaticDim(last) ||
+  if (window.back() != last || !global.isStaticDim(last) ||
       tile.getDimSize(1) != global.getShape()[last] ||
       !matchPattern(load.getOffsets()[last], m_Zero()))
     return {};
@@ -55,9 +59,32 @@ SharedType stagingBufferType(LoadOp load) {
   int64_t chunks = rowBytes / 16;
   int64_t maxPhase = std::min<int64_t>(8, chunks & -chunks);
   int64_t perPhase = maxPhase == 1 ? 1 : std::max<int64_t>(1, 8 / chunks);
-  return SharedType::get(load.getContext(),
-                         {1, tile.getDimSize(0), tile.getDimSize(1)}, element,
-                         perPhase, maxPhase);
+  auto buffer = SharedType::get(load.getContext(),
+                                {1, tile.getDimSize(0), tile.getDimSize(1)},
+                                element, perPhase, maxPhase);
+  if (load.isGathered() && !gatherChunkLayout(buffer, kernelWarps(load)))
+    return {};
+  return buffer;
+}
+
+BlockedLayoutAttr flash::gatherChunkLayout(SharedType buffer,
+                                           int64_t numWarps) {
+  std::optional<layout::BlockedParams> params = layout::gatherChunkParams(
+      buffer.getRows(), buffer.getRowBytes() / 16, numWarps);
+  if (!params)
+    return {};
+  return BlockedLayoutAttr::get(buffer.getContext(), params->sizePerThread,
+                                params->threadsPerWarp, params->warpsPerCTA,
+                                params->order);
+}
+
+namespace {
+/// The single-slot buffer that `load` is staged through, or null when the load
+/// does not qualify: an MMA operand that stagingBufferFor accepts.
+SharedType stagingBufferType(LoadOp load) {
+  if (!isa_and_nonnull<DotOperandLayoutAttr>(load.getType().getEncoding()))
+    return {};
+  return flash::stagingBufferFor(load);
 }
 
 /// Whether every operand of `load` is available before `groupStart`, so that
@@ -96,6 +123,28 @@ SmallVector<SmallVector<LoadOp>> collectGroups(func::FuncOp func) {
   return groups;
 }
 
+/// The index tiles of `load`'s copy, in the slice of its chunk layout (where
+/// tile-assign-layouts computes them already, or converted).
+SmallVector<Value> copyRows(OpBuilder &builder, LoadOp load) {
+  SmallVector<Value> rows;
+  if (!load.isGathered())
+    return rows;
+  auto wanted = SliceLayoutAttr::get(
+      load.getContext(), 1,
+      flash::gatherChunkLayout(stagingBufferType(load), kernelWarps(load)));
+  for (Value index : load.getIndices()) {
+    auto type = cast<RankedTensorType>(index.getType());
+    if (type.getEncoding() != wanted)
+      index = ConvertLayoutOp::create(
+          builder, load.getLoc(),
+          RankedTensorType::get(type.getShape(), type.getElementType(),
+                                wanted),
+          index);
+    rows.push_back(index);
+  }
+  return rows;
+}
+
 struct TileStageSharedPass
     : flash::impl::TileStageSharedBase<TileStageSharedPass> {
   using TileStageSharedBase::TileStageSharedBase;
@@ -128,8 +177,9 @@ struct TileStageSharedPass
         BarrierOp::create(builder, loc);
       for (auto [load, buffer] : llvm::zip(group, buffers))
         AsyncCopyOp::create(builder, load.getLoc(), load.getSource(),
-                            load.getOffsets(), load.getWindow(), buffer, slot0,
-                            /*pred=*/nullptr);
+                            load.getOffsets(), load.getWindowAttr(),
+                            load.getGatherAttr(), copyRows(builder, load),
+                            buffer, slot0, /*pred=*/nullptr);
       AsyncCommitOp::create(builder, loc);
       AsyncWaitOp::create(builder, loc, 0);
       // The wait covers this thread's copies only; the tile is read by all.

@@ -117,6 +117,71 @@ func.func @not_a_kernel(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
 
 // -----
 
+// Paged attention's K block: rows gathered through a block table. The
+// index tiles of the staged (MMA operand) gather take the slice of the copy's
+// chunk layout, so that each thread holds the rows it copies; the block-table
+// load (a 1-D gather) shares its indices' class. The token numbers `n` also
+// feed a column mask: the index arithmetic is split per use, so the mask's
+// copy takes the columns' slice and nothing is converted.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[CHUNKS:.*]] = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-DAG: #[[ROWS:.*]] = #tile.slice<1, #[[CHUNKS]]>
+// CHECK-DAG: #[[COLS:.*]] = #tile.slice<0, #[[MMA]]>
+// CHECK-DAG: #[[BT:.*]] = #tile.dot_op<1, #[[MMA]], transposed = true>
+// CHECK-LABEL: func.func @paged
+// CHECK:     %[[PAGE:.*]] = tile.load %{{.*}} gather [0] (%{{.*}} : tensor<64xi32, #[[ROWS]]>) {{.*}} -> tensor<64xi32, #[[ROWS]]>
+// CHECK:     %[[SLOT:.*]] = arith.remsi {{.*}} : tensor<64xi32, #[[ROWS]]>
+// CHECK:     tile.load %{{.*}} gather [0, 1] (%[[PAGE]], %[[SLOT]] : tensor<64xi32, #[[ROWS]]>, tensor<64xi32, #[[ROWS]]>) {{.*}} -> tensor<64x64xf16, #[[BT]]>
+// CHECK:     tile.expand_dims %{{.*}} axis = 0 : tensor<64xi32, #[[COLS]]> -> tensor<1x64xi32, #[[MMA]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK:     return
+func.func @paged(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[P, 16, 64], f16>,
+                 %T: !tile.global<[MaxPages], i32>, %O: !tile.global<[64, 64], f32>,
+                 %start: i32, %len: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant dense<16> : tensor<64xi32>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<64x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %iota = tile.iota : tensor<64xi32>
+  %s0 = tile.splat %start : i32 -> tensor<64xi32>
+  %n = arith.addi %s0, %iota : tensor<64xi32>
+  %pi = arith.divsi %n, %c16 : tensor<64xi32>
+  %page = tile.load %T[%c0] window [] gather [0] (%pi : tensor<64xi32>) pad 0 : i32 : !tile.global<[MaxPages], i32> -> tensor<64xi32>
+  %slot = arith.remsi %n, %c16 : tensor<64xi32>
+  %k = tile.load %K[%c0, %c0, %c0] window [2] gather [0, 1] (%page, %slot : tensor<64xi32>, tensor<64xi32>)
+      pad 0.0 : f16 : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+  %ncol = tile.expand_dims %n axis = 0 : tensor<64xi32> -> tensor<1x64xi32>
+  %lens = tile.splat %len : i32 -> tensor<1x64xi32>
+  %in = arith.cmpi slt, %ncol, %lens : tensor<1x64xi32>
+  %inb = tile.broadcast %in : tensor<1x64xi1> -> tensor<64x64xi1>
+  %masked = arith.select %inb, %s, %ninf : tensor<64x64xi1>, tensor<64x64xf32>
+  tile.store %masked, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32> -> !tile.global<[64, 64], f32>
+  return
+}
+
+// -----
+
+// A gather that cannot be staged (f32) keeps its layout; its index tile takes
+// the slice of that layout along dim 1.
+// CHECK-DAG: #[[BLOCKED:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-DAG: #[[R:.*]] = #tile.slice<1, #[[BLOCKED]]>
+// CHECK-LABEL: func.func @gather_rows
+// CHECK: tile.load %{{.*}} gather [0] (%{{.*}} : tensor<32xi32, #[[R]]>) {{.*}} -> tensor<32x64xf32, #[[BLOCKED]]>
+func.func @gather_rows(%X: !tile.global<[N, 64], f32>, %Y: !tile.global<[M, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c3 = arith.constant dense<3> : tensor<32xi32>
+  %iota = tile.iota : tensor<32xi32>
+  %rows = arith.muli %iota, %c3 : tensor<32xi32>
+  %x = tile.load %X[%c0, %c0] window [1] gather [0] (%rows : tensor<32xi32>) pad 0.0 : f32 : !tile.global<[N, 64], f32> -> tensor<32x64xf32>
+  tile.store %x, %Y[%c0, %c0] window [0, 1] : tensor<32x64xf32> -> !tile.global<[M, 64], f32>
+  return
+}
+
+// -----
+
 // ALiBi: a per-head slope loaded as a [1, 1] tile and broadcast into the
 // scores joins the scores' class and takes their MMA layout (size-1 dims
 // broadcast into any layout: every thread holds the one element).

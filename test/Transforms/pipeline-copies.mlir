@@ -371,3 +371,150 @@ func.func @two_groups(%K: !G, %V: !G, %O: !G, %n: i32) attributes {tile.num_warp
   }
   return
 }
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#rows = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
+!C = !tile.global<[P, 16, 64], f16>
+!T = !tile.global<[MaxPages], i32>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+
+// A gathered copy (paged KV): its index tiles are recomputed for the
+// iteration a copy is issued for, the block-table load included (the loop
+// does not write the table). Past the end the copy is predicated off and the
+// table load is bounds-masked.
+// CHECK-LABEL: func.func @paged(
+// CHECK-SAME:      %[[C:[^:]*]]: !tile.global<[P, 16, 64], f16>, %[[T:[^:]*]]: !tile.global<[MaxPages], i32>,
+// CHECK:         %[[P0:.*]] = arith.cmpi slt, %[[LB:.*]], %[[UB:.*]] : i32
+// CHECK-NEXT:    %[[S0:.*]] = tile.splat %[[LB]]
+// CHECK-NEXT:    tile.iota
+// CHECK-NEXT:    %[[N0:.*]] = arith.addi %[[S0]]
+// CHECK-NEXT:    %[[I0:.*]] = arith.divsi %[[N0]]
+// CHECK-NEXT:    %[[PG0:.*]] = tile.load %[[T]][%{{.*}}] window [] gather [0] (%[[I0]] : tensor<64xi32, #{{.*}}>)
+// CHECK-NEXT:    %[[SL0:.*]] = arith.remsi %[[N0]]
+// CHECK-NEXT:    tile.async_copy %[[C]][{{.*}}] window [2] gather [0, 1] (%[[PG0]], %[[SL0]] : {{.*}}) into %{{.*}}[%{{.*}}] if %[[P0]]
+// CHECK:         scf.for %[[I:.*]] = %[[LB]] to %[[UB]]
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[I]], %{{.*}} : i32
+// CHECK:           tile.barrier
+// CHECK-NEXT:      %[[S1:.*]] = tile.splat %[[NEXT]]
+// CHECK-NEXT:      tile.iota
+// CHECK-NEXT:      %[[N1:.*]] = arith.addi %[[S1]]
+// CHECK-NEXT:      %[[I1:.*]] = arith.divsi %[[N1]]
+// CHECK-NEXT:      %[[PG1:.*]] = tile.load %[[T]][%{{.*}}] window [] gather [0] (%[[I1]] : tensor<64xi32, #{{.*}}>)
+// CHECK-NEXT:      %[[SL1:.*]] = arith.remsi %[[N1]]
+// CHECK-NEXT:      tile.async_copy %[[C]][{{.*}}] window [2] gather [0, 1] (%[[PG1]], %[[SL1]] : {{.*}}) into
+// CHECK-NEXT:      tile.async_commit
+// CHECK-NOT:       tile.load
+// CHECK:         tile.async_wait 0
+// CHECK-NEXT:    return
+func.func @paged(%Kc: !C, %T: !T, %O: !tile.global<[64, 64], f16>, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant dense<16> : tensor<64xi32, #rows>
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    %iota = tile.iota : tensor<64xi32, #rows>
+    %s = tile.splat %i : i32 -> tensor<64xi32, #rows>
+    %n = arith.addi %s, %iota : tensor<64xi32, #rows>
+    %pi = arith.divsi %n, %c16 : tensor<64xi32, #rows>
+    %page = tile.load %T[%c0] window [] gather [0] (%pi : tensor<64xi32, #rows>) pad 0 : i32 : !T -> tensor<64xi32, #rows>
+    %slot = arith.remsi %n, %c16 : tensor<64xi32, #rows>
+    tile.barrier
+    tile.async_copy %Kc[%c0, %c0, %c0] window [2] gather [0, 1] (%page, %slot : tensor<64xi32, #rows>, tensor<64xi32, #rows>) into %kb[%c0] : !C -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #dot_b>
+    tile.store %k, %O[%c0, %c0] window [0, 1] : tensor<64x64xf16, #dot_b> -> !tile.global<[64, 64], f16>
+  }
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#rows = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
+!C = !tile.global<[P, 64], f16>
+!T = !tile.global<[MaxPages], i32>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+
+// The loop writes the index table: its load cannot be evaluated ahead, so
+// the loop is not pipelined.
+// CHECK-LABEL: func.func @table_written(
+// CHECK:         scf.for
+// CHECK-NEXT:      tile.iota
+// CHECK-NEXT:      tile.load
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy
+// CHECK-NEXT:      tile.async_commit
+// CHECK-NEXT:      tile.async_wait 0
+func.func @table_written(%Kc: !C, %T: !T, %O: !tile.global<[64, 64], f16>, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    %iota = tile.iota : tensor<64xi32, #rows>
+    %page = tile.load %T[%i] window [] gather [0] (%iota : tensor<64xi32, #rows>) pad 0 : i32 : !T -> tensor<64xi32, #rows>
+    tile.barrier
+    tile.async_copy %Kc[%c0, %c0] window [1] gather [0] (%page : tensor<64xi32, #rows>) into %kb[%c0] : !C -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #dot_b>
+    tile.store %page, %T[%i] window [0] : tensor<64xi32, #rows> -> !T
+    tile.store %k, %O[%c0, %c0] window [0, 1] : tensor<64x64xf16, #dot_b> -> !tile.global<[64, 64], f16>
+  }
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+!C = !tile.global<[P, 64, 64], f16>
+!T = !tile.global<[MaxPages], i32>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+
+// A page number read as a scalar in the loop starts the copy's window (pages
+// of BLOCK_N tokens): the scalar read is evaluated again for the iteration
+// the copy is issued for (the loop does not write the table; past the end it
+// is bounds-masked and the copy predicated off).
+// CHECK-LABEL: func.func @scalar_page(
+// CHECK-SAME:      %[[C:[^:]*]]: !tile.global<[P, 64, 64], f16>, %[[T:[^:]*]]: !tile.global<[MaxPages], i32>,
+// CHECK:         %[[P0:.*]] = arith.cmpi slt, %[[LB:.*]], %[[UB:.*]] : i32
+// CHECK-NEXT:    %[[J0:.*]] = arith.divsi %[[LB]]
+// CHECK-NEXT:    %[[PG0:.*]] = tile.load_scalar %[[T]][%[[J0]]]
+// CHECK-NEXT:    tile.async_copy %[[C]][%[[PG0]], {{.*}}] window [1, 2] into %{{.*}}[%{{.*}}] if %[[P0]]
+// CHECK:         scf.for %[[I:.*]] = %[[LB]] to %[[UB]]
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[I]], %{{.*}} : i32
+// CHECK:           tile.barrier
+// CHECK-NEXT:      %[[J1:.*]] = arith.divsi %[[NEXT]]
+// CHECK-NEXT:      %[[PG1:.*]] = tile.load_scalar %[[T]][%[[J1]]]
+// CHECK-NEXT:      tile.async_copy %[[C]][%[[PG1]], {{.*}}] window [1, 2] into
+// CHECK-NEXT:      tile.async_commit
+// CHECK-NOT:       tile.load_scalar
+// CHECK:         tile.async_wait 0
+// CHECK-NEXT:    return
+func.func @scalar_page(%Kc: !C, %T: !T, %O: !tile.global<[64, 64], f16>, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    %j = arith.divsi %i, %c64 : i32
+    %page = tile.load_scalar %T[%j] pad 0 : i32 : !T -> i32
+    tile.barrier
+    tile.async_copy %Kc[%page, %c0, %c0] window [1, 2] into %kb[%c0] : !C -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #dot_b>
+    tile.store %k, %O[%c0, %c0] window [0, 1] : tensor<64x64xf16, #dot_b> -> !tile.global<[64, 64], f16>
+  }
+  return
+}

@@ -153,6 +153,25 @@ func.func @not_staged(%A: !tile.global<[N, 64], f16>, %F: !tile.global<[N, 64], 
 
 #mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
 #dot_b = #tile.dot_op<1, #mma>
+#cols = #tile.slice<0, #mma>
+
+// Index tiles in another layout are converted to the slice of the copy's
+// chunk layout first (tile-assign-layouts computes them there directly).
+// CHECK-LABEL: func.func @gathered_convert
+// CHECK:         %[[ROWS:.*]] = tile.convert_layout %{{.*}} : tensor<64xi32, #{{.*}}> -> tensor<64xi32, #[[SLICE:rows.*]]>
+// CHECK-NEXT:    tile.async_copy %{{.*}} gather [0] (%[[ROWS]] : tensor<64xi32, #[[SLICE]]>)
+func.func @gathered_convert(%K: !tile.global<[P, 64], f16>, %rows_idx: tensor<64xi32, #cols>)
+    -> tensor<64x64xf16, #dot_b> attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %k = tile.load %K[%c0, %c0] window [1] gather [0] (%rows_idx : tensor<64xi32, #cols>)
+      pad 0.0 : f16 : !tile.global<[P, 64], f16> -> tensor<64x64xf16, #dot_b>
+  return %k : tensor<64x64xf16, #dot_b>
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
 
 // A load in a conditional block of a loop also overwrites what the previous
 // iteration read: its group starts with a barrier too.
@@ -175,4 +194,66 @@ func.func @in_branch(%K: !tile.global<[N, 64], f16>, %n: i32, %c: i1)
     }
   }
   return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+#rows = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
+
+// Gathered rows (pages of a KV cache) stage like a window: the copy carries
+// the gather and its index tiles, each row copied from its own address.
+// CHECK-LABEL: func.func @gathered
+// CHECK:         %[[KB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK:         tile.async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] window [3] gather [0, 1] (%{{.*}}, %{{.*}} : tensor<64xi32, #[[ROWS:.*]]>, tensor<64xi32, #[[ROWS]]>) into %[[KB]][%{{.*}}] : !tile.global<[P, 16, H, 64], f16> -> !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    tile.async_commit
+// CHECK-NEXT:    tile.async_wait 0
+// CHECK-NEXT:    tile.barrier
+// CHECK-NEXT:    tile.local_load %[[KB]]
+// CHECK-NOT:     tile.load %
+func.func @gathered(%K: !tile.global<[P, 16, H, 64], f16>, %h: i32,
+                    %pages: tensor<64xi32, #rows>, %slots: tensor<64xi32, #rows>)
+    -> tensor<64x64xf16, #dot_b_t> attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %k = tile.load %K[%c0, %c0, %h, %c0] window [3] gather [0, 1] (%pages, %slots : tensor<64xi32, #rows>, tensor<64xi32, #rows>)
+      pad 0.0 : f16 : !tile.global<[P, 16, H, 64], f16> -> tensor<64x64xf16, #dot_b_t>
+  return %k : tensor<64x64xf16, #dot_b_t>
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#cols = #tile.slice<0, #mma>
+
+// Index tiles in another layout are converted to the slice of the copy's
+// chunk layout first (tile-assign-layouts computes them there directly).
+// CHECK-LABEL: func.func @gathered_convert
+// CHECK:         %[[ROWS:.*]] = tile.convert_layout %{{.*}} : tensor<64xi32, #{{.*}}> -> tensor<64xi32, #[[SLICE:rows.*]]>
+// CHECK-NEXT:    tile.async_copy %{{.*}} gather [0] (%[[ROWS]] : tensor<64xi32, #[[SLICE]]>)
+func.func @gathered_convert(%K: !tile.global<[P, 64], f16>, %rows_idx: tensor<64xi32, #cols>)
+    -> tensor<64x64xf16, #dot_b> attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %k = tile.load %K[%c0, %c0] window [1] gather [0] (%rows_idx : tensor<64xi32, #cols>)
+      pad 0.0 : f16 : !tile.global<[P, 64], f16> -> tensor<64x64xf16, #dot_b>
+  return %k : tensor<64x64xf16, #dot_b>
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#rows = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
+
+// A gathered load padded with 1.0 is not staged (cp.async zero-fills).
+// CHECK-LABEL: func.func @gathered_padded
+// CHECK-NOT:     tile.async_copy
+// CHECK:         tile.load %{{.*}} gather [0]
+func.func @gathered_padded(%K: !tile.global<[P, 64], f16>, %rows_idx: tensor<64xi32, #rows>)
+    -> tensor<64x64xf16, #dot_b> attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %k = tile.load %K[%c0, %c0] window [1] gather [0] (%rows_idx : tensor<64xi32, #rows>)
+      pad 1.0 : f16 : !tile.global<[P, 64], f16> -> tensor<64x64xf16, #dot_b>
+  return %k : tensor<64x64xf16, #dot_b>
 }

@@ -625,6 +625,51 @@ TEST(SharedLayout, CopyChunksAreCoalescedAndConflictFree) {
   }
 }
 
+// A gathered copy's chunk layout: every chunk copied once, each thread
+// holding (in the slice along dim 1) the rows whose indices it needs, the
+// same assignment as a window's copy when a row has a power-of-two number of
+// chunks (so the same coalescing and conflict-free swizzled stores), and
+// nothing when the warps' rows would wrap around the tile.
+TEST(GatherChunks, EachChunkOnceAndTheRowsInTheSlice) {
+  for (int64_t rows : {16, 32, 64, 128})
+    for (int64_t cols = 16; cols <= 256; cols += 16)
+      for (int64_t warps : {1, 2, 4, 8}) {
+        int64_t perRow = cols * 2 / 16, threads = warps * kWarpSize;
+        std::optional<BlockedParams> params =
+            gatherChunkParams(rows, perRow, warps);
+        int64_t along = std::min<int64_t>(32, perRow & -perRow);
+        ASSERT_EQ(params.has_value(), rows % (32 / along * warps) == 0)
+            << rows << "x" << cols << " over " << warps << " warps";
+        if (!params)
+          continue;
+        std::array<int64_t, 2> grid = {rows, perRow};
+        std::array<int64_t, 1> rowShape = {rows};
+        BlockedParams slice = blockedSliceParent(*params, 1);
+        std::array<int64_t, 2> sliceShape = {rows, 1};
+        ASSERT_EQ(checkBlockedShape(*params, grid), "");
+        int64_t regs = blockedNumRegisters(*params, grid);
+        ASSERT_EQ(regs * threads, rows * perRow);
+        bool pow2 = (perRow & (perRow - 1)) == 0;
+        std::set<Coord> seen;
+        for (int64_t t = 0; t < threads; ++t) {
+          std::set<int64_t> held;
+          for (int64_t r = 0; r < blockedNumRegisters(slice, sliceShape); ++r)
+            held.insert(blockedSliceCoord<int64_t>(*params, 1, rowShape,
+                                                   t / 32, t % 32, r)[0]);
+          for (int64_t i = 0; i < regs; ++i) {
+            Coord c = blockedCoord<int64_t>(*params, grid, t / 32, t % 32, i);
+            EXPECT_TRUE(seen.insert(c).second);
+            EXPECT_TRUE(held.count(c[0]))
+                << "thread " << t << " copies row " << c[0]
+                << " without holding its index";
+            if (pow2 && perRow <= 32)
+              EXPECT_EQ(c, copyChunkCoord<int64_t>(perRow, threads, t, i));
+          }
+        }
+        EXPECT_EQ(static_cast<int64_t>(seen.size()), rows * perRow);
+      }
+}
+
 TEST(LdMatrixPlan, ReproducesEveryOperandLayoutWithoutBankConflicts) {
   // FlashAttention-2's TiledMMA and others. Stored shapes are the tiles'
   // memory order: K^T (transposed B) is stored [N, K], V (B) [K, N].

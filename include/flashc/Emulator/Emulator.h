@@ -78,6 +78,7 @@ struct Stats {
   int64_t barrierWarps = 0; ///< bar.sync warp instructions
   int64_t cpAsync = 0;      ///< cp.async warp instructions
   int64_t cpAsyncBytes = 0; ///< bytes copied by cp.async (incl. zero fill)
+  int64_t cpAsyncBytesRead = 0; ///< of them read from global memory
   int64_t cpAsyncCommits = 0, cpAsyncWaits = 0; ///< warp instructions
   int64_t globalLoads = 0, globalStores = 0;    ///< warp instructions
   int64_t globalBytesRead = 0, globalBytesWritten = 0;

@@ -2,7 +2,9 @@
 //
 // Each register of the tile is one element of the window; runs of registers
 // that are consecutive and aligned in memory move as one vector
-// (chooseVectorWidth). Loads give the pad value outside the tensor, stores
+// (chooseVectorWidth). A gathered load adds each register's row index, read
+// from the index tiles' registers, to its address. tile.load_scalar is one
+// load of the same address in every thread. Loads give the pad value outside the tensor, stores
 // write nothing there, and of the threads holding copies of an element only
 // the first stores it.
 //
@@ -30,14 +32,33 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
     }
     Location loc = op.getLoc();
     IndexBuilder ib{rewriter, loc};
-    auto load = prepareWindowLoad(rewriter, loc, &ib, op, adaptor.getOffsets());
+    auto load = prepareWindowLoad(rewriter, loc, &ib, op, adaptor.getOffsets(),
+                                  adaptor.getIndices());
     if (failed(load))
       return failure();
     WindowAddressing addressing(rewriter, loc, &ib, load->view, load->offsets,
-                                op, op.getWindow(), AccessMap::of(load->tile),
-                                getNumWarps(op) * kWarp, load->warp, load->lane);
+                                op, load->window, AccessMap::of(load->tile),
+                                getNumWarps(op) * kWarp, load->warp, load->lane,
+                                load->gather ? &*load->gather : nullptr);
     rewriter.replaceOp(
         op, emitWindowLoads(rewriter, loc, addressing, *load, 0, tile->regs));
+    return success();
+  }
+};
+
+/// One element as a scalar: the same load in every thread (no tile, no
+/// shuffles), the pad when out of bounds.
+struct LoadScalarLowering : OpConversionPattern<LoadScalarOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadScalarOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    IndexBuilder ib{rewriter, op.getLoc()};
+    FailureOr<Value> value = emitScalarLoad(rewriter, op.getLoc(), &ib, op,
+                                            adaptor.getIndices());
+    if (failed(value))
+      return failure();
+    rewriter.replaceOp(op, *value);
     return success();
   }
 };
@@ -102,5 +123,6 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
 
 void flash::simt::populateLoadStoreOpToSIMTPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext());
+  patterns.add<LoadLowering, LoadScalarLowering, StoreLowering>(
+      converter, patterns.getContext());
 }

@@ -56,7 +56,10 @@ void flash::simt::markLoadsFusedIntoMma(Operation *kernel) {
     if (fusedMmaUser(load))
       load->setAttr(kFusedIntoMmaAttrName, UnitAttr::get(load->getContext()));
   };
-  kernel->walk([&](LoadOp load) { mark(load); });
+  kernel->walk([&](LoadOp load) {
+    if (!load.isGathered()) // its rows come with the index tiles' registers
+      mark(load);
+  });
   kernel->walk([&](LocalLoadOp load) { mark(load); });
 }
 
@@ -195,7 +198,7 @@ public:
       if (failed(global))
         return failure();
       addressing.emplace(b, loc, &ib, global->view, global->offsets, bLoad,
-                         bLoad.getWindow(), AccessMap::of(global->tile),
+                         global->window, AccessMap::of(global->tile),
                          getNumWarps(op) * kWarp, global->warp, global->lane);
     }
     auto bLocal = op.getB().getDefiningOp<LocalLoadOp>();

@@ -6,7 +6,9 @@
 //   tile.async_copy             one nvvm.cp.async (16 bytes, .cg) per 16-byte
 //                               chunk; out-of-bounds chunks and all of them
 //                               when the copy's predicate is false get
-//                               src-size 0 (zero-fill, no read, no branch)
+//                               src-size 0 (zero-fill, no read, no branch);
+//                               gathered rows: each chunk's row address from
+//                               the index registers the copying thread holds
 //   tile.async_commit / wait N  cp.async.commit_group / wait_group N
 //   tile.barrier                bar.sync 0
 //   tile.local_load             ldmatrix.x4 (x2, x1 for the rest; .trans
@@ -108,6 +110,52 @@ AccessMap copyChunkMap(SharedType type, int64_t numThreads, IndexValue tid) {
   return map;
 }
 
+/// The chunks of a gathered copy: the blocked layout B of its index tiles'
+/// `#tile.slice<1, B>` over the [rows, chunks per row] grid, each chunk held
+/// by exactly one thread (the rows each thread copies are the ones whose
+/// indices it holds).
+FailureOr<AccessMap> gatheredChunkMap(AsyncCopyOp op, SharedType type,
+                                      int64_t numWarps, IndexValue warp,
+                                      IndexValue lane) {
+  auto slice = dyn_cast_or_null<SliceLayoutAttr>(
+      cast<RankedTensorType>(op.getIndices().front().getType()).getEncoding());
+  auto blocked =
+      slice ? dyn_cast<BlockedLayoutAttr>(slice.getParent()) : nullptr;
+  if (!blocked || slice.getDim() != 1 ||
+      llvm::any_of(op.getIndices().getTypes(), [&](Type t) {
+        return t != op.getIndices().front().getType();
+      }))
+    return op.emitOpError("index tiles must share one #tile.slice<1, "
+                          "#tile.blocked<...>> layout (the chunks each "
+                          "thread copies)");
+  int64_t perChunk = 16 / type.getElementBytes();
+  SmallVector<int64_t, 2> grid = {type.getRows(), type.getRowBytes() / 16};
+  layout::BlockedParams params = blocked.getParams();
+  bool once = params.numWarps() == numWarps &&
+              layout::checkBlockedShape(params, grid).empty();
+  for (size_t d = 0; once && d < grid.size(); ++d)
+    once = params.sizePerThread[d] * params.threadsPerWarp[d] *
+               params.warpsPerCTA[d] <=
+           grid[d];
+  if (!once)
+    return op.emitOpError("the index tiles' layout ")
+           << describe(blocked) << " must spread the " << grid[0] << " x "
+           << grid[1] << " chunks of the slot over the " << numWarps
+           << " warps, each chunk once";
+  AccessMap map;
+  map.regs = layout::blockedNumRegisters(params, grid);
+  map.coord = [=](int64_t thread, int64_t i) -> layout::Coord {
+    layout::Coord c = layout::blockedCoord<int64_t>(params, grid, thread / kWarp,
+                                                    thread % kWarp, i);
+    return {c[0], c[1] * perChunk};
+  };
+  map.emit = [=](IndexValue w, IndexValue l, int64_t i) {
+    auto c = layout::blockedCoord(params, grid, w, l, i);
+    return layout::CoordOf<IndexValue>{c[0], c[1] * perChunk};
+  };
+  return map;
+}
+
 struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -125,8 +173,26 @@ struct AsyncCopyLowering : OpConversionPattern<AsyncCopyOp> {
     ThreadIds ids = getThreadIds(b, op);
     IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane), tid(&ib, ids.tid);
     AccessMap map = copyChunkMap(type, numThreads, tid);
+    std::optional<GatherRows> gather;
+    if (op.isGathered()) {
+      FailureOr<AccessMap> chunks =
+          gatheredChunkMap(op, type, getNumWarps(op), warp, lane);
+      if (failed(chunks))
+        return failure();
+      map = *chunks;
+      auto rows = gatherRegisterMap(
+          map, *TileInfo::get(op.getIndices().front().getType()), numThreads);
+      if (failed(rows))
+        return op.emitOpError("the index tiles do not give every thread the "
+                              "rows it copies");
+      gather = GatherRows{llvm::to_vector(op.getGather()),
+                          llvm::to_vector(adaptor.getIndices()), *rows};
+    }
+    SmallVector<int64_t, 4> window =
+        tileWindow(op.getWindow(), op.isGathered());
     WindowAddressing global(b, loc, &ib, *view, adaptor.getOffsets(), op,
-                            op.getWindow(), map, numThreads, warp, lane);
+                            window, map, numThreads, warp, lane,
+                            gather ? &*gather : nullptr);
 
     layout::SwizzleParams swizzle = swizzleOf(type);
     auto sharedOffset = [&](int64_t thread, int64_t i) {

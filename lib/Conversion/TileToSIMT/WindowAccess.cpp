@@ -17,6 +17,36 @@ AccessMap AccessMap::of(const TileInfo &tile) {
           }};
 }
 
+FailureOr<std::vector<int64_t>>
+flash::simt::gatherRegisterMap(const AccessMap &map, const TileInfo &index,
+                               int64_t numThreads) {
+  std::vector<int64_t> result;
+  for (int64_t reg = 0; reg < map.regs; ++reg) {
+    auto holdsRow = [&](int64_t k) {
+      for (int64_t t = 0; t < numThreads; ++t)
+        if (index.coord(t, k)[0] != map.coord(t, reg)[0])
+          return false;
+      return true;
+    };
+    int64_t k = 0;
+    while (k < index.regs && !holdsRow(k))
+      ++k;
+    if (k == index.regs)
+      return failure();
+    result.push_back(k);
+  }
+  return result;
+}
+
+SmallVector<int64_t, 4> flash::simt::tileWindow(ArrayRef<int64_t> window,
+                                                bool gathered) {
+  SmallVector<int64_t, 4> result;
+  if (gathered)
+    result.push_back(-1);
+  llvm::append_range(result, window);
+  return result;
+}
+
 //===----------------------------------------------------------------------===//
 // WindowAddressing
 //===----------------------------------------------------------------------===//
@@ -46,9 +76,10 @@ WindowAddressing::WindowAddressing(OpBuilder &b, Location loc, IndexBuilder *ib,
                                    const GlobalView &view, ValueRange offsets,
                                    Operation *access, ArrayRef<int64_t> window,
                                    AccessMap map, int64_t numThreads,
-                                   IndexValue warp, IndexValue lane)
+                                   IndexValue warp, IndexValue lane,
+                                   const GatherRows *gather)
     : b(b), loc(loc), ib(ib), view(view), window(window), map(std::move(map)),
-      warp(warp), lane(lane) {
+      warp(warp), lane(lane), gather(gather) {
   auto inside = access->getAttrOfType<DenseBoolArrayAttr>(kInBoundsAttrName);
   unsigned rank = view.type.getRank();
   registerOffsets = uniformRegisterOffsets(this->map, numThreads);
@@ -82,8 +113,15 @@ WindowAddressing::WindowAddressing(OpBuilder &b, Location loc, IndexBuilder *ib,
     base = gep(view.ptr, linear(index));
   // Dims the tile does not run along: one check for the whole tile.
   for (unsigned g = 0; g < rank; ++g)
-    if (checked[g] && tileDimOf(g) < 0)
+    if (checked[g] && tileDimOf(g) < 0 &&
+        !(gather && llvm::is_contained(gather->dims, g)))
       uniform = andPredicates(b, loc, uniform, inRange(index[g], g));
+}
+
+IndexValue WindowAddressing::gatheredIndex(unsigned j, int64_t reg) {
+  return IndexValue(ib, vector::ExtractOp::create(b, loc, gather->indices[j],
+                                                  gather->indexRegister[reg])
+                            .getResult());
 }
 
 AccessPoint WindowAddressing::at(int64_t reg) {
@@ -99,7 +137,21 @@ AccessPoint WindowAddressing::at(int64_t reg) {
       if (int64_t d = tileDimOf(g); d >= 0)
         idx[g] = idx[g] + coord[d];
   }
-  Value inBounds;
+  // Gathered rows: each register's row adds its index along those dims,
+  // always checked.
+  Value rowOffset, inBounds;
+  for (unsigned j = 0; gather && j < gather->dims.size(); ++j) {
+    int64_t g = gather->dims[j];
+    IndexValue row = gatheredIndex(j, reg);
+    idx[g] = idx[g] + row;
+    inBounds = andPredicates(b, loc, inBounds, inRange(idx[g], g));
+    Value term = arith::MulIOp::create(
+        b, loc, arith::ExtSIOp::create(b, loc, b.getI64Type(), row.get()),
+        strides[g]);
+    rowOffset = rowOffset ? arith::AddIOp::create(b, loc, rowOffset, term)
+                                .getResult()
+                          : term;
+  }
   for (unsigned g = 0; g < rank; ++g) {
     if (!checked[g] || tileDimOf(g) < 0)
       continue;
@@ -107,7 +159,8 @@ AccessPoint WindowAddressing::at(int64_t reg) {
   }
   if (!registerOffsets)
     return {gep(view.ptr, linear(idx)), inBounds};
-  return {addressFromBase(reg), inBounds};
+  Value address = addressFromBase(reg);
+  return {rowOffset ? gep(address, rowOffset) : address, inBounds};
 }
 
 /// The shared base plus register `reg`'s offset: the sum over tile dims of
@@ -193,11 +246,10 @@ static Value padConstant(OpBuilder &b, Location loc, Attribute pad, Type elem) {
   return {};
 }
 
-FailureOr<WindowLoad> flash::simt::prepareWindowLoad(OpBuilder &b,
-                                                     Location loc,
-                                                     IndexBuilder *ib,
-                                                     LoadOp op,
-                                                     ValueRange offsets) {
+FailureOr<WindowLoad>
+flash::simt::prepareWindowLoad(OpBuilder &b, Location loc, IndexBuilder *ib,
+                               LoadOp op, ValueRange offsets,
+                               ValueRange indices) {
   auto tile = TileInfo::get(op.getType());
   auto view = getGlobalView(op.getSource(), ib);
   if (!view)
@@ -206,15 +258,34 @@ FailureOr<WindowLoad> flash::simt::prepareWindowLoad(OpBuilder &b,
   Value pad = padConstant(b, loc, op.getPad(), elem);
   if (!pad)
     return op.emitOpError("unsupported pad value ") << op.getPad();
-  int64_t width = chooseVectorWidth(*tile, op.getWindow(), *view, offsets.back(),
+  SmallVector<int64_t, 4> window = tileWindow(op.getWindow(), op.isGathered());
+  std::optional<GatherRows> gather;
+  if (op.isGathered()) {
+    auto index = TileInfo::get(op.getIndices().front().getType());
+    if (!index || llvm::any_of(op.getIndices().getTypes(), [&](Type t) {
+          return t != op.getIndices().front().getType();
+        }))
+      return op.emitOpError("index tiles need one layout");
+    int64_t numThreads = getNumWarps(op) * kWarp;
+    auto rows = gatherRegisterMap(AccessMap::of(*tile), *index, numThreads);
+    if (failed(rows))
+      return op.emitOpError("index tile layout ")
+             << describe(index->layout) << " does not give every thread the "
+             << "rows it loads in " << describe(tile->layout);
+    gather = GatherRows{llvm::to_vector(op.getGather()),
+                        llvm::to_vector(indices), *rows};
+  }
+  int64_t width = chooseVectorWidth(*tile, window, *view, offsets.back(),
                                     getNumWarps(op), /*writers=*/nullptr);
   ThreadIds ids = getThreadIds(b, op);
   Type accessType = width == 1 ? elem : VectorType::get({width}, elem);
   Value padValue =
       width == 1 ? pad : vector::BroadcastOp::create(b, loc, accessType, pad);
-  return WindowLoad{*view,      llvm::to_vector<4>(offsets), *tile, width,
-                    accessType, padValue, IndexValue(ib, ids.warp),
-                    IndexValue(ib, ids.lane)};
+  return WindowLoad{*view,      llvm::to_vector<4>(offsets),
+                    window,     std::move(gather),
+                    *tile,      width,
+                    accessType, padValue,
+                    IndexValue(ib, ids.warp), IndexValue(ib, ids.lane)};
 }
 
 /// `body()` where `pred` holds (null: always), `pad` elsewhere.
@@ -265,4 +336,36 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
                             .getResult());
   return loadGuarded(b, loc, addressing.uniformInBounds(), vectorType,
                      padVector, loadRegisters);
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar loads
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> flash::simt::emitScalarLoad(OpBuilder &b, Location loc,
+                                             IndexBuilder *ib, LoadScalarOp op,
+                                             ValueRange indices) {
+  auto view = getGlobalView(op.getSource(), ib);
+  if (!view)
+    return op.emitOpError("source is not a kernel tensor parameter");
+  Type elem = op.getType();
+  Value pad = padConstant(b, loc, op.getPad(), elem);
+  if (!pad)
+    return op.emitOpError("unsupported pad value ") << op.getPad();
+  // One element, no tile dims: every dim is checked once (unless proven),
+  // and every thread reads the same address.
+  AccessMap one;
+  one.regs = 1;
+  one.coord = [](int64_t, int64_t) { return layout::Coord{}; };
+  one.emit = [](IndexValue, IndexValue, int64_t) {
+    return layout::CoordOf<IndexValue>{};
+  };
+  IndexValue zero(ib, int64_t(0));
+  WindowAddressing addressing(b, loc, ib, *view, indices, op, /*window=*/{},
+                              one, /*numThreads=*/1, zero, zero);
+  Value address = addressing.at(0).address;
+  return loadGuarded(b, loc, addressing.uniformInBounds(), elem, pad, [&] {
+    return LLVM::LoadOp::create(b, loc, elem, address, byteWidth(elem))
+        .getResult();
+  });
 }

@@ -184,16 +184,22 @@ static bool windowInside(Value offset, int64_t extent, Value global, int64_t d,
 
 /// Marks the global dims along which one window access stays inside the
 /// tensor whenever it happens (`pred`: the access's predicate, or null).
+/// Gathered dims are never marked: their indices come from memory.
 static void markWindowInBounds(Operation *access, Value global,
                                ValueRange offsets, ArrayRef<int64_t> window,
                                ArrayRef<int64_t> tileShape,
+                               ArrayRef<int64_t> gather = {},
                                Value pred = nullptr) {
   auto type = cast<GlobalType>(global.getType());
+  // Tile dim 0 of a gathered access holds the gathered rows.
+  if (!gather.empty())
+    tileShape = tileShape.drop_front();
   SmallVector<bool> inside;
   for (unsigned g = 0; g < type.getRank(); ++g) {
     auto it = llvm::find(window, static_cast<int64_t>(g));
     int64_t extent = it == window.end() ? 1 : tileShape[it - window.begin()];
-    inside.push_back(windowInside(offsets[g], extent, global, g, pred));
+    inside.push_back(!llvm::is_contained(gather, g) &&
+                     windowInside(offsets[g], extent, global, g, pred));
   }
   access->setAttr(kInBoundsAttrName,
                   DenseBoolArrayAttr::get(access->getContext(), inside));
@@ -202,7 +208,11 @@ static void markWindowInBounds(Operation *access, Value global,
 void flash::simt::markWindowsInBounds(Operation *kernel) {
   kernel->walk([&](LoadOp load) {
     markWindowInBounds(load, load.getSource(), load.getOffsets(),
-                       load.getWindow(), load.getType().getShape());
+                       load.getWindow(), load.getType().getShape(),
+                       load.getGather());
+  });
+  kernel->walk([&](LoadScalarOp load) {
+    markWindowInBounds(load, load.getSource(), load.getIndices(), {}, {});
   });
   kernel->walk([&](StoreOp store) {
     markWindowInBounds(store, store.getDest(), store.getOffsets(),
@@ -213,7 +223,7 @@ void flash::simt::markWindowsInBounds(Operation *kernel) {
     markWindowInBounds(copy, copy.getSource(), copy.getOffsets(),
                        copy.getWindow(),
                        copy.getDest().getType().getSlotShape(),
-                       copy.getPred());
+                       copy.getGather(), copy.getPred());
   });
 }
 

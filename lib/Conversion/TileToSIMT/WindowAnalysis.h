@@ -1,7 +1,7 @@
 //===- WindowAnalysis.h - what is known of a window access ------*- C++ -*-===//
 //
 // Facts about the global window accesses of a kernel (tile.load, tile.store,
-// tile.async_copy), proven at compile time from the IR that computes their
+// tile.async_copy, tile.load_scalar), proven at compile time from the IR that computes their
 // offsets: along which dims a window provably stays inside its tensor (so
 // its registers need no bounds check there), and how many registers can move
 // as one aligned vector.
@@ -22,7 +22,8 @@ namespace flash::simt {
 void markWindowsInBounds(mlir::Operation *kernel);
 
 /// The widest vector (elements) in which runs of registers of `tile` can be
-/// accessed in the window `window` of `view` whose offset along the last
+/// accessed in the window `window` (tileWindow: one global dim per tile dim)
+/// of `view` whose offset along the last
 /// global dim is `lastOffset`: registers kV..kV+V-1 of every thread are
 /// consecutive along the tile dim that runs along the last global dim, start
 /// at a multiple of V, the last global dim is static and a multiple of V and

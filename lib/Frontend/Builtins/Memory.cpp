@@ -2,7 +2,10 @@
 //
 // A window `X[b, m : m + BLOCK_M, :]` picks one element along each indexed
 // dim and a compile-time number of elements along each sliced dim; load and
-// store move a tile of the sliced dims' sizes.
+// store move a tile of the sliced dims' sizes. Two more forms are loads
+// only: every entry a scalar reads one element as a scalar
+// (tile.load_scalar), and 1-D i32 tiles as entries gather rows
+// (`K[pages, slots, h, :]`: row r at page pages[r], slot slots[r]).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,13 +21,24 @@ using llvm::SMLoc;
 using llvm::Twine;
 
 namespace {
+/// What to do instead of using a loaded tile as an index.
+constexpr const char *kScalarReadHint =
+    "; read one element as a scalar with load(X[i, j]) (every entry an "
+    "index)";
+
 struct Window {
   unsigned param = 0;
   mlir::Value global;
   llvm::SmallVector<mlir::Value> offsets; // one per dim of the parameter
   llvm::SmallVector<int64_t> window;      // the sliced dims
-  llvm::SmallVector<int64_t> shape;       // their sizes
+  llvm::SmallVector<int64_t> shape;       // the tile's shape
   mlir::Type elt;
+  /// Gathered dims and their index tiles (1-D i32, one length: the rows).
+  llvm::SmallVector<int64_t> gather;
+  llvm::SmallVector<mlir::Value> indices;
+  /// Where the first index tile and the first slice are, for diagnostics.
+  SMLoc firstIndexTile, firstSlice;
+  bool isScalar() const { return window.empty() && gather.empty(); }
 };
 
 /// Lowers the subscript of a window, one entry (dim) at a time.
@@ -37,6 +51,7 @@ public:
   bool addEntry(unsigned dim, const SubscriptEntry &entry);
 
 private:
+  bool addIndex(unsigned dim, const SubscriptEntry &entry);
   bool addFull(unsigned dim, const SubscriptEntry &entry);
   bool addSlice(unsigned dim, const SubscriptEntry &entry);
   std::optional<int64_t> sliceSize(const SubscriptEntry &entry,
@@ -57,19 +72,68 @@ bool WindowBuilder::addEntry(unsigned dim, const SubscriptEntry &entry) {
     cx.error(entry.loc, "None is not allowed in a window of a tensor "
                         "parameter");
     return false;
-  case SubscriptEntry::Index: {
-    auto offset = gen.evalIndex(*entry.index, "a window index");
+  case SubscriptEntry::Index:
+    return addIndex(dim, entry);
+  case SubscriptEntry::Full:
+  case SubscriptEntry::Slice:
+    if (!w.firstSlice.isValid())
+      w.firstSlice = entry.loc;
+    return entry.kind == SubscriptEntry::Full ? addFull(dim, entry)
+                                              : addSlice(dim, entry);
+  }
+  return false;
+}
+
+/// An integer scalar picks one index; a 1-D i32 tile gathers rows.
+bool WindowBuilder::addIndex(unsigned dim, const SubscriptEntry &entry) {
+  const Expr &index = *entry.index;
+  OptVal v = gen.evalPlain(index);
+  if (!v)
+    return false;
+  if (v->kind == Val::Int || (v->isRuntimeScalar() && isI32(v->v.getType()))) {
+    auto offset = v->kind == Val::Int
+                      ? constScalar(cx, *v, cx.builder.getI32Type(), index.loc)
+                      : std::optional<mlir::Value>(v->v);
     if (!offset)
       return false;
     w.offsets.push_back(*offset);
     return true;
   }
-  case SubscriptEntry::Full:
-    return addFull(dim, entry);
-  case SubscriptEntry::Slice:
-    return addSlice(dim, entry);
+  if (v->kind != Val::Runtime || !isTile(v->v.getType()) ||
+      shapeOf(v->v.getType()).size() != 1 || !isI32(v->v.getType())) {
+    bool tile = v->kind == Val::Runtime && isTile(v->v.getType());
+    cx.error(index.loc,
+             "a window index must be an integer scalar, or a 1-D i32 tile "
+             "of row indices (a gather), got " + describe(*v) +
+                 (tile ? kScalarReadHint : ""));
+    return false;
   }
-  return false;
+  int64_t rows = shapeOf(v->v.getType())[0];
+  if (w.firstSlice.isValid()) {
+    cx.error(index.loc, "an index tile must come before every sliced dim: "
+                        "the gathered rows are the tile's first dim");
+    cx.note(w.firstSlice, "sliced dim here");
+    return false;
+  }
+  if (!w.gather.empty() && w.shape[0] != rows) {
+    cx.error(index.loc, "index tiles must have the same length: this one "
+                        "has " + Twine(rows) + " elements, the first " +
+                            Twine(w.shape[0]));
+    cx.note(w.firstIndexTile, "first index tile here");
+    return false;
+  }
+  if (w.gather.empty()) {
+    w.firstIndexTile = index.loc;
+    w.shape.push_back(rows);
+  }
+  auto zero = constScalar(cx, Val::ofInt(0), cx.builder.getI32Type(),
+                          index.loc);
+  if (!zero)
+    return false;
+  w.offsets.push_back(*zero);
+  w.gather.push_back(dim);
+  w.indices.push_back(v->v);
+  return true;
 }
 
 bool WindowBuilder::addFull(unsigned dim, const SubscriptEntry &entry) {
@@ -147,8 +211,9 @@ bool WindowBuilder::addSlice(unsigned dim, const SubscriptEntry &entry) {
   } else if (lo->isRuntimeScalar() && isI32(lo->v.getType())) {
     offset = lo->v;
   } else {
+    bool tile = lo->kind == Val::Runtime && isTile(lo->v.getType());
     cx.error(entry.lo->loc, "slice start must be an integer scalar, got " +
-                                describe(*lo));
+                                describe(*lo) + (tile ? kScalarReadHint : ""));
     return false;
   }
   w.offsets.push_back(offset);
@@ -196,11 +261,8 @@ static bool evalWindow(IRGen &gen, const Expr &e, const char *builtin,
   for (unsigned i = 0; i < e.entries.size(); ++i)
     if (!builder.addEntry(i, e.entries[i]))
       return false;
-  if (w.window.empty()) {
-    cx.error(e.opLoc, "a window must slice at least one dim ('lo : hi' or "
-                      "':'); loading a single element is not supported");
-    return false;
-  }
+  if (w.isScalar())
+    return true;
   return checkShape(cx, w.shape, e.opLoc);
 }
 
@@ -241,9 +303,16 @@ OptVal frontend::emitLoad(BuiltinCall &call) {
   auto pad = padAttr(call, w.elt);
   if (!pad)
     return std::nullopt;
+  if (w.isScalar())
+    return Val::ofValue(tile::LoadScalarOp::create(
+        call.builder(), call.irLoc(), w.elt, w.global, w.offsets, *pad));
+  mlir::DenseI64ArrayAttr gather;
+  if (!w.gather.empty())
+    gather = call.builder().getDenseI64ArrayAttr(w.gather);
   return Val::ofValue(tile::LoadOp::create(
       call.builder(), call.irLoc(), tileType(w.shape, w.elt), w.global,
-      w.offsets, w.window, *pad));
+      w.offsets, call.builder().getDenseI64ArrayAttr(w.window), gather,
+      w.indices, *pad));
 }
 
 OptVal frontend::emitStoreValue(BuiltinCall &call) {
@@ -285,6 +354,17 @@ bool frontend::emitStore(IRGen &gen, const Expr &call) {
   Window w;
   if (!evalWindow(gen, *call.args[0], "store", w))
     return false;
+  if (w.isScalar()) {
+    gen.cx.error(call.args[0]->opLoc,
+                 "store() needs a window that slices at least one dim ('lo "
+                 ": hi' or ':'); storing a single element is not supported");
+    return false;
+  }
+  if (!w.gather.empty()) {
+    gen.cx.error(w.firstIndexTile, "store() takes no index tiles: only "
+                                   "load() gathers rows");
+    return false;
+  }
   OptVal v = gen.evalPlain(*call.args[1]);
   if (!v)
     return false;

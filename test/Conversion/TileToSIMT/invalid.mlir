@@ -67,3 +67,55 @@ func.func @copy_column_offset(%X: !tile.global<[16, 16], f16> {tile.name = "X"},
   tile.async_copy %X[%c0, %col] window [0, 1] into %b[%c0] : !tile.global<[16, 16], f16> -> !buf
   return
 }
+
+// -----
+
+// A gathered copy takes its chunk distribution from its index tiles'
+// layout: it must be the slice of a blocked layout along dim 1.
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+!buf = !tile.shared<[1, 16, 16], f16>
+func.func @copy_gather_layout(%X: !tile.global<[N, 16], f16> {tile.name = "X"},
+                              %rows: tensor<16xi32, #tile.slice<1, #mma>>)
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %b = tile.local_alloc {offset = 0 : i64} : !buf
+  // expected-error@+2 {{'tile.async_copy' op index tiles must share one #tile.slice<1, #tile.blocked<...>> layout (the chunks each thread copies)}}
+  // expected-error@+1 {{failed to legalize operation 'tile.async_copy'}}
+  tile.async_copy %X[%c0, %c0] window [1] gather [0] (%rows : tensor<16xi32, #tile.slice<1, #mma>>) into %b[%c0] : !tile.global<[N, 16], f16> -> !buf
+  return
+}
+
+// -----
+
+// ... which holds every chunk once: 16 rows of 2 chunks cannot take 2 warps
+// of 16 rows each (the chunks would be copied twice).
+#chunks = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [2, 1], order = [1, 0]>
+!buf = !tile.shared<[1, 16, 16], f16>
+func.func @copy_gather_twice(%X: !tile.global<[N, 16], f16> {tile.name = "X"},
+                             %rows: tensor<16xi32, #tile.slice<1, #chunks>>)
+    attributes {tile.num_warps = 2 : i32} {
+  %c0 = arith.constant 0 : i32
+  %b = tile.local_alloc {offset = 0 : i64} : !buf
+  // expected-error@+2 {{'tile.async_copy' op the index tiles' layout #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [2, 1], order = [1, 0]> must spread the 16 x 2 chunks of the slot over the 2 warps, each chunk once}}
+  // expected-error@+1 {{failed to legalize operation 'tile.async_copy'}}
+  tile.async_copy %X[%c0, %c0] window [1] gather [0] (%rows : tensor<16xi32, #tile.slice<1, #chunks>>) into %b[%c0] : !tile.global<[N, 16], f16> -> !buf
+  return
+}
+
+// -----
+
+// A gathered load reads each register's row index from a register of the
+// same thread: the index tile's layout must hold those rows.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]>
+#other = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
+func.func @gather_index_layout(%X: !tile.global<[N, 16], f32> {tile.name = "X"},
+                               %Y: !tile.global<[32, 16], f32> {tile.name = "Y"},
+                               %rows: tensor<32xi32, #other>)
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  // expected-error@+2 {{'tile.load' op index tile layout #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]> does not give every thread the rows it loads in #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]>}}
+  // expected-error@+1 {{failed to legalize operation 'tile.load'}}
+  %x = tile.load %X[%c0, %c0] window [1] gather [0] (%rows : tensor<32xi32, #other>) pad 0.0 : f32 : !tile.global<[N, 16], f32> -> tensor<32x16xf32, #blocked>
+  tile.store %x, %Y[%c0, %c0] window [0, 1] : tensor<32x16xf32, #blocked> -> !tile.global<[32, 16], f32>
+  return
+}

@@ -101,6 +101,52 @@ func.func @proven_in_bounds(%X: !tile.global<[B, N, 32], f32> {tile.name = "X"},
 
 // -----
 
+// tile.load_scalar: one load of the same address in every thread (the value
+// is uniform: no tile, no shuffle), under its bounds check, the pad
+// otherwise; a gathered load adds each register's row index (read from the
+// index tile's register that holds that row) to its address, and checks it.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<1, #blocked>
+// CHECK-LABEL: gpu.func @scalar_and_gather
+// CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1> {tile.name = "X"}, %[[XN:.*]]: i32 {tile.name = "X.d0"}, %{{.*}}: i32 {tile.name = "X.d1"}, %[[I:.*]]: !llvm.ptr<1> {tile.name = "I"}, %[[IN:.*]]: i32 {tile.name = "I.d0"},
+// CHECK:      %[[B:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
+// CHECK:      %[[P:.*]] = llvm.getelementptr %[[I]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK:      arith.cmpi sge, %[[B]], %c0_i32 : i32
+// CHECK:      arith.cmpi slt, %[[B]], %[[IN]] : i32
+// CHECK:      %[[OK:.*]] = arith.andi
+// CHECK:      %[[START:.*]] = scf.if %[[OK]] -> (i32) {
+// CHECK-NEXT:   %[[V:.*]] = llvm.load %[[P]] {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK-NEXT:   scf.yield %[[V]] : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   scf.yield %c-1_i32 : i32
+// CHECK-NEXT: }
+// CHECK-NOT:  nvvm.shfl.sync
+// The gathered rows: register 0's row is index register 0.
+// CHECK:      %[[ROW:.*]] = vector.extract %[[ROWS:.*]][0] : i32 from vector<4xi32>
+// CHECK:      arith.cmpi sge, %[[ROW]], %c0_i32 : i32
+// CHECK:      arith.cmpi slt, %[[ROW]], %[[XN]] : i32
+// CHECK:      %[[R64:.*]] = arith.extsi %[[ROW]] : i32 to i64
+// CHECK:      %[[OFF:.*]] = arith.muli %[[R64]], %{{.*}} : i64
+// CHECK:      %[[ADDR:.*]] = llvm.getelementptr %{{.*}}[%[[OFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK:      scf.if %{{.*}} -> (vector<4xf32>) {
+// CHECK-NEXT:   llvm.load %[[ADDR]] {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+func.func @scalar_and_gather(%X: !tile.global<[N, 64], f32> {tile.name = "X"},
+                             %I: !tile.global<[B], i32> {tile.name = "I"},
+                             %Y: !tile.global<[B, 32, 64], f32> {tile.name = "Y"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %b = tile.program_id 0 : i32
+  %start = tile.load_scalar %I[%b] pad -1 : i32 : !tile.global<[B], i32> -> i32
+  %iota = tile.iota : tensor<32xi32, #rows>
+  %s = tile.splat %start : i32 -> tensor<32xi32, #rows>
+  %rows = arith.addi %s, %iota : tensor<32xi32, #rows>
+  %x = tile.load %X[%c0, %c0] window [1] gather [0] (%rows : tensor<32xi32, #rows>) pad 0.0 : f32 : !tile.global<[N, 64], f32> -> tensor<32x64xf32, #blocked>
+  tile.store %x, %Y[%b, %c0, %c0] window [1, 2] : tensor<32x64xf32, #blocked> -> !tile.global<[B, 32, 64], f32>
+  return
+}
+
+// -----
+
 // Eight rows padded to the atom's 16: a thread's registers 2, 3 (row
 // g + 8) hold its registers 0, 1 (row g) again; only the first register of
 // the first thread holding an element stores it: one 8-byte store per

@@ -189,3 +189,69 @@ func.func @prefetch(%K: !tile.global<[N, 32], f16> {tile.name = "K"},
   tile.async_wait 0
   return
 }
+
+// -----
+
+// A gathered copy (a paged KV cache, pages [P, 16, 64]): the chunks are
+// spread by the index tiles' parent layout (8 lanes along a row of 8 chunks,
+// as for a window), and every chunk's source address is its own row's:
+// page * 1024 + slot * 64 elements from the tensor's base, both indices from
+// the register that holds that row, and a row with an index out of bounds
+// (page -1 past the sequence) is zero-filled (src-size 0) without a read.
+// The shared side is the window's: one offset per thread, then xor/add.
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#chunks = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<1, #chunks>
+!pbuf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+
+// CHECK-LABEL: gpu.func @paged_copy
+// CHECK-SAME: (%[[C:.*]]: !llvm.ptr<1> {tile.name = "C"}, %[[NP:.*]]: i32 {tile.name = "C.d0"},
+// CHECK-COUNT-4: nvvm.cp.async.shared.global
+// The page of each of the thread's 4 rows (block-table entries 0..3).
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK-NOT:  nvvm.cp.async.shared.global
+// CHECK:      %[[PAGE:.*]] = vector.extract %[[PAGES:.*]][0] : i32 from vector<4xi32>
+// CHECK:      arith.cmpi sge, %[[PAGE]], %c0_i32 : i32
+// CHECK:      arith.cmpi slt, %[[PAGE]], %[[NP]] : i32
+// CHECK:      %[[P64:.*]] = arith.extsi %[[PAGE]] : i32 to i64
+// CHECK:      %[[POFF:.*]] = arith.muli %[[P64]], %{{.*}} : i64
+// CHECK:      %[[SLOT:.*]] = vector.extract %[[SLOTS:.*]][0] : i32 from vector<4xi32>
+// CHECK:      %[[S64:.*]] = arith.extsi %[[SLOT]] : i32 to i64
+// CHECK:      %[[SOFF:.*]] = arith.muli %[[S64]], %{{.*}} : i64
+// CHECK:      %[[ROFF:.*]] = arith.addi %[[POFF]], %[[SOFF]] : i64
+// CHECK:      %[[SRC:.*]] = llvm.getelementptr %{{.*}}[%[[ROFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f16
+// CHECK:      %[[SIZE:.*]] = arith.select %{{.*}}, %c16_i32, %c0_i32 : i32
+// CHECK:      nvvm.cp.async.shared.global %{{.*}}, %[[SRC]], 16, cache =  cg, %[[SIZE]]
+// CHECK:      vector.extract %[[PAGES]][1] : i32 from vector<4xi32>
+// CHECK:      nvvm.cp.async.shared.global
+// CHECK:      vector.extract %[[PAGES]][2] : i32 from vector<4xi32>
+// CHECK:      nvvm.cp.async.shared.global
+// CHECK:      vector.extract %[[PAGES]][3] : i32 from vector<4xi32>
+// CHECK:      nvvm.cp.async.shared.global
+// CHECK-NOT:  nvvm.cp.async.shared.global
+func.func @paged_copy(%Q: !tile.global<[64, 64], f16> {tile.name = "Q"},
+                      %C: !tile.global<[P, 16, 64], f16> {tile.name = "C"},
+                      %T: !tile.global<[16], i32> {tile.name = "T"},
+                      %O: !tile.global<[64, 64], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant dense<16> : tensor<64xi32, #rows>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %qbuf = tile.local_alloc {offset = 0 : i64} : !pbuf
+  %kbuf = tile.local_alloc {offset = 8192 : i64} : !pbuf
+  tile.async_copy %Q[%c0, %c0] window [0, 1] into %qbuf[%c0] : !tile.global<[64, 64], f16> -> !pbuf
+  %n = tile.iota : tensor<64xi32, #rows>
+  %pi = arith.divsi %n, %c16 : tensor<64xi32, #rows>
+  %pages = tile.load %T[%c0] window [] gather [0] (%pi : tensor<64xi32, #rows>) pad 0 : i32 : !tile.global<[16], i32> -> tensor<64xi32, #rows>
+  %slots = arith.remsi %n, %c16 : tensor<64xi32, #rows>
+  tile.async_copy %C[%c0, %c0, %c0] window [2] gather [0, 1] (%pages, %slots : tensor<64xi32, #rows>, tensor<64xi32, #rows>) into %kbuf[%c0] : !tile.global<[P, 16, 64], f16> -> !pbuf
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %q = tile.local_load %qbuf[%c0] : !pbuf -> tensor<64x64xf16, #tile.dot_op<0, #mma>>
+  %k = tile.local_load %kbuf[%c0] : !pbuf -> tensor<64x64xf16, #tile.dot_op<1, #mma, transposed = true>>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x64xf16, #tile.dot_op<0, #mma>>, tensor<64x64xf16, #tile.dot_op<1, #mma, transposed = true>> -> tensor<64x64xf32, #mma>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[64, 64], f32>
+  return
+}

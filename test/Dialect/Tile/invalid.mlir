@@ -448,3 +448,90 @@ func.func private @blocked_lanes(tensor<16x16xf32, #tile.blocked<sizePerThread =
 
 // expected-error @below {{tile shape does not fit #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>: the blocked layout has rank 2 but the tile has rank 1}}
 func.func private @blocked_shape(tensor<6xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)
+
+// -----
+
+func.func @load_scalar_indices(%g: !tile.global<[M, N], f32>, %i: i32) {
+  // expected-error @below {{expects 2 indices (one per dim of the global tensor), got 1}}
+  %0 = tile.load_scalar %g[%i] pad 0.0 : f32 : !tile.global<[M, N], f32> -> f32
+  return
+}
+
+// -----
+
+func.func @load_scalar_type(%g: !tile.global<[M], i32>, %i: i32) {
+  // expected-error @below {{result type 'f32' does not match the global tensor's element type 'i32'}}
+  %0 = tile.load_scalar %g[%i] pad 0.0 : f32 : !tile.global<[M], i32> -> f32
+  return
+}
+
+// -----
+
+func.func @load_scalar_pad(%g: !tile.global<[M], i32>, %i: i32) {
+  // expected-error @below {{pad value of type 'f32' does not match the element type 'i32'}}
+  %0 = tile.load_scalar %g[%i] pad 0.0 : f32 : !tile.global<[M], i32> -> i32
+  return
+}
+
+// -----
+
+func.func @gather_count(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<64xi32>) {
+  // expected-error @below {{gathers 2 dims but has 1 index tiles (one per gathered dim)}}
+  %0 = tile.load %g[%i, %i, %i] window [2] gather [0, 1] (%rows : tensor<64xi32>) pad 0.0 : f16
+      : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_rank(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<64xi32>) {
+  // expected-error @below {{window names 1 dims plus the gathered rows but the tile has rank 1}}
+  %0 = tile.load %g[%i, %i, %i] window [2] gather [0] (%rows : tensor<64xi32>) pad 0.0 : f16
+      : !tile.global<[P, 16, 64], f16> -> tensor<64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_dim_range(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<64xi32>) {
+  // expected-error @below {{gathered dim 3 is out of range for a global tensor of rank 3}}
+  %0 = tile.load %g[%i, %i, %i] window [2] gather [3] (%rows : tensor<64xi32>) pad 0.0 : f16
+      : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_dim_order(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<64xi32>) {
+  // expected-error @below {{gathered dims must be strictly increasing, got [1, 0]}}
+  %0 = tile.load %g[%i, %i, %i] window [2] gather [1, 0] (%rows, %rows : tensor<64xi32>, tensor<64xi32>) pad 0.0 : f16
+      : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_in_window(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<64xi32>) {
+  // expected-error @below {{dim 2 is both gathered and in the window}}
+  %0 = tile.load %g[%i, %i, %i] window [2] gather [2] (%rows : tensor<64xi32>) pad 0.0 : f16
+      : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_index_shape(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<32xi32>) {
+  // expected-error @below {{index tile 0 must be a 1-D tile of i32 with one element per gathered row (64), got 'tensor<32xi32>'}}
+  %0 = tile.load %g[%i, %i, %i] window [2] gather [0] (%rows : tensor<32xi32>) pad 0.0 : f16
+      : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @gather_index_type(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<64xf32>) {
+  // expected-error @below {{index tile 0 must be a 1-D tile of i32 with one element per gathered row (64), got 'tensor<64xf32>'}}
+  %0 = tile.load %g[%i, %i, %i] window [2] gather [0] (%rows : tensor<64xf32>) pad 0.0 : f16
+      : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
+  return
+}

@@ -34,6 +34,16 @@ func.func @kernel(%Q: !tile.global<[B, H, Nq, 64], f16> {tile.name = "Q"},
   // CHECK: tile.load {{.*}} window [3] pad {{.*}} -> tensor<64xf16>
   %row = tile.load %Q[%c0, %c0, %pid, %c0] window [3] pad 1.0 : f16
       : !tile.global<[B, H, Nq, 64], f16> -> tensor<64xf16>
+  // CHECK: tile.load_scalar %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] pad -1.000000e+00 : f16 : !tile.global<[B, H, Nq, 64], f16> -> f16
+  %one = tile.load_scalar %Q[%c0, %c0, %pid, %c0] pad -1.0 : f16
+      : !tile.global<[B, H, Nq, 64], f16> -> f16
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] window [3] gather [0, 2] (%{{.*}}, %{{.*}} : tensor<64xi32>, tensor<64xi32>) pad 0.000000e+00 : f16 : !tile.global<[B, H, Nq, 64], f16> -> tensor<64x64xf16>
+  %rows = tile.iota : tensor<64xi32>
+  %gathered = tile.load %Q[%c0, %pid, %c0, %c0] window [3] gather [0, 2] (%rows, %rows : tensor<64xi32>, tensor<64xi32>)
+      pad 0.0 : f16 : !tile.global<[B, H, Nq, 64], f16> -> tensor<64x64xf16>
+  // CHECK: tile.load {{.*}} window [] gather [2] (%{{.*}} : tensor<64xi32>) pad {{.*}} -> tensor<64xf16>
+  %column = tile.load %Q[%c0, %c0, %c0, %pid] window [] gather [2] (%rows : tensor<64xi32>)
+      pad 0.0 : f16 : !tile.global<[B, H, Nq, 64], f16> -> tensor<64xf16>
   // CHECK: tile.splat %{{.*}} : f32 -> tensor<128xf32>
   %m = tile.splat %scale : f32 -> tensor<128xf32>
   // CHECK: tile.iota : tensor<64xi32>

@@ -93,3 +93,21 @@ func.func @load_element(%i: i32) {
   %0 = tile.local_load %buf[%i] : !tile.shared<[1, 64, 64], bf16> -> tensor<64x64xf16, #dot_b>
   return
 }
+
+// -----
+
+func.func @copy_gather_rows(%K: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<32xi32>) {
+  %buf = tile.local_alloc : !tile.shared<[1, 64, 64], f16>
+  // expected-error @below {{index tile 0 must be a 1-D tile of i32 with one element per gathered row (64), got 'tensor<32xi32>'}}
+  tile.async_copy %K[%i, %i, %i] window [2] gather [0] (%rows : tensor<32xi32>) into %buf[%i] : !tile.global<[P, 16, 64], f16> -> !tile.shared<[1, 64, 64], f16>
+  return
+}
+
+// -----
+
+func.func @copy_gather_window(%K: !tile.global<[P, 16, 64], f16>, %i: i32, %rows: tensor<64xi32>) {
+  %buf = tile.local_alloc : !tile.shared<[1, 64, 64], f16>
+  // expected-error @below {{window names 2 dims plus the gathered rows but the tile has rank 2}}
+  tile.async_copy %K[%i, %i, %i] window [1, 2] gather [0] (%rows : tensor<64xi32>) into %buf[%i] : !tile.global<[P, 16, 64], f16> -> !tile.shared<[1, 64, 64], f16>
+  return
+}

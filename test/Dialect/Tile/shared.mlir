@@ -8,9 +8,12 @@
 #mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
 #dot_b = #tile.dot_op<1, #mma>
 #dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+#rows = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
 
 // CHECK-LABEL: func.func @staged
 func.func @staged(%K: !tile.global<[B, H, Nk, 64], f16>, %V: !tile.global<[B, H, Nk, 64], f16>,
+                  %Kc: !tile.global<[P, 16, H, 64], f16>,
+                  %pages: tensor<64xi32, #rows>, %slots: tensor<64xi32, #rows>,
                   %b: i32, %h: i32, %n: i32, %slot: i32, %more: i1) {
   %c0 = arith.constant 0 : i32
   // CHECK: %[[K:.*]] = tile.local_alloc {offset = 0 : i64} : !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
@@ -23,6 +26,9 @@ func.func @staged(%K: !tile.global<[B, H, Nk, 64], f16>, %V: !tile.global<[B, H,
   // CHECK: tile.async_copy %{{.*}} window [2, 3] into %[[V]][%{{.*}}] : !tile.global
   tile.async_copy %V[%b, %h, %n, %c0] window [2, 3] into %vbuf[%c0]
       : !tile.global<[B, H, Nk, 64], f16> -> !tile.shared<[1, 64, 64], f16>
+  // CHECK: tile.async_copy %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] window [3] gather [0, 1] (%{{.*}}, %{{.*}} : tensor<64xi32, #rows>, tensor<64xi32, #rows>) into %[[V]][%{{.*}}] if %{{.*}} : !tile.global<[P, 16, H, 64], f16> -> !tile.shared<[1, 64, 64], f16>
+  tile.async_copy %Kc[%c0, %c0, %h, %c0] window [3] gather [0, 1] (%pages, %slots : tensor<64xi32, #rows>, tensor<64xi32, #rows>)
+      into %vbuf[%c0] if %more : !tile.global<[P, 16, H, 64], f16> -> !tile.shared<[1, 64, 64], f16>
   // CHECK-NEXT: tile.async_commit
   tile.async_commit
   // CHECK-NEXT: tile.async_wait 1

@@ -384,6 +384,19 @@ CoordOf<Int> copyChunkCoord(int64_t chunksPerRow, int64_t numThreads, Int tid,
   return {id / chunksPerRow, id % chunksPerRow};
 }
 
+/// The chunks of a gathered copy (rows from runtime indices, each row a run
+/// of `chunksPerRow` 16-byte chunks with its own address) spread over
+/// `numWarps` warps as a blocked layout over the [rows, chunksPerRow] grid:
+/// lanes along a row (the largest power of two dividing chunksPerRow, at most
+/// a warp), the rest of a warp and the warps down the rows. Every chunk is
+/// held by exactly one thread, and the layout's slice along dim 1 gives each
+/// thread the rows it copies, so that it can hold their indices. For a power
+/// of two chunksPerRow it is copyChunkCoord's assignment. Nothing when the
+/// rows do not take the warps' rows whole.
+std::optional<BlockedParams> gatherChunkParams(int64_t rows,
+                                               int64_t chunksPerRow,
+                                               int64_t numWarps);
+
 /// How ldmatrix.x{1,2,4}{,.trans}.m8n8.b16 reads a tile from shared memory
 /// into the registers of a distributed layout. The registers of each thread
 /// are taken in consecutive pairs (pair p = registers 2p, 2p + 1, one 32-bit

@@ -87,7 +87,8 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
 // Global memory windows
 //===----------------------------------------------------------------------===//
 
-def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead]>]> {
   let summary = "read a rectangular window of a global tensor into a tile";
   let description = [{
     Reads the window of `source` that starts at element `offsets` (one i32
@@ -102,13 +103,58 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
     %q = tile.load %Q[%b, %h, %m0, %c0] window [2, 3] pad 0.0 : f16
         : !tile.global<[B, H, Nq, 64], f16> -> tensor<128x64xf16>
     ```
+
+    A gathered load (`gather [g0, ...] (%i0, ... : types)`) takes its rows
+    from runtime indices: every `%ij` is a 1-D i32 tile of R elements, tile
+    dim 0 has size R and tile dim `i + 1` runs along global dim `window[i]`.
+    Row `r` reads at `offsets + sum_j ij[r] * e_gj + embed(t)`, each index
+    bounds-masked like the others. The gathered dims are strictly increasing
+    and none of them is in `window`. A paged KV cache's rows: page
+    `table[n / 16]` and slot `n % 16` of token n.
+
+    ```mlir
+    %k = tile.load %K[%c0, %c0, %h, %c0] window [3] gather [0, 1]
+        (%pages, %slots : tensor<64xi32>, tensor<64xi32>) pad 0.0 : f16
+        : !tile.global<[P, 16, H, 64], f16> -> tensor<64x64xf16>
+    ```
   }];
   let arguments = (ins Tile_GlobalType:$source, Variadic<I32>:$offsets,
-                       DenseI64ArrayAttr:$window, TypedAttrInterface:$pad);
+                       DenseI64ArrayAttr:$window,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$gather,
+                       Variadic<Tile_Tile>:$indices,
+                       TypedAttrInterface:$pad);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $source `[` $offsets `]` `window` $window `pad` $pad attr-dict
-    `:` qualified(type($source)) `->` type($result)
+    $source `[` $offsets `]` `window` $window
+    (`gather` $gather^ ` ` `(` $indices `:` type($indices) `)`)?
+    `pad` $pad attr-dict `:` qualified(type($source)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the rows come from index tiles.
+    bool isGathered() { return !getGather().empty(); }
+  }];
+}
+
+def Tile_LoadScalarOp : Tile_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
+  let summary = "read one element of a global tensor as a scalar";
+  let description = [{
+    Reads element `source[indices]` (one i32 per dim), or `pad` when any
+    index is outside its dim. Every thread of a program reads the same
+    element: the value is uniform, for window offsets and loop bounds read
+    from memory (cu_seqlens, block tables).
+
+    ```mlir
+    %start = tile.load_scalar %cu_seqlens[%b] pad 0 : i32
+        : !tile.global<[B1], i32> -> i32
+    ```
+  }];
+  let arguments = (ins Tile_GlobalType:$source, Variadic<I32>:$indices,
+                       TypedAttrInterface:$pad);
+  let results = (outs Tile_Scalar:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` `pad` $pad attr-dict `:` qualified(type($source))
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -347,16 +393,39 @@ def Tile_AsyncCopyOp : Tile_Op<"async_copy", [AttrSizedOperandSegments,
         if %more : !tile.global<[B, H, Nk, 64], f16>
         -> !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
     ```
+
+    With `gather` (as in `tile.load`; the window is then the last dim only)
+    row r of the slot is copied from the row the index tiles name, each row
+    a run of 16-byte chunks with its own base address, and a row with an
+    index out of bounds is zero-filled. After layout assignment the index
+    tiles are in `#tile.slice<1, B>`, where the blocked layout B over the
+    slot's `[rows, chunks per row]` grid says which thread copies which
+    chunk (each chunk exactly once): every thread holds the indices of the
+    rows it copies.
+
+    ```mlir
+    tile.async_copy %K[%c0, %c0, %h, %c0] window [3] gather [0, 1]
+        (%pages, %slots : tensor<64xi32, #rows>, tensor<64xi32, #rows>)
+        into %kbuf[%slot] : !tile.global<[P, 16, H, 64], f16>
+        -> !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+    ```
   }];
   let arguments = (ins Tile_GlobalType:$source, Variadic<I32>:$offsets,
-                       DenseI64ArrayAttr:$window, Tile_Shared:$dest,
+                       DenseI64ArrayAttr:$window,
+                       DefaultValuedOptionalAttr<DenseI64ArrayAttr, "{}">:$gather,
+                       Variadic<Tile_Tile>:$indices, Tile_Shared:$dest,
                        I32:$slot, Optional<I1>:$pred);
   let assemblyFormat = [{
-    $source `[` $offsets `]` `window` $window `into` $dest `[` $slot `]`
+    $source `[` $offsets `]` `window` $window
+    (`gather` $gather^ ` ` `(` $indices `:` type($indices) `)`)?
+    `into` $dest `[` $slot `]`
     (`if` $pred^)? attr-dict `:` qualified(type($source)) `->`
     qualified(type($dest))
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isGathered() { return !getGather().empty(); }
+  }];
 }
 
 def Tile_AsyncCommitOp : Tile_Op<"async_commit",
