@@ -44,6 +44,8 @@ bool npyDTypeOf(const std::string &dtype, npy::DType &out) {
     out = npy::DType::F32;
   else if (dtype == "i32")
     out = npy::DType::I32;
+  else if (dtype == "bool")
+    out = npy::DType::Bool;
   else
     return false;
   return true;
@@ -57,6 +59,8 @@ const char *sidecarDType(npy::DType d) {
     return "f32";
   case npy::DType::I32:
     return "i32";
+  case npy::DType::Bool:
+    return "bool";
   }
   return "?";
 }
@@ -139,7 +143,8 @@ bool ArgChecker::array(const SidecarParam &p, const npy::Array &arr) {
   npy::DType want;
   if (!npyDTypeOf(p.dtype, want)) {
     error = "parameter '" + p.name + "' has element type " + p.dtype +
-            ", which the launcher cannot provide (supported: f16, f32, i32)";
+            ", which the launcher cannot provide (supported: f16, f32, i32, "
+            "bool)";
     return false;
   }
   if (arr.dtype != want) {

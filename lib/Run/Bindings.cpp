@@ -82,12 +82,14 @@ bool ArgumentBinder::checkArray(Param &p) {
     diag.error("parameter '" + p.name + "' has element type " +
                typeText(p.elemType) +
                ", which .npy arguments cannot provide (supported: f16, f32, "
-               "i32)");
+               "i32, bool)");
     return false;
   }
   if (p.array.dtype != *want) {
+    std::string declared =
+        *want == npy::DType::Bool ? "bool" : typeText(p.elemType);
     diag.error("argument '" + p.name + "' is " + npy::dtypeName(p.array.dtype) +
-               " but the kernel declares " + typeText(p.elemType));
+               " but the kernel declares " + declared);
     return false;
   }
   unsigned rank = p.staticDims.size();

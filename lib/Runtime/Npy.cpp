@@ -15,6 +15,8 @@ namespace npy {
 
 size_t elementSize(DType dtype) {
   switch (dtype) {
+  case DType::Bool:
+    return 1;
   case DType::F16:
     return 2;
   case DType::F32:
@@ -26,6 +28,8 @@ size_t elementSize(DType dtype) {
 
 const char *descr(DType dtype) {
   switch (dtype) {
+  case DType::Bool:
+    return "|b1";
   case DType::F16:
     return "<f2";
   case DType::F32:
@@ -38,6 +42,8 @@ const char *descr(DType dtype) {
 
 const char *dtypeName(DType dtype) {
   switch (dtype) {
+  case DType::Bool:
+    return "bool";
   case DType::F16:
     return "float16";
   case DType::F32:
@@ -90,6 +96,8 @@ static void storeLE(uint8_t *p, uint32_t v, size_t n) {
 double Array::get(size_t i) const {
   const uint8_t *p = data.data() + i * elementSize(dtype);
   switch (dtype) {
+  case DType::Bool:
+    return p[0] != 0;
   case DType::F16:
     return halfBitsToDouble(static_cast<uint16_t>(loadLE(p, 2)));
   case DType::F32: {
@@ -107,6 +115,9 @@ double Array::get(size_t i) const {
 void Array::set(size_t i, double v) {
   uint8_t *p = data.data() + i * elementSize(dtype);
   switch (dtype) {
+  case DType::Bool:
+    p[0] = v != 0;
+    return;
   case DType::F16:
     storeLE(p, doubleToHalfBits(v), 2);
     return;
@@ -327,12 +338,15 @@ bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error) {
     dtype = DType::F32;
   else if (descrStr == "<i4")
     dtype = DType::I32;
+  else if (descrStr == "|b1")
+    dtype = DType::Bool;
   else if (!descrStr.empty() && descrStr[0] == '>') {
     error = "big-endian data ('" + descrStr + "') is not supported";
     return false;
   } else {
     error = "unsupported dtype '" + descrStr +
-            "' (supported: <f2 float16, <f4 float32, <i4 int32)";
+            "' (supported: <f2 float16, <f4 float32, <i4 int32, |b1 "
+            "bool)";
     return false;
   }
   if (fortran) {

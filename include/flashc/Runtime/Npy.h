@@ -1,7 +1,8 @@
 //===- Npy.h - Minimal .npy reader/writer --------------------------*- C++ -*-===//
 //
 // Reads and writes NumPy .npy files (format versions 1.0, 2.0 and 3.0) holding
-// little-endian, C-ordered float16 (<f2), float32 (<f4) or int32 (<i4) arrays.
+// little-endian, C-ordered float16 (<f2), float32 (<f4), int32 (<i4) or bool
+// (|b1, one byte per element) arrays.
 // Data stays as raw little-endian bytes; element accessors convert to and
 // from double (float16 rounding is round-to-nearest-even from double).
 // Errors never abort: every entry point returns false with a message.
@@ -19,13 +20,13 @@
 namespace flash {
 namespace npy {
 
-enum class DType { F16, F32, I32 };
+enum class DType { F16, F32, I32, Bool };
 
 /// Bytes per element.
 size_t elementSize(DType dtype);
-/// The .npy descriptor: "<f2", "<f4", "<i4".
+/// The .npy descriptor: "<f2", "<f4", "<i4", "|b1".
 const char *descr(DType dtype);
-/// NumPy's name: "float16", "float32", "int32".
+/// NumPy's name: "float16", "float32", "int32", "bool".
 const char *dtypeName(DType dtype);
 
 struct Array {
@@ -38,10 +39,12 @@ struct Array {
   Array(DType dtype, std::vector<int64_t> shape);
 
   int64_t numElements() const;
-  /// Element `i` (row-major) as a double (exact for all three dtypes).
+  /// Element `i` (row-major) as a double (exact for every dtype; a bool is 1
+  /// for any nonzero byte).
   double get(size_t i) const;
   /// Stores `v` into element `i`: f16 rounds to nearest even, f32 rounds
-  /// through float, i32 truncates toward zero and wraps (NaN -> 0).
+  /// through float, i32 truncates toward zero and wraps (NaN -> 0), bool is
+  /// v != 0.
   void set(size_t i, double v);
 };
 
