@@ -30,10 +30,12 @@ void Memory::beginCTA() {
 }
 
 bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
-                         int64_t align, bool write, uint8_t *&addr) {
+                         int64_t align, GlobalAccess kind, uint8_t *&addr) {
   int id = globalPtrId(p);
   int64_t off = globalPtrOffset(p);
-  const char *what = write ? "write" : "read";
+  const char *what = kind == GlobalAccess::Read    ? "read"
+                     : kind == GlobalAccess::Write ? "write"
+                                                   : "atomic add";
   if (id < 1 || id > (int)buffers.size())
     return errors.fail(I, std::string("global ") + what + " of " +
                               std::to_string(bytes) +
@@ -213,7 +215,9 @@ static bool globalAccess(Executor &ex, const Instr &I, const uint8_t *mask) {
         continue;
       any = true;
       uint8_t *addr;
-      if (!ex.memory.checkGlobal(I, t, P[t].i, bytes, I.imm, Write, addr))
+      if (!ex.memory.checkGlobal(
+              I, t, P[t].i, bytes, I.imm,
+              Write ? GlobalAccess::Write : GlobalAccess::Read, addr))
         return false;
       for (uint32_t e = 0; e < vv.n; ++e) {
         if constexpr (Write)
@@ -270,6 +274,39 @@ static bool sharedAccess(Executor &ex, const Instr &I, const uint8_t *mask) {
         (Write ? stats.sharedBytesWritten : stats.sharedBytesRead) += bytes;
         return true;
       });
+}
+
+/// llvm.atomicrmw fadd on global f32: the active threads' additions happen
+/// one at a time in thread order (a CTA's warps in order, lanes in order),
+/// each rounded to f32; CTAs run one after another in the emulator's grid
+/// order, so the result is deterministic. res = the old value.
+bool execAtomicAdd(Executor &ex, const Instr &I, const ActiveThreads &threads) {
+  const int64_t T = ex.T;
+  const Cell *P = ex.cellsOf(I.a);
+  const Cell *V = ex.cellsOf(I.b);
+  Cell *R = ex.cellsOf(I.res);
+  Stats &stats = ex.stats;
+  for (int64_t w = 0; w < ex.numWarps; ++w) {
+    bool any = false;
+    for (int64_t t = w * 32; t < std::min<int64_t>(T, w * 32 + 32); ++t) {
+      if (!threads.mask[t])
+        continue;
+      any = true;
+      uint8_t *addr;
+      if (!ex.memory.checkGlobal(I, t, P[t].i, 4, I.imm, GlobalAccess::Atomic,
+                                 addr))
+        return false;
+      Cell old, sum;
+      decodeElem(SK::F32, addr, old);
+      sum.d = static_cast<float>(old.d + V[t].d); // exact, then one rounding
+      encodeElem(SK::F32, sum, addr);
+      R[t] = old;
+      stats.globalBytesRead += 4;
+      stats.globalBytesWritten += 4;
+    }
+    stats.globalAtomics += any;
+  }
+  return true;
 }
 
 bool execLoad(Executor &ex, const Instr &I, const ActiveThreads &threads) {

@@ -1,8 +1,8 @@
 //===- Memory.h - Global and shared memory, sanitized -----------*- C++ -*-===//
 //
 // The memory a launch touches, and the sanitizer that watches it:
-//   * global memory: the argument buffers; accesses must lie inside one and
-//     be aligned;
+//   * global memory: the argument buffers; accesses (reads, writes, atomic
+//     read-modify-writes) must lie inside one and be aligned;
 //   * the current CTA's shared memory (WarpOps' SharedMemory, which also
 //     rejects reads of bytes nothing wrote), bounded by the shared layout's
 //     limit, with a shadow per byte for race detection: the writer and the
@@ -29,6 +29,11 @@
 
 namespace flash::emu {
 
+/// What a global access does. There is no global race model yet; the kind
+/// is where one starts: atomics (read-modify-writes, one at a time) never
+/// race with each other, plain writes race with anything.
+enum class GlobalAccess { Read, Write, Atomic };
+
 /// One lane's part of a warp-wide shared request: (byte offset, bytes).
 using LaneAccess = std::pair<uint32_t, uint32_t>;
 
@@ -50,7 +55,7 @@ public:
   /// Validates a global access of `bytes` at pointer `p` by thread t and
   /// sets `addr` to its bytes.
   bool checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
-                   int64_t align, bool write, uint8_t *&addr);
+                   int64_t align, GlobalAccess kind, uint8_t *&addr);
   /// Bounds / alignment of a shared access (`what`: "read", "write", ...).
   bool checkShared(const Instr &I, int64_t t, int64_t off, int64_t bytes,
                    int64_t align, const char *what);

@@ -86,6 +86,7 @@ static std::optional<Opc> classifyOther(Operation *op) {
       .Case<tile::IotaOp>(is(Opc::Iota))
       .Case<tile::LoadOp>(is(Opc::Load))
       .Case<tile::StoreOp>(is(Opc::Store))
+      .Case<tile::AtomicAddOp>(is(Opc::AtomicAdd))
       .Case<tile::ExpandDimsOp>(is(Opc::ExpandDims))
       .Case<tile::BroadcastOp>(is(Opc::Broadcast))
       .Case<tile::TransOp>(is(Opc::Trans))

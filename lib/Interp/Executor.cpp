@@ -217,6 +217,8 @@ bool Executor::exec(const Inst &inst) {
     return execLoad(inst);
   case Opc::Store:
     return execStore(inst);
+  case Opc::AtomicAdd:
+    return execAtomicAdd(inst);
   case Opc::ExpandDims:
   case Opc::TensorReshape:
     return execReshape(inst);

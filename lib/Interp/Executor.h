@@ -5,7 +5,7 @@
 //   Executor.cpp      blocks, scf.for / scf.if, constants, the dispatch
 //   ArithMathOps.cpp  the arith / math ops, through flashc/Semantics
 //   TileOps.cpp       grid coordinates, splat, iota, broadcast, trans, reduce
-//   WindowOps.cpp     tile.load / tile.store through windows
+//   WindowOps.cpp     tile.load / tile.store / tile.atomic_add through windows
 //   AttentionOps.cpp  tile.mma, tile.online_softmax and its finalize
 //   TensorOps.cpp     the tensor.* ops canonicalization may leave behind
 //
@@ -54,6 +54,9 @@ private:
   bool execIota(const Inst &inst);
   bool execLoad(const Inst &inst);
   bool execStore(const Inst &inst);
+  bool execAtomicAdd(const Inst &inst);
+  bool writeWindow(const Inst &inst, llvm::ArrayRef<int64_t> window,
+                   bool hasMask, bool accumulate);
   bool execBroadcast(const Inst &inst);
   bool execTrans(const Inst &inst);
   bool execReduce(const Inst &inst);

@@ -38,6 +38,7 @@ enum class Opc : uint8_t {
   Iota,
   Load,
   Store,
+  AtomicAdd,
   ExpandDims,
   Broadcast,
   Trans,
