@@ -471,8 +471,8 @@ def render(before, after):
         w("  - %s; %s." % (m["machine"], m["ptxas"] or "ptxas not run"))
     w("")
     w("Configurations: each kernel's default `-D` values except those named "
-      "(fa2: BLOCK_M = 8192 / HEAD_DIM, BLOCK_N 64, 4 warps; fa1: BLOCK_M 64, "
-      "BLOCK_N = 2048 / HEAD_DIM, 4 warps).")
+      "(fa2: BLOCK_M 128 for HEAD_DIM 64 and 64 for 128, BLOCK_N 64, 4 warps; "
+      "fa1: BLOCK_M 64, BLOCK_N 32 for HEAD_DIM 64 and 16 for 128, 4 warps).")
     w("")
 
     w("### Registers and shared memory")

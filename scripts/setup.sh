@@ -26,9 +26,10 @@ if ((${#missing[@]})); then
     "${missing[@]}" >/dev/null
 fi
 
-# The numeric tests compare against a float64 reference written with numpy;
-# the benchmark report draws its plots with matplotlib.
-for module in numpy matplotlib; do
+# The numeric tests compare against a float64 reference written with numpy
+# (bf16 arrays with ml_dtypes); the benchmark report draws its plots with
+# matplotlib.
+for module in numpy ml_dtypes matplotlib; do
   if ! python3 -c "import $module" 2>/dev/null; then
     echo "setup: installing $module"
     python3 -m pip install --quiet "$module"

@@ -8,59 +8,63 @@ using detail::DimSpread;
 using llvm::ArrayRef;
 
 namespace {
-/// A tile dim is distributable when each warp's registers cover distinct
-/// elements (size is a multiple of the warp's extent) and steps either tile
-/// the dim or fit a whole number of times into one step (broadcast).
-std::string checkDim(const char *what, int64_t size,
-                     const DimSpread<int64_t> &dim) {
-  std::string error;
-  llvm::raw_string_ostream os(error);
-  if (size <= 0 || size % dim.warpExtent() != 0)
-    os << what << " size " << size << " must be a positive multiple of "
-       << dim.warpExtent() << " (atom " << dim.atom << " x " << dim.values
-       << " values per warp)";
-  else if (size % dim.step() != 0 && dim.step() % size != 0)
-    os << what << " size " << size << " and the layout's step " << dim.step()
-       << " must divide one another";
-  return error;
+/// Sizes the layouts take: any positive size (a dynamic dim is negative).
+std::string checkSizes(ArrayRef<int64_t> shape) {
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] <= 0)
+      return "dim " + std::to_string(d) + " has no static positive size";
+  return {};
 }
 
-const char *dimName(MmaRole role, int dim) {
-  static const char *names[3][2] = {{"M", "N"}, {"M", "K"}, {"K", "N"}};
-  return names[static_cast<int>(role)][dim];
+std::string checkRank(const char *what, ArrayRef<int64_t> shape,
+                      size_t rank) {
+  if (shape.size() == rank)
+    return checkSizes(shape);
+  return std::string(what) + " distributes " + std::to_string(rank) +
+         "-D tiles, got rank " + std::to_string(shape.size());
 }
 } // namespace
 
 std::string flash::tile::layout::checkMmaShape(const MmaParams &mma,
                                                MmaRole role,
                                                ArrayRef<int64_t> shape) {
-  if (shape.size() != 2)
-    return "an MMA layout distributes 2-D tiles, got rank " +
-           std::to_string(shape.size());
-  if (role == MmaRole::Acc && shape[0] == 1 && shape[1] != 1)
-    return checkMmaSliceShape(mma, 0, shape.slice(1, 1));
-  if (role == MmaRole::Acc && shape[1] == 1 && shape[0] != 1)
-    return checkMmaSliceShape(mma, 1, shape.slice(0, 1));
-  auto spread = detail::spreadFor<int64_t>(mma, role, 0);
-  for (int dim = 0; dim < 2; ++dim) {
-    std::string error = checkDim(dimName(role, dim), shape[dim], spread.dims[dim]);
-    if (!error.empty())
-      return error;
-  }
-  return {};
+  return checkRank("an MMA layout", shape, 2);
 }
 
 int64_t flash::tile::layout::mmaNumRegisters(const MmaParams &mma, MmaRole role,
                                              ArrayRef<int64_t> shape) {
-  if (role == MmaRole::Acc && shape[0] == 1)
-    return mmaSliceNumRegisters(mma, 0, shape.slice(1, 1));
-  if (role == MmaRole::Acc && shape[1] == 1)
-    return mmaSliceNumRegisters(mma, 1, shape.slice(0, 1));
+  if (std::optional<int64_t> kept = mmaAccKeptDim(role, shape))
+    return mmaSliceNumRegisters(mma, 1 - *kept, shape.slice(*kept, 1));
   auto spread = detail::spreadFor<int64_t>(mma, role, 0);
   int64_t count = spread.atomElements;
   for (int dim = 0; dim < 2; ++dim)
     count *= spread.dims[dim].values * spread.dims[dim].repeats(shape[dim]);
   return count;
+}
+
+Shape flash::tile::layout::mmaPaddedShape(const MmaParams &mma, MmaRole role,
+                                          ArrayRef<int64_t> shape) {
+  if (std::optional<int64_t> kept = mmaAccKeptDim(role, shape)) {
+    Shape padded = {1, 1};
+    padded[*kept] =
+        mmaSlicePaddedShape(mma, 1 - *kept, shape.slice(*kept, 1))[0];
+    return padded;
+  }
+  auto spread = detail::spreadFor<int64_t>(mma, role, 0);
+  return {spread.dims[0].padded(shape[0]), spread.dims[1].padded(shape[1])};
+}
+
+bool flash::tile::layout::mmaHoldsWhole(const MmaParams &mma, MmaRole role,
+                                        ArrayRef<int64_t> shape) {
+  if (!checkMmaShape(mma, role, shape).empty())
+    return false;
+  if (std::optional<int64_t> kept = mmaAccKeptDim(role, shape))
+    return detail::spreadFor<int64_t>(mma, role, 0)
+        .dims[*kept]
+        .holdsWhole(shape[*kept]);
+  auto spread = detail::spreadFor<int64_t>(mma, role, 0);
+  return spread.dims[0].holdsWhole(shape[0]) &&
+         spread.dims[1].holdsWhole(shape[1]);
 }
 
 std::pair<int64_t, int64_t>
@@ -85,18 +89,37 @@ int64_t flash::tile::layout::mmaAtomFirstRegister(const MmaParams &mma,
   return index * spread.atomElements;
 }
 
+std::optional<std::array<int64_t, 4>>
+flash::tile::layout::mmaAccFragment(const MmaParams &mma,
+                                    ArrayRef<int64_t> shape, int64_t atomM,
+                                    int64_t atomN) {
+  std::optional<int64_t> kept = mmaAccKeptDim(MmaRole::Acc, shape);
+  std::array<int64_t, 4> regs;
+  if (!kept) {
+    int64_t first =
+        mmaAtomFirstRegister(mma, MmaRole::Acc, shape, atomM, atomN);
+    for (int64_t i = 0; i < 4; ++i)
+      regs[i] = first + i;
+    return regs;
+  }
+  // The slice register order (mmaSliceCoord): position a in the atom, then
+  // the atom along the kept dim. Along the size-1 dim every atom holds the
+  // same registers: only the first is distinct.
+  if ((*kept == 1 ? atomM : atomN) != 0)
+    return std::nullopt;
+  int64_t atom = *kept == 1 ? atomN : atomM;
+  for (int64_t i = 0; i < 4; ++i) // c_i: row g + 8 (i / 2), col 2q + i % 2
+    regs[i] = (*kept == 1 ? i % 2 : i / 2) + 2 * atom;
+  return regs;
+}
+
 std::string flash::tile::layout::checkMmaSliceShape(const MmaParams &mma,
                                                     int64_t dim,
                                                     ArrayRef<int64_t> shape) {
   if (dim != 0 && dim != 1)
     return "a slice of an MMA layout removes dim 0 or 1, got " +
            std::to_string(dim);
-  if (shape.size() != 1)
-    return "a slice of an MMA layout distributes 1-D tiles, got rank " +
-           std::to_string(shape.size());
-  auto spread = detail::spreadFor<int64_t>(mma, MmaRole::Acc, 0);
-  int kept = 1 - dim;
-  return checkDim(dimName(MmaRole::Acc, kept), shape[0], spread.dims[kept]);
+  return checkRank("a slice of an MMA layout", shape, 1);
 }
 
 int64_t flash::tile::layout::mmaSliceNumRegisters(const MmaParams &mma,
@@ -107,6 +130,14 @@ int64_t flash::tile::layout::mmaSliceNumRegisters(const MmaParams &mma,
   // Two positions per atom along either dim: rows g and g + 8, or columns
   // 2q and 2q + 1.
   return 2 * kept.values * kept.repeats(shape[0]);
+}
+
+Shape flash::tile::layout::mmaSlicePaddedShape(const MmaParams &mma,
+                                               int64_t dim,
+                                               ArrayRef<int64_t> shape) {
+  return {detail::spreadFor<int64_t>(mma, MmaRole::Acc, 0)
+              .dims[1 - dim]
+              .padded(shape[0])};
 }
 
 //===----------------------------------------------------------------------===//
@@ -159,31 +190,32 @@ std::string flash::tile::layout::checkBlockedShape(const BlockedParams &params,
     return "the blocked layout has rank " +
            std::to_string(params.order.size()) + " but the tile has rank " +
            std::to_string(shape.size());
-  BlockedParams blocked = blockedForShape(params, shape);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    // A thread's elements along d are contiguous: sizePerThread must divide
-    // the dim; lanes and warps may wrap around smaller dims (broadcast).
-    int64_t size = shape[d], perThread = blocked.sizePerThread[d];
-    int64_t step = perThread * blocked.threadsPerWarp[d] * blocked.warpsPerCTA[d];
-    if (size <= 0 || size % perThread != 0 ||
-        (size % step != 0 && step % size != 0))
-      return "dim " + std::to_string(d) + " of size " + std::to_string(size) +
-             " does not fit the blocked layout (" + std::to_string(perThread) +
-             " per thread, " + std::to_string(step) + " per step)";
-  }
-  return {};
+  return checkSizes(shape);
 }
+
+namespace {
+DimSpread<int64_t> blockedSpread(const BlockedParams &blocked, size_t d) {
+  return {blocked.sizePerThread[d], blocked.threadsPerWarp[d],
+          blocked.warpsPerCTA[d], 0};
+}
+} // namespace
 
 int64_t flash::tile::layout::blockedNumRegisters(const BlockedParams &params,
                                                  ArrayRef<int64_t> shape) {
   BlockedParams blocked = blockedForShape(params, shape);
   int64_t count = 1;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t step = blocked.sizePerThread[d] * blocked.threadsPerWarp[d] *
-                   blocked.warpsPerCTA[d];
-    count *= blocked.sizePerThread[d] * std::max<int64_t>(1, shape[d] / step);
-  }
+  for (size_t d = 0; d < shape.size(); ++d)
+    count *= blocked.sizePerThread[d] * blockedSpread(blocked, d).repeats(shape[d]);
   return count;
+}
+
+Shape flash::tile::layout::blockedPaddedShape(const BlockedParams &params,
+                                              ArrayRef<int64_t> shape) {
+  BlockedParams blocked = blockedForShape(params, shape);
+  Shape padded;
+  for (size_t d = 0; d < shape.size(); ++d)
+    padded.push_back(blockedSpread(blocked, d).padded(shape[d]));
+  return padded;
 }
 
 BlockedParams flash::tile::layout::blockedSliceParent(const BlockedParams &blocked,

@@ -214,3 +214,36 @@ LogicalResult BlockedLayoutAttr::verifyEncoding(
     function_ref<InFlightDiagnostic()> emitError) const {
   return reportShapeError(emitError, *this, checkShape(shape));
 }
+
+//===----------------------------------------------------------------------===//
+// Padded shapes
+//===----------------------------------------------------------------------===//
+
+L::Shape flash::tile::layoutPaddedShape(Attribute layout,
+                                        ArrayRef<int64_t> shape) {
+  if (auto mma = dyn_cast<MmaLayoutAttr>(layout))
+    return L::mmaPaddedShape(mma.getParams(), L::MmaRole::Acc, shape);
+  if (auto operand = dyn_cast<DotOperandLayoutAttr>(layout)) {
+    L::Shape padded =
+        L::mmaPaddedShape(operand.getParent().getParams(), operandRole(operand),
+                          operandShape(operand, shape));
+    if (operand.getTransposed())
+      std::swap(padded[0], padded[1]);
+    return padded;
+  }
+  if (auto slice = dyn_cast<SliceLayoutAttr>(layout)) {
+    if (auto mma = dyn_cast<MmaLayoutAttr>(slice.getParent()))
+      return L::mmaSlicePaddedShape(mma.getParams(), slice.getDim(), shape);
+    SmallVector<int64_t, 2> parentShape(shape);
+    parentShape.insert(parentShape.begin() + slice.getDim(), 1);
+    L::Shape padded = L::blockedPaddedShape(
+        L::blockedSliceParent(
+            cast<BlockedLayoutAttr>(slice.getParent()).getParams(),
+            slice.getDim()),
+        parentShape);
+    padded.erase(padded.begin() + slice.getDim());
+    return padded;
+  }
+  return L::blockedPaddedShape(cast<BlockedLayoutAttr>(layout).getParams(),
+                               shape);
+}

@@ -2,8 +2,6 @@
 
 #include "Diagnostics.h"
 
-#include "flashc/Support/SourceLocation.h"
-
 #include <cstdio>
 
 namespace flash::emu {
@@ -24,11 +22,11 @@ std::string hex(int64_t v) {
 
 bool ErrorReporter::fail(const Instr &I, const std::string &what) {
   error.kind = Error::Kind::Runtime;
-  error.message = formatSourceLocation(I.op->getLoc()) +
-                  ": error: " + I.op->getName().getStringRef().str() + ": " +
-                  what + " [CTA (" + std::to_string(cta[0]) + ", " +
+  error.message = I.op->getName().getStringRef().str() + ": " + what +
+                  " [CTA (" + std::to_string(cta[0]) + ", " +
                   std::to_string(cta[1]) + ", " + std::to_string(cta[2]) +
                   ") of kernel '" + kernelName + "']";
+  error.loc = I.op->getLoc();
   return false;
 }
 

@@ -1,7 +1,7 @@
 //===- Diagnostics.h - Runtime error messages -------------------*- C++ -*-===//
 //
-// Every runtime error is one line, "file:line:col: error: <op name>: <what>
-// [CTA (x, y, z) of kernel 'k']": the executor, memory and warp handlers
+// Every runtime error is one line, "<op name>: <what> [CTA (x, y, z) of
+// kernel 'k']", at the op's location: the executor, memory and warp handlers
 // supply <what>, the ErrorReporter the rest.
 //
 //===----------------------------------------------------------------------===//

@@ -63,7 +63,7 @@ static bool argumentCell(const Program &p, unsigned i, const KernelArg &arg,
     if (arg.kind != KernelArg::Kind::Buffer || arg.buffer < 0 ||
         arg.buffer >= (int)numBuffers) {
       error.kind = Error::Kind::Internal;
-      error.message = "error: argument #" + std::to_string(i) + " of kernel '" +
+      error.message = "argument #" + std::to_string(i) + " of kernel '" +
                       p.kernelName +
                       "' is a global pointer but no buffer was bound";
       return false;
@@ -100,7 +100,7 @@ bool Kernel::launch(const std::array<int64_t, 3> &grid,
   const Program &p = impl->program;
   if (args.size() != p.numArgs) {
     error.kind = Error::Kind::Internal;
-    error.message = "error: kernel '" + p.kernelName + "' takes " +
+    error.message = "kernel '" + p.kernelName + "' takes " +
                     std::to_string(p.numArgs) + " arguments but " +
                     std::to_string(args.size()) + " were given";
     return false;

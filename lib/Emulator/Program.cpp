@@ -8,7 +8,6 @@
 #include "Program.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
-#include "flashc/Support/SourceLocation.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -27,9 +26,8 @@ std::string typeStr(Type t) {
 bool ProgramBuilder::fail(Operation *op, const std::string &what,
                           Error::Kind kind) {
   error.kind = kind;
-  error.message = formatSourceLocation(op->getLoc()) +
-                  ": error: " + op->getName().getStringRef().str() + ": " +
-                  what;
+  error.message = op->getName().getStringRef().str() + ": " + what;
+  error.loc = op->getLoc();
   return false;
 }
 

@@ -1,7 +1,9 @@
 //===- AST.h - Abstract syntax tree of the tile language ------------------===//
 //
-// The parser produces one KernelDecl per file. Every node records the source
-// location of its first token so that diagnostics can point at it.
+// The parser produces one SourceFile per file: its imports, functions and at
+// most one kernel; the loader (Import.h) gathers the files of a program.
+// Every node records the source location of its first token so that
+// diagnostics can point at it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,7 +101,8 @@ enum class StmtKind {
   Grid,         // grid(e0[, e1[, e2]]);
   Warps,        // warps(N);
   MmaLayout,    // mma_layout([wM, wN, wK], [vM, vN, vK]);
-  ExprStmt,     // store(...);
+  ExprStmt,     // store(...); or a call of a function that returns nothing
+  Return,       // return [expr {, expr}];  (functions only)
 };
 
 struct Block {
@@ -132,7 +136,7 @@ struct Stmt {
   std::string message;
   bool hasMessage = false;
 
-  // Grid / Warps: args.
+  // Grid / Warps / Return: args (Return: the returned values, maybe none).
   std::vector<ExprPtr> args;
 
   Stmt(StmtKind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
@@ -165,6 +169,71 @@ struct KernelDecl {
   std::vector<ConstParam> consts;
   std::vector<Param> params;
   Block body;
+};
+
+/// What a function parameter or result accepts (docs/language.md, "User
+/// functions"). A missing annotation accepts any value.
+struct TypeAnnot {
+  enum Kind {
+    Any,    // no annotation
+    Scalar, // int | float | bool: compile-time or runtime
+    Const,  // const int | const float | const bool
+    Tile,   // tile: any tile
+    Shaped, // ELT[d, ...]: a tile of that element type and rank
+    Tensor, // tensor: a tensor parameter of the kernel
+  } kind = Any;
+  llvm::SMLoc loc;
+  /// Scalar / Const: "int", "float" or "bool"; Shaped: f16, bf16, f32, i32
+  /// or bool.
+  std::string element;
+  /// Shaped: each dim is a name (bound to the size, or checked against it)
+  /// or a literal (name empty).
+  std::vector<Param::Dim> dims;
+};
+
+struct FnParam {
+  std::string name;
+  llvm::SMLoc loc;
+  TypeAnnot type;
+  ExprPtr defaultValue; // may be null
+};
+
+/// `fn NAME(params) [-> results] { ... }`, inlined at every call.
+struct FunctionDecl {
+  std::string name;
+  llvm::SMLoc loc; // the name
+  std::vector<FnParam> params;
+  /// `-> T` or `-> (T, U)`; empty without an annotation.
+  std::vector<TypeAnnot> results;
+  Block body;
+};
+
+/// `import "path.tile";`
+struct ImportDecl {
+  std::string path;
+  llvm::SMLoc loc; // the string
+};
+
+/// One parsed file.
+struct SourceFile {
+  unsigned bufferId = 0; // in the SourceMgr
+  std::vector<ImportDecl> imports;
+  std::vector<std::unique_ptr<FunctionDecl>> functions;
+  std::unique_ptr<KernelDecl> kernel; // null in a library
+};
+
+/// A kernel's file and every file it imports, directly or not.
+struct Program {
+  std::vector<std::unique_ptr<SourceFile>> files; // the main file first
+  const KernelDecl *kernel = nullptr;
+  /// Every function of every file: one namespace for the whole program.
+  std::map<std::string, const FunctionDecl *, std::less<>> functions;
+
+  /// The function called `name`, or null.
+  const FunctionDecl *lookupFunction(llvm::StringRef name) const {
+    auto it = functions.find(name);
+    return it == functions.end() ? nullptr : it->second;
+  }
 };
 
 } // namespace ast

@@ -30,6 +30,9 @@ const char *flash::tokSpelling(Tok kind) {
   case Tok::KwFalse: return "'false'";
   case Tok::KwNone: return "'None'";
   case Tok::KwInf: return "'inf'";
+  case Tok::KwFn: return "'fn'";
+  case Tok::KwReturn: return "'return'";
+  case Tok::KwImport: return "'import'";
   case Tok::LParen: return "'('";
   case Tok::RParen: return "')'";
   case Tok::LBracket: return "'['";
@@ -54,6 +57,7 @@ const char *flash::tokSpelling(Tok kind) {
   case Tok::GreaterEq: return "'>='";
   case Tok::EqEq: return "'=='";
   case Tok::NotEq: return "'!='";
+  case Tok::Arrow: return "'->'";
   }
   return "token";
 }
@@ -177,6 +181,9 @@ void Lexer::lexIdentifier() {
                  .Case("false", Tok::KwFalse)
                  .Case("None", Tok::KwNone)
                  .Case("inf", Tok::KwInf)
+                 .Case("fn", Tok::KwFn)
+                 .Case("return", Tok::KwReturn)
+                 .Case("import", Tok::KwImport)
                  .Default(Tok::Ident);
   push(kind, start, p);
 }
@@ -277,7 +284,9 @@ bool Lexer::lexPunctuation() {
   case ';': kind = Tok::Semi; break;
   case ':': kind = Tok::Colon; break;
   case '+': kind = Tok::Plus; break;
-  case '-': kind = Tok::Minus; break;
+  case '-':
+    if (two('>')) { kind = Tok::Arrow; len = 2; } else kind = Tok::Minus;
+    break;
   case '*': kind = Tok::Star; break;
   case '/': kind = Tok::Slash; break;
   case '%': kind = Tok::Percent; break;

@@ -22,11 +22,11 @@ enum class Tok {
   StringLit,
   // Keywords.
   KwKernel, KwLet, KwVar, KwFor, KwIn, KwIf, KwElse, KwTrue, KwFalse,
-  KwNone, KwInf,
+  KwNone, KwInf, KwFn, KwReturn, KwImport,
   // Punctuation.
   LParen, RParen, LBracket, RBracket, LBrace, RBrace, Comma, Semi, Colon,
   Assign, Plus, Minus, Star, Slash, Percent, Bang, AndAnd, OrOr,
-  Less, LessEq, Greater, GreaterEq, EqEq, NotEq,
+  Less, LessEq, Greater, GreaterEq, EqEq, NotEq, Arrow,
 };
 
 /// Human-readable spelling used in "expected X" messages.

@@ -1,141 +1,9 @@
-//===- Parser.cpp - Recursive-descent parser of the tile language ---------===//
+//===- Parser.cpp - Expressions and statements ----------------------------===//
 
-#include "Parser.h"
-#include "Lexer.h"
-
-#include "llvm/ADT/StringSwitch.h"
-
-#include <algorithm>
-#include <optional>
+#include "ParserImpl.h"
 
 using namespace flash;
-using namespace flash::ast;
-
-namespace {
-
-class Parser {
-public:
-  Parser(std::vector<Token> &tokens, DiagnosticPrinter &diags)
-      : toks(tokens), diags(diags) {}
-
-  std::unique_ptr<KernelDecl> parseKernel();
-
-private:
-  std::vector<Token> &toks;
-  size_t pos = 0;
-  DiagnosticPrinter &diags;
-  bool failed = false;
-  unsigned recursion = 0;
-  // Inside `kernel NAME< ... >`, a top-level '>' closes the list.
-  bool noGreater = false;
-
-  struct DepthGuard {
-    Parser &p;
-    bool ok;
-    DepthGuard(Parser &p, llvm::SMLoc loc) : p(p) {
-      ok = ++p.recursion <= kMaxNestingDepth;
-      if (!ok)
-        p.error(loc, "nesting is too deep (the limit is " +
-                         llvm::Twine(kMaxNestingDepth) + " levels)");
-    }
-    ~DepthGuard() { --p.recursion; }
-  };
-
-  const Token &tok() const { return toks[pos]; }
-  const Token &peek(unsigned n = 1) const {
-    return toks[std::min(pos + n, toks.size() - 1)];
-  }
-  bool is(Tok k) const { return tok().kind == k; }
-  bool isIdent(llvm::StringRef name) const {
-    return tok().kind == Tok::Ident && tok().text == name;
-  }
-  void consume() {
-    if (pos + 1 < toks.size())
-      ++pos;
-  }
-  bool consumeIf(Tok k) {
-    if (!is(k))
-      return false;
-    consume();
-    return true;
-  }
-
-  std::nullptr_t error(llvm::SMLoc loc, const llvm::Twine &msg) {
-    if (!failed)
-      diags.error(loc, msg);
-    failed = true;
-    return nullptr;
-  }
-  bool expect(Tok k, llvm::StringRef context = "") {
-    if (is(k)) {
-      consume();
-      return true;
-    }
-    std::string msg = std::string("expected ") + tokSpelling(k);
-    if (!context.empty())
-      msg += " " + context.str();
-    msg += ", found " + describeToken(tok());
-    error(tok().loc, msg);
-    return false;
-  }
-  /// Expect a closing token; on EOF also note where the group opened.
-  bool expectClose(Tok k, Tok open, llvm::SMLoc openLoc,
-                   llvm::StringRef context = "") {
-    if (is(k)) {
-      consume();
-      return true;
-    }
-    bool wasFailed = failed;
-    expect(k, context);
-    if (!wasFailed)
-      diags.note(openLoc, std::string("to match this ") + tokSpelling(open));
-    return false;
-  }
-
-  ExprPtr make(ExprKind kind, llvm::SMLoc loc) {
-    return std::make_unique<Expr>(kind, loc);
-  }
-  bool finish(Expr &e) {
-    unsigned d = 0;
-    if (e.lhs) d = std::max(d, e.lhs->depth);
-    if (e.rhs) d = std::max(d, e.rhs->depth);
-    for (auto &a : e.args) d = std::max(d, a->depth);
-    for (auto &k : e.kwargs) d = std::max(d, k.value->depth);
-    for (auto &s : e.entries) {
-      if (s.index) d = std::max(d, s.index->depth);
-      if (s.lo) d = std::max(d, s.lo->depth);
-      if (s.hi) d = std::max(d, s.hi->depth);
-    }
-    e.depth = d + 1;
-    if (e.depth > kMaxNestingDepth) {
-      error(e.loc, "expression is nested too deeply (the limit is " +
-                       llvm::Twine(kMaxNestingDepth) + " levels)");
-      return false;
-    }
-    return true;
-  }
-
-  ExprPtr parseExpr();
-  std::optional<std::pair<BinaryOp, int>> binaryOperator(const Token &t) const;
-  ExprPtr parseBinary(int minPrecedence);
-  ExprPtr parseUnary();
-  ExprPtr parsePostfix();
-  ExprPtr parsePrimary();
-  ExprPtr parseCallArgs(ExprPtr call);
-  bool parseSubscriptEntry(SubscriptEntry &entry);
-
-  bool parseBlock(Block &block, llvm::StringRef what);
-  StmtPtr parseStmt();
-  StmtPtr parseIf();
-  StmtPtr parseFor();
-  StmtPtr parseBuiltinStmt(StmtKind kind);
-  bool parseNameAndColon(const char *what, std::string &name,
-                         llvm::SMLoc &loc);
-  bool parseConstParam(KernelDecl &k);
-  bool parseParam(KernelDecl &k);
-};
-
-} // namespace
+using namespace flash::parser;
 
 ExprPtr Parser::parseExpr() {
   DepthGuard guard(*this, tok().loc);
@@ -443,15 +311,23 @@ bool Parser::parseBlock(Block &block, llvm::StringRef what) {
   if (!guard.ok)
     return false;
   consume();
+  const Stmt *ret = nullptr;
   while (!is(Tok::RBrace)) {
     if (is(Tok::Eof)) {
       error(tok().loc, "expected '}' at end of input");
       diags.note(block.lbraceLoc, "to match this '{'");
       return false;
     }
+    if (ret) {
+      error(tok().loc, "unreachable statement after 'return'");
+      diags.note(ret->loc, "the block returns here");
+      return false;
+    }
     StmtPtr s = parseStmt();
     if (!s)
       return false;
+    if (s->kind == StmtKind::Return)
+      ret = s.get();
     block.stmts.push_back(std::move(s));
   }
   consume();
@@ -563,7 +439,10 @@ StmtPtr Parser::parseFor() {
   s->hi = std::move(args[1]);
   if (args.size() == 3)
     s->step = std::move(args[2]);
-  if (!parseBlock(s->body, "the loop body"))
+  ++loopDepth;
+  bool ok = parseBlock(s->body, "the loop body");
+  --loopDepth;
+  if (!ok)
     return nullptr;
   return s;
 }
@@ -626,6 +505,8 @@ StmtPtr Parser::parseStmt() {
   }
   case Tok::KwFor:
     return parseFor();
+  case Tok::KwReturn:
+    return parseReturn();
   case Tok::KwIf:
     return parseIf();
   case Tok::KwElse:
@@ -634,6 +515,12 @@ StmtPtr Parser::parseStmt() {
     return error(t.loc, "unexpected '{': nested blocks need 'if' or 'for'");
   case Tok::Ident: {
     if (peek().kind == Tok::LParen) {
+      bool launchStmt =
+          t.text == "grid" || t.text == "warps" || t.text == "mma_layout";
+      if (launchStmt && function)
+        return error(t.loc, t.text + "() can only be used in the kernel "
+                                     "body, not in function '" +
+                                function->name + "'");
       if (t.text == "static_assert")
         return parseBuiltinStmt(StmtKind::StaticAssert);
       if (t.text == "grid")
@@ -683,189 +570,28 @@ StmtPtr Parser::parseStmt() {
   }
 }
 
-/// `NAME :` at the start of a (constant) parameter; `what` names it in errors.
-bool Parser::parseNameAndColon(const char *what, std::string &name,
-                               llvm::SMLoc &loc) {
-  if (!is(Tok::Ident)) {
-    error(tok().loc, std::string("expected a ") + what + " name, found " +
-                         describeToken(tok()));
-    return false;
-  }
-  name = tok().text.str();
-  loc = tok().loc;
-  consume();
-  return expect(Tok::Colon, std::string("after the ") + what + " name");
-}
-
-bool Parser::parseConstParam(KernelDecl &k) {
-  ConstParam c;
-  if (!parseNameAndColon("constant parameter", c.name, c.loc))
-    return false;
-  if (!is(Tok::Ident) ||
-      (tok().text != "int" && tok().text != "float" && tok().text != "bool")) {
-    error(tok().loc, "expected the type of constant parameter '" + c.name +
-                         "' (int, float or bool), found " +
-                         describeToken(tok()));
-    return false;
-  }
-  c.kind = tok().text == "int"     ? ConstParam::Int
-           : tok().text == "float" ? ConstParam::Float
-                                   : ConstParam::Bool;
-  consume();
-  if (!is(Tok::Assign)) {
-    error(tok().loc, "constant parameter '" + c.name +
-                         "' needs a default value ('= VALUE'), found " +
-                         describeToken(tok()));
-    return false;
-  }
-  consume();
-  noGreater = true;
-  c.defaultValue = parseExpr();
-  noGreater = false;
-  if (!c.defaultValue)
-    return false;
-  k.consts.push_back(std::move(c));
-  return true;
-}
-
-bool Parser::parseParam(KernelDecl &k) {
-  Param p;
-  if (!parseNameAndColon("parameter", p.name, p.loc))
-    return false;
-  if (!is(Tok::Ident)) {
-    error(tok().loc, "expected the type of parameter '" + p.name +
-                         "', found " + describeToken(tok()));
-    return false;
-  }
-  std::string ty = tok().text.str();
-  p.typeLoc = tok().loc;
-  consume();
-  if (ty == "int")
-    ty = "i32";
-  else if (ty == "float")
-    ty = "f32";
-  p.elementType = ty;
-  if (is(Tok::LBracket)) {
-    p.isTensor = true;
-    if (ty != "f16" && ty != "bf16" && ty != "f32" && ty != "i32" &&
-        ty != "bool") {
-      error(p.typeLoc, "unknown tensor element type '" + ty +
-                           "' (expected f16, bf16, f32, i32 or bool)");
-      return false;
-    }
-    llvm::SMLoc open = tok().loc;
-    consume();
-    while (true) {
-      Param::Dim d;
-      d.loc = tok().loc;
-      if (is(Tok::Ident)) {
-        d.name = tok().text.str();
-      } else if (is(Tok::IntLit)) {
-        d.literal = tok().intValue;
-      } else {
-        error(tok().loc, "expected a dimension (a symbol name, a constant "
-                         "name or an integer), found " +
-                             describeToken(tok()));
-        return false;
-      }
-      consume();
-      p.dims.push_back(std::move(d));
-      if (p.dims.size() > 8) {
-        error(p.dims.back().loc, "tensor parameter '" + p.name +
-                                     "' has more than 8 dims");
-        return false;
-      }
-      if (consumeIf(Tok::Comma))
-        continue;
-      if (!expectClose(Tok::RBracket, Tok::LBracket, open, "in tensor shape"))
-        return false;
-      break;
-    }
-  } else if (ty != "f32" && ty != "i32") {
-    if (ty == "f16" || ty == "bf16" || ty == "bool")
-      error(p.typeLoc, "scalar parameter '" + p.name + "' must be f32 or i32, "
-                       "not " + ty + " (tensor parameters need a shape, e.g. " +
-                       ty + "[N])");
-    else
-      error(p.typeLoc, "unknown type '" + ty + "' for parameter '" + p.name +
-                           "' (expected f32, i32, or a tensor such as "
-                           "f16[N, D])");
-    return false;
-  }
-  k.params.push_back(std::move(p));
-  return true;
-}
-
-std::unique_ptr<KernelDecl> Parser::parseKernel() {
-  auto k = std::make_unique<KernelDecl>();
-  if (!is(Tok::KwKernel))
-    return error(tok().loc, "expected 'kernel' at the start of the file, "
-                            "found " +
-                                describeToken(tok()));
-  k->loc = tok().loc;
-  consume();
-  if (!is(Tok::Ident))
-    return error(tok().loc, "expected the kernel name after 'kernel', found " +
-                                describeToken(tok()));
-  k->name = tok().text.str();
-  consume();
-  if (is(Tok::Less)) {
-    llvm::SMLoc open = tok().loc;
-    consume();
-    while (!is(Tok::Greater)) {
-      if (!parseConstParam(*k))
+/// `return;`, `return x;` or `return a, b, c;` (a tuple).
+StmtPtr Parser::parseReturn() {
+  auto s = std::make_unique<Stmt>(StmtKind::Return, tok().loc);
+  if (!function)
+    return error(s->loc, "'return' can only be used in a function (fn); the "
+                         "kernel ends at its closing '}'");
+  if (loopDepth)
+    return error(s->loc, "'return' inside a 'for' loop is not supported: the "
+                         "loop runs at run time; assign the result to a "
+                         "'var' and return it after the loop");
+  consume(); // return
+  if (!is(Tok::Semi)) {
+    do {
+      ExprPtr value = parseExpr();
+      if (!value)
         return nullptr;
-      if (k->consts.size() > 256)
-        return error(tok().loc, "too many constant parameters");
-      if (consumeIf(Tok::Comma))
-        continue;
-      if (!is(Tok::Greater)) {
-        expect(Tok::Greater, "to close the constant parameter list");
-        diags.note(open, "to match this '<'");
-        return nullptr;
-      }
-    }
-    consume();
+      s->args.push_back(std::move(value));
+      if (s->args.size() > 16)
+        return error(tok().loc, "too many returned values");
+    } while (consumeIf(Tok::Comma));
   }
-  if (!is(Tok::LParen))
-    return error(tok().loc, "expected '(' to begin the parameter list of "
-                            "kernel '" +
-                                k->name + "', found " + describeToken(tok()));
-  llvm::SMLoc open = tok().loc;
-  consume();
-  while (!is(Tok::RParen)) {
-    if (!parseParam(*k))
-      return nullptr;
-    if (k->params.size() > 256)
-      return error(tok().loc, "too many parameters");
-    if (consumeIf(Tok::Comma))
-      continue;
-    if (!is(Tok::RParen)) {
-      expectClose(Tok::RParen, Tok::LParen, open, "after parameter");
-      return nullptr;
-    }
-  }
-  consume(); // )
-  if (!parseBlock(k->body, "the kernel body"))
+  if (!expect(Tok::Semi, "after return"))
     return nullptr;
-  if (!is(Tok::Eof)) {
-    if (is(Tok::KwKernel))
-      return error(tok().loc, "only one kernel per file is allowed");
-    return error(tok().loc, "expected end of input after the kernel body, "
-                            "found " +
-                                describeToken(tok()));
-  }
-  if (failed)
-    return nullptr;
-  return k;
-}
-
-std::unique_ptr<KernelDecl> flash::parseKernel(DiagnosticPrinter &diags) {
-  llvm::SourceMgr &sm = diags.getSourceMgr();
-  const llvm::MemoryBuffer *buf = sm.getMemoryBuffer(sm.getMainFileID());
-  std::vector<Token> tokens;
-  if (!lexBuffer(buf->getBuffer(), diags, tokens))
-    return nullptr;
-  Parser parser(tokens, diags);
-  return parser.parseKernel();
+  return s;
 }

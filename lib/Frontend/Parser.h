@@ -13,9 +13,11 @@ namespace flash {
 /// Maximum nesting depth of expressions and blocks.
 constexpr unsigned kMaxNestingDepth = 256;
 
-/// Lex and parse the main buffer of `diags.getSourceMgr()`. Returns null
-/// after reporting the first error.
-std::unique_ptr<ast::KernelDecl> parseKernel(DiagnosticPrinter &diags);
+/// Lex and parse buffer `bufferId` of `diags.getSourceMgr()`: its imports
+/// (not followed here), functions and kernel. Returns null after reporting
+/// the first error.
+std::unique_ptr<ast::SourceFile> parseSourceFile(DiagnosticPrinter &diags,
+                                                 unsigned bufferId);
 
 } // namespace flash
 

@@ -9,7 +9,6 @@
 #include "Program.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
-#include "flashc/Support/SourceLocation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -25,8 +24,7 @@ using namespace mlir;
 namespace flash::interp {
 
 std::string describeOp(Operation *op) {
-  return "'" + op->getName().getStringRef().str() + "' at " +
-         formatSourceLocation(op->getLoc());
+  return "'" + op->getName().getStringRef().str() + "'";
 }
 
 static std::string typeToString(Type t) {
@@ -123,8 +121,8 @@ public:
       setError(ErrorKind::Unsupported,
                "function '" + func.getName().str() +
                    "' has more than one block (unstructured control "
-                   "flow is not supported) at " +
-                   formatSourceLocation(func.getLoc()));
+                   "flow is not supported)",
+               func);
       return;
     }
     program.entry = compileBlock(func.getBody().front());
@@ -132,9 +130,13 @@ public:
   }
 
 private:
-  void setError(ErrorKind kind, std::string msg) {
-    if (!program.error)
-      program.error = InterpError{kind, std::move(msg)};
+  /// The first error wins; `at` is the op it is about.
+  void setError(ErrorKind kind, std::string msg, Operation *at = nullptr) {
+    if (program.error)
+      return;
+    program.error = InterpError{kind, std::move(msg)};
+    if (at)
+      program.error->loc = at->getLoc();
   }
 
   unsigned slotFor(Value v) {
@@ -186,7 +188,7 @@ std::optional<Inst> Compiler::compileOp(Operation &op) {
   } else if (std::optional<Opc> opc = classifyOther(&op)) {
     inst.opc = *opc;
   } else {
-    setError(ErrorKind::Unsupported, "unsupported op " + describeOp(&op));
+    setError(ErrorKind::Unsupported, "unsupported op " + describeOp(&op), &op);
     return std::nullopt;
   }
   compileOperands(op, inst);
@@ -208,7 +210,8 @@ void Compiler::compileOperands(Operation &op, Inst &inst) {
     auto it = slotOf.find(v);
     if (it == slotOf.end()) {
       setError(ErrorKind::Internal,
-               "operand defined outside the function in " + describeOp(&op));
+               "operand defined outside the function in " + describeOp(&op),
+               &op);
       inst.in.push_back(0);
       continue;
     }
@@ -235,9 +238,10 @@ OutInfo Compiler::compileResult(Operation &op, Value result) {
   Type et = t;
   if (auto rt = dyn_cast<RankedTensorType>(t)) {
     if (!rt.hasStaticShape()) {
-      setError(ErrorKind::Unsupported, "dynamic tensor shape " +
-                                           typeToString(t) + " in " +
-                                           describeOp(&op));
+      setError(ErrorKind::Unsupported,
+               "dynamic tensor shape " + typeToString(t) + " in " +
+                   describeOp(&op),
+               &op);
     } else {
       o.isTensor = true;
       o.shape.assign(rt.getShape().begin(), rt.getShape().end());
@@ -248,7 +252,8 @@ OutInfo Compiler::compileResult(Operation &op, Value result) {
   std::optional<ElemType> e = ElemType::get(et);
   if (!e)
     setError(ErrorKind::Unsupported,
-             "unsupported type " + typeToString(t) + " in " + describeOp(&op));
+             "unsupported type " + typeToString(t) + " in " + describeOp(&op),
+             &op);
   o.elem = e.value_or(ElemType());
   return o;
 }
@@ -256,21 +261,19 @@ OutInfo Compiler::compileResult(Operation &op, Value result) {
 void Compiler::compileRegions(Operation &op, Inst &inst) {
   if (auto forOp = dyn_cast<scf::ForOp>(op)) {
     if (!forOp.getRegion().hasOneBlock())
-      setError(ErrorKind::Internal, "scf.for without a single block at " +
-                                        formatSourceLocation(op.getLoc()));
+      setError(ErrorKind::Internal, "scf.for without a single block", &op);
     else
       inst.region0 = compileBlock(forOp.getRegion().front());
   } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
     if (!ifOp.getThenRegion().hasOneBlock())
-      setError(ErrorKind::Internal, "scf.if without a then block at " +
-                                        formatSourceLocation(op.getLoc()));
+      setError(ErrorKind::Internal, "scf.if without a then block", &op);
     else
       inst.region0 = compileBlock(ifOp.getThenRegion().front());
     if (!ifOp.getElseRegion().empty())
       inst.region1 = compileBlock(ifOp.getElseRegion().front());
   } else if (op.getNumRegions() != 0) {
     setError(ErrorKind::Unsupported,
-             "unsupported op with regions " + describeOp(&op));
+             "unsupported op with regions " + describeOp(&op), &op);
   }
 }
 
@@ -287,7 +290,7 @@ bool Compiler::compileConstant(Operation *op, const OutInfo &o, RtValue &c) {
   if (auto dense = dyn_cast<DenseElementsAttr>(attr))
     return decodeDense(op, dense, o, c);
   setError(ErrorKind::Unsupported,
-           "unsupported constant attribute in " + describeOp(op));
+           "unsupported constant attribute in " + describeOp(op), op);
   return false;
 }
 
@@ -310,8 +313,8 @@ bool Compiler::decodeDense(Operation *op, DenseElementsAttr dense,
       c.data.push_back(roundTo(o.elem, apintToDouble(i)));
   }
   if (c.data.size() != o.numel) {
-    setError(ErrorKind::Internal,
-             "constant size mismatch in " + describeOp(op));
+    setError(ErrorKind::Internal, "constant size mismatch in " + describeOp(op),
+             op);
     return false;
   }
   return true;

@@ -2,8 +2,6 @@
 
 #include "Executor.h"
 
-#include "flashc/Support/SourceLocation.h"
-
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace flash::interp {
@@ -15,6 +13,7 @@ bool Executor::run(llvm::ArrayRef<RtValue> args, const LaunchContext &context,
                    std::vector<RtValue> *results, InterpError &error) {
   ctx = &context;
   err = &error;
+  err->loc.reset();
   const CBlock &entryBlock = program.blocks[program.entry];
   if (args.size() != entryBlock.args.size()) {
     mlir::func::FuncOp func = program.func; // getName() is not const
@@ -95,8 +94,12 @@ bool Executor::execBlock(int idx, std::vector<RtValue> &yielded) {
       }
       return true;
     }
-    if (!exec(inst))
+    if (!exec(inst)) {
+      // The innermost op that failed (a loop's body reports before the loop).
+      if (!err->loc)
+        err->loc = inst.op->getLoc();
       return false;
+    }
   }
   return internalError(block.insts.back(), "block fell through");
 }
@@ -112,8 +115,7 @@ bool Executor::execFor(const Inst &inst) {
   if (forOp.getUnsignedCmp()) {
     if (w >= 64)
       return fail(ErrorKind::Unsupported,
-                  "unsigned 64-bit scf.for is not supported at " +
-                      formatSourceLocation(inst.op->getLoc()));
+                  "unsigned 64-bit scf.for is not supported");
     lb = sem::asUnsigned(lb, w);
     ub = sem::asUnsigned(ub, w);
     step = sem::asUnsigned(step, w);

@@ -91,7 +91,7 @@ struct Program {
 /// Compiles `func`; problems land in Program::error.
 Program compileFunction(mlir::func::FuncOp func);
 
-/// "'op.name' at file:line:col", for messages.
+/// "'op.name'", for messages (the location goes into InterpError::loc).
 std::string describeOp(mlir::Operation *op);
 
 /// Decodes a scalar attribute (IntegerAttr / FloatAttr / BoolAttr).

@@ -40,6 +40,8 @@ std::string shapeText(const std::vector<std::string> &dims) {
 bool npyDTypeOf(const std::string &dtype, npy::DType &out) {
   if (dtype == "f16")
     out = npy::DType::F16;
+  else if (dtype == "bf16")
+    out = npy::DType::BF16;
   else if (dtype == "f32")
     out = npy::DType::F32;
   else if (dtype == "i32")
@@ -55,10 +57,14 @@ const char *sidecarDType(npy::DType d) {
   switch (d) {
   case npy::DType::F16:
     return "f16";
+  case npy::DType::BF16:
+    return "bf16";
   case npy::DType::F32:
     return "f32";
   case npy::DType::I32:
     return "i32";
+  case npy::DType::U16:
+    return "uint16";
   case npy::DType::Bool:
     return "bool";
   }
@@ -117,7 +123,7 @@ public:
   bool tensor(const SidecarParam &p, const Arg &a);
 
 private:
-  bool array(const SidecarParam &p, const npy::Array &arr);
+  bool array(const SidecarParam &p, npy::Array &arr);
   bool dim(const SidecarParam &p, size_t d, int64_t size);
 
   Resolved &r;
@@ -139,15 +145,17 @@ bool ArgChecker::scalar(const SidecarParam &p, const Arg &a) {
   return true;
 }
 
-bool ArgChecker::array(const SidecarParam &p, const npy::Array &arr) {
+/// A uint16 array bound to a bf16 param becomes bf16 (the same bits), so
+/// that it is copied back and written as bf16.
+bool ArgChecker::array(const SidecarParam &p, npy::Array &arr) {
   npy::DType want;
   if (!npyDTypeOf(p.dtype, want)) {
     error = "parameter '" + p.name + "' has element type " + p.dtype +
-            ", which the launcher cannot provide (supported: f16, f32, i32, "
-            "bool)";
+            ", which the launcher cannot provide (supported: f16, bf16, f32, "
+            "i32, bool)";
     return false;
   }
-  if (arr.dtype != want) {
+  if (!npy::viewAs(arr, want)) {
     error = "argument '" + p.name + "' is " + sidecarDType(arr.dtype) +
             " but the kernel declares " + p.dtype;
     return false;

@@ -104,15 +104,19 @@ int CudaBackend::chooseArch(TargetOptions &options) {
 
 int CudaBackend::compile(const TargetOptions &options, std::string &ptx,
                          launcher::Sidecar &sidecar) {
+  unsigned before = context.diag.numLocatedErrors();
   FailureOr<std::string> sidecarText =
       writeLaunchSidecar(context.module, options);
   FailureOr<std::string> ptxText = failed(sidecarText)
                                        ? FailureOr<std::string>(failure())
                                        : emitPTX(context.module, options);
   if (failed(sidecarText) || failed(ptxText)) {
-    context.diag.os() << "error: the kernel could not be compiled to PTX for "
-                         "--target=cuda (see the diagnostics above)\n";
-    return 1;
+    // The diagnostics at the kernel say why; none is a bug.
+    if (context.diag.numLocatedErrors() != before)
+      return 1;
+    context.diag.error("internal: the kernel could not be compiled to PTX "
+                       "for --target=cuda, without a diagnostic");
+    return 2;
   }
   std::string why;
   if (!launcher::parseSidecar(*sidecarText, sidecar, why)) {

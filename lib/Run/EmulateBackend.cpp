@@ -75,7 +75,7 @@ int EmulateBackend::evaluateGrid(ParamList &params,
   interp::InterpError error;
   if (interp::evaluateGrid(fn, args, grid, error))
     return 0;
-  context.diag.os() << "error: " << error.message << "\n";
+  context.diag.error(error.loc, error.message);
   return error.kind == interp::ErrorKind::Runtime ? 1 : 2;
 }
 
@@ -138,7 +138,7 @@ int EmulateBackend::launch(const std::array<int64_t, 3> &grid,
   emu::Kernel k;
   emu::Error e;
   if (!k.prepare(kernel, e)) {
-    context.diag.os() << e.message << "\n";
+    context.diag.error(e.loc, e.message);
     return e.kind == emu::Error::Kind::Runtime ? 1 : 2;
   }
   emu::Stats stats;
@@ -148,7 +148,7 @@ int EmulateBackend::launch(const std::array<int64_t, 3> &grid,
   bool ok = k.launch(grid, args, buffers, stats, e, opts);
   llvm::TimeRecord end = llvm::TimeRecord::getCurrentTime(false);
   if (!ok) {
-    context.diag.os() << e.message << "\n";
+    context.diag.error(e.loc, e.message);
     return e.kind == emu::Error::Kind::Internal ? 2 : 1;
   }
   if (context.request.stats) {

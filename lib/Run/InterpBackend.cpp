@@ -31,7 +31,7 @@ private:
   /// The kernel's arguments; tensors move from their arrays into buffers.
   std::vector<interp::RtValue> makeArguments(ParamList &params);
   int report(const interp::InterpError &error) {
-    context.diag.os() << "error: " << error.message << "\n";
+    context.diag.error(error.loc, error.message);
     return error.kind == interp::ErrorKind::Runtime ? 1 : 2;
   }
 

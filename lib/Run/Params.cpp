@@ -147,6 +147,8 @@ std::optional<npy::DType> npyDTypeFor(interp::ElemType e) {
   switch (e.kind) {
   case interp::ElemType::F16:
     return npy::DType::F16;
+  case interp::ElemType::BF16:
+    return npy::DType::BF16;
   case interp::ElemType::F32:
     return npy::DType::F32;
   case interp::ElemType::Int:

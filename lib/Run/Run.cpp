@@ -39,7 +39,7 @@ int runWith(mlir::ModuleOp module, const RunRequest &request,
 
 int runKernel(mlir::ModuleOp module, const RunRequest &request,
               llvm::raw_ostream &diag) {
-  run::Diagnostics diagnostics(diag);
+  run::Diagnostics diagnostics(module.getContext(), diag, request.sources);
   int rc = runWith(module, request, diagnostics);
   diag.flush();
   return rc;

@@ -25,20 +25,24 @@ bool hasLayouts(ModuleOp module) {
 /// The same pipeline as `flashc --emit=simt` and the PTX path, so that the
 /// emulator runs exactly the program the GPU would. Input whose tiles already
 /// carry layouts (flashc --emit=layout) skips the layout pipeline.
-bool lowerToSIMT(const BackendContext &context) {
+/// Returns 0, or the exit code: 1 when a pass rejects the kernel (its
+/// diagnostic is printed), 2 when one fails without saying why (a bug).
+int lowerToSIMT(const BackendContext &context) {
   ModuleOp module = context.module;
   PassManager pm(module.getContext());
   if (hasLayouts(module))
     buildLayoutToSIMTPipeline(pm);
   else
     buildSIMTPipeline(pm);
+  unsigned before = context.diag.numLocatedErrors();
   if (succeeded(pm.run(module)))
-    return true;
-  context.diag.os() << "error: the kernel could not be lowered to the SIMT "
-                       "level for --target="
-                    << context.request.target
-                    << " (see the diagnostics above)\n";
-  return false;
+    return 0;
+  if (context.diag.numLocatedErrors() != before)
+    return 1;
+  context.diag.error("internal: the lowering to the SIMT level failed "
+                     "without a diagnostic (--target=" +
+                     context.request.target + ")");
+  return 2;
 }
 } // namespace
 
@@ -47,8 +51,9 @@ int prepareSIMTKernel(const BackendContext &context, gpu::GPUFuncOp &kernel,
   ModuleOp module = context.module;
   bool hasSIMT = false;
   module.walk([&](gpu::GPUFuncOp f) { hasSIMT |= f.isKernel(); });
-  if (!hasSIMT && !lowerToSIMT(context))
-    return 1;
+  if (!hasSIMT)
+    if (int rc = lowerToSIMT(context))
+      return rc;
   std::string why;
   if (!emu::findSIMTKernel(module, kernel, why)) {
     context.diag.os() << "error: " << why << "\n";

@@ -18,6 +18,8 @@ size_t elementSize(DType dtype) {
   case DType::Bool:
     return 1;
   case DType::F16:
+  case DType::BF16:
+  case DType::U16:
     return 2;
   case DType::F32:
   case DType::I32:
@@ -32,10 +34,14 @@ const char *descr(DType dtype) {
     return "|b1";
   case DType::F16:
     return "<f2";
+  case DType::BF16:
+    return "<V2";
   case DType::F32:
     return "<f4";
   case DType::I32:
     return "<i4";
+  case DType::U16:
+    return "<u2";
   }
   return "?";
 }
@@ -46,12 +52,46 @@ const char *dtypeName(DType dtype) {
     return "bool";
   case DType::F16:
     return "float16";
+  case DType::BF16:
+    return "bfloat16";
   case DType::F32:
     return "float32";
   case DType::I32:
     return "int32";
+  case DType::U16:
+    return "uint16";
   }
   return "?";
+}
+
+bool viewAs(Array &array, DType want) {
+  if (array.dtype == DType::U16 && want == DType::BF16)
+    array.dtype = DType::BF16;
+  return array.dtype == want;
+}
+
+/// The dtype a descr names; false with a message if none.
+static bool dtypeOfDescr(const std::string &d, DType &out, std::string &error) {
+  // A 2-byte void is how np.save writes ml_dtypes.bfloat16 ('<V2'; np.load
+  // then reports it as '|V2'): the only 2-byte type ml_dtypes has.
+  static const struct {
+    const char *descr;
+    DType dtype;
+  } known[] = {{"<f2", DType::F16}, {"<V2", DType::BF16}, {"|V2", DType::BF16},
+               {"<f4", DType::F32}, {"<i4", DType::I32},  {"<u2", DType::U16},
+               {"|b1", DType::Bool}};
+  for (const auto &k : known)
+    if (d == k.descr) {
+      out = k.dtype;
+      return true;
+    }
+  if (!d.empty() && d[0] == '>')
+    error = "big-endian data ('" + d + "') is not supported";
+  else
+    error = "unsupported dtype '" + d +
+            "' (supported: <f2 float16, <V2 bfloat16 (ml_dtypes), <f4 "
+            "float32, <i4 int32, <u2 uint16 (bfloat16 bits), |b1 bool)";
+  return false;
 }
 
 std::string shapeToString(const std::vector<int64_t> &shape) {
@@ -100,6 +140,10 @@ double Array::get(size_t i) const {
     return p[0] != 0;
   case DType::F16:
     return halfBitsToDouble(static_cast<uint16_t>(loadLE(p, 2)));
+  case DType::BF16:
+    return bf16BitsToDouble(static_cast<uint16_t>(loadLE(p, 2)));
+  case DType::U16:
+    return loadLE(p, 2);
   case DType::F32: {
     uint32_t b = loadLE(p, 4);
     float f;
@@ -121,6 +165,9 @@ void Array::set(size_t i, double v) {
   case DType::F16:
     storeLE(p, doubleToHalfBits(v), 2);
     return;
+  case DType::BF16:
+    storeLE(p, doubleToBF16Bits(v), 2);
+    return;
   case DType::F32: {
     float f = static_cast<float>(v);
     uint32_t b;
@@ -128,11 +175,13 @@ void Array::set(size_t i, double v) {
     storeLE(p, b, 4);
     return;
   }
-  case DType::I32: {
+  case DType::I32:
+  case DType::U16: {
     int64_t x = 0;
     if (std::isfinite(v) && std::fabs(v) < 9.2e18)
       x = static_cast<int64_t>(v);
-    storeLE(p, static_cast<uint32_t>(static_cast<uint64_t>(x)), 4);
+    storeLE(p, static_cast<uint32_t>(static_cast<uint64_t>(x)),
+            elementSize(dtype));
     return;
   }
   }
@@ -332,23 +381,8 @@ bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error) {
     return false;
 
   DType dtype;
-  if (descrStr == "<f2")
-    dtype = DType::F16;
-  else if (descrStr == "<f4")
-    dtype = DType::F32;
-  else if (descrStr == "<i4")
-    dtype = DType::I32;
-  else if (descrStr == "|b1")
-    dtype = DType::Bool;
-  else if (!descrStr.empty() && descrStr[0] == '>') {
-    error = "big-endian data ('" + descrStr + "') is not supported";
+  if (!dtypeOfDescr(descrStr, dtype, error))
     return false;
-  } else {
-    error = "unsupported dtype '" + descrStr +
-            "' (supported: <f2 float16, <f4 float32, <i4 int32, |b1 "
-            "bool)";
-    return false;
-  }
   if (fortran) {
     error = "Fortran-ordered arrays (fortran_order: True) are not supported";
     return false;

@@ -16,6 +16,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
+#include <numeric>
+
 namespace flash {
 #define GEN_PASS_DEF_TILEASSIGNLAYOUTS
 #include "flashc/Transforms/Passes.h.inc"
@@ -25,11 +27,13 @@ using namespace mlir;
 using namespace flash::tile;
 
 namespace {
-/// Triton-style blocked layout for 2-D tiles of `shape` with no MMA around:
-/// up to 4 contiguous elements (16 bytes of f32) per thread along the rows,
-/// as many lanes along a row as the row has vectors, warps down the columns.
+/// Triton-style blocked layout for tiles of `shape` (rank >= 2) with no MMA
+/// around: up to 4 contiguous elements (16 bytes of f32) per thread along
+/// the last dim, as many lanes along it as it has vectors, the other lanes
+/// along the dim before, warps along the first dim.
 BlockedLayoutAttr chooseBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                 int64_t numWarps) {
+  size_t rank = shape.size();
   int64_t cols = shape.back();
   int64_t vector = 4;
   while (vector > 1 && cols % vector != 0)
@@ -37,14 +41,30 @@ BlockedLayoutAttr chooseBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
   int64_t lanesPerRow = 1;
   while (lanesPerRow < layout::kWarpSize && cols % (vector * lanesPerRow * 2) == 0)
     lanesPerRow *= 2;
-  return BlockedLayoutAttr::get(ctx, {1, vector},
-                                {layout::kWarpSize / lanesPerRow, lanesPerRow},
-                                {numWarps, 1}, {1, 0});
+  SmallVector<int64_t> sizePerThread(rank, 1), threadsPerWarp(rank, 1),
+      warpsPerCTA(rank, 1), order;
+  sizePerThread[rank - 1] = vector;
+  threadsPerWarp[rank - 1] = lanesPerRow;
+  threadsPerWarp[rank - 2] = layout::kWarpSize / lanesPerRow;
+  warpsPerCTA[0] = numWarps;
+  for (size_t d = rank; d-- > 0;)
+    order.push_back(d);
+  return BlockedLayoutAttr::get(ctx, sizePerThread, threadsPerWarp,
+                                warpsPerCTA, order);
 }
 
-/// FlashAttention-2's TiledMMA: warps along M only, and enough atoms per warp
-/// along M that the warps together cover the largest accumulator's rows.
-MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps) {
+/// The TiledMMA for the kernel's accumulators (of up to `rows` rows, that is
+/// ceil(rows / 16) atoms) on `numWarps` warps, unless the kernel names one.
+/// When the rows of an accumulator must meet in one warp (row statistics,
+/// an accumulator that becomes an A operand: attention), FlashAttention-2's
+/// choice: all warps along M, each repeating the atom in registers over its
+/// rows, the last step padded if the warps do not divide the atoms (96 rows
+/// on 4 warps: [4, 1, 1] x [2, 1, 1], 128 rows computed). Otherwise no warp
+/// needs another's rows: the atoms split evenly over as many warps along M
+/// as divide them and the other warps go along N, so that no work is padded
+/// (96 rows: [2, 2, 1] x [3, 1, 1]; one row: [1, 4, 1]).
+MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps,
+                        bool rowsMeet) {
   if (auto chosen = kernel->getAttrOfType<MmaLayoutAttr>(kMmaLayoutAttrName))
     return chosen;
   int64_t rows = 0;
@@ -53,10 +73,11 @@ MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps) {
   });
   if (rows == 0)
     return {};
-  int64_t perWarp = layout::kAtomM * numWarps;
-  int64_t values = rows % perWarp == 0 ? rows / perWarp : 1;
-  return MmaLayoutAttr::get(kernel.getContext(), {numWarps, 1, 1},
-                            {values, 1, 1});
+  int64_t atoms = llvm::divideCeil(rows, layout::kAtomM);
+  int64_t warpsM = rowsMeet ? numWarps : std::gcd(numWarps, atoms);
+  return MmaLayoutAttr::get(kernel.getContext(),
+                            {warpsM, numWarps / warpsM, 1},
+                            {llvm::divideCeil(atoms, warpsM), 1, 1});
 }
 
 RankedTensorType withLayout(Type type, Attribute layout) {
@@ -75,21 +96,27 @@ std::string shapeString(ArrayRef<int64_t> shape) {
 class LayoutAssigner {
 public:
   LayoutAssigner(func::FuncOp kernel, int64_t numWarps)
-      : kernel(kernel), ctx(kernel.getContext()), numWarps(numWarps),
-        mma(chooseMma(kernel, numWarps)) {}
+      : kernel(kernel), ctx(kernel.getContext()), numWarps(numWarps) {}
 
   LogicalResult run() {
-    if (mma && mma.getNumWarps() != numWarps)
-      return kernel.emitOpError()
-             << "MMA layout " << mma << " spreads over " << mma.getNumWarps()
-             << " warps but the kernel has " << numWarps;
     for (Type type : kernel.getFunctionType().getInputs())
       if (isa<RankedTensorType>(type))
         return kernel.emitOpError()
                << "takes a tile argument (" << type
                << "); kernel arguments are global tensors and scalars";
     splitCheapProducers();
-    if (failed(collect()) || failed(decide2D()) || failed(decide1D()))
+    if (failed(collect()))
+      return failure();
+    for (Value v : nodes)
+      members[find(v)].push_back(v);
+    mma = chooseMma(kernel, numWarps, accumulatorRowsMeet());
+    if (mma && mma.getNumWarps() != numWarps)
+      return kernel.emitOpError()
+             << "MMA layout " << mma << " spreads over " << mma.getNumWarps()
+             << " warps but the kernel has " << numWarps;
+    // Higher ranks first: a tile expanded into a higher rank wants a slice
+    // of that rank's layout.
+    if (failed(decideHigherRanks()) || failed(decide2D()) || failed(decide1D()))
       return failure();
     apply();
     return success();
@@ -100,6 +127,9 @@ private:
   struct UseWant {
     OpOperand *use;
     std::function<Attribute()> layout;
+    /// Whether the value's class may take this layout (an MMA operand, a
+    /// slice of an expansion), or only this use is converted.
+    bool choosesClass = true;
   };
   /// A result that is produced in `layout` (a reduction: a slice of its
   /// input's layout), whatever its class gets.
@@ -153,6 +183,8 @@ private:
     for (Operation *op : producers) {
       SmallVector<OpOperand *> uses = llvm::map_to_vector(
           op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+      if (uses.size() < 2)
+        continue;
       for (OpOperand *use : llvm::drop_begin(uses)) {
         builder.setInsertionPoint(op);
         use->set(builder.clone(*op)->getResult(0));
@@ -187,11 +219,9 @@ private:
         if (tensor.getEncoding() && !isa<ConvertLayoutOp>(op))
           return op->emitOpError() << "already has a layout; "
                                       "tile-assign-layouts runs once";
-        if (tensor.getRank() < 1 || tensor.getRank() > 2)
-          return op->emitOpError() << "produces a tile of rank "
-                                   << tensor.getRank()
-                                   << "; only 1-D and 2-D tiles can be laid "
-                                      "out over threads";
+        if (tensor.getRank() < 1)
+          return op->emitOpError() << "produces a tile of rank 0; tiles "
+                                      "have at least one dim";
       }
 
       if (isElementwise(op)) {
@@ -235,9 +265,12 @@ private:
       } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
         Value input = reduce.getInput();
         unsigned axis = reduce.getAxis();
+        useWants.push_back({&reduce.getInputMutable(),
+                            [this, input] { return reducibleLayout(input); },
+                            /*choosesClass=*/false});
         defWants.push_back({reduce.getResult(), [this, input, axis] {
-                              return SliceLayoutAttr::get(ctx, axis,
-                                                          layoutOf(input));
+                              return SliceLayoutAttr::get(
+                                  ctx, axis, reducibleLayout(input));
                             }});
       } else if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
         Value result = expand.getResult();
@@ -281,19 +314,61 @@ private:
     return success();
   }
 
+  /// Whether the rows of an MMA accumulator must come together in one warp:
+  /// its class is reduced along the rows or is an MMA's A operand.
+  bool accumulatorRowsMeet() {
+    DenseSet<Value> accRoots;
+    for (Value acc : accumulators)
+      accRoots.insert(find(acc));
+    WalkResult walk = kernel.walk([&](Operation *op) {
+      auto reduce = dyn_cast<ReduceOp>(op);
+      auto mmaOp = dyn_cast<MmaOp>(op);
+      bool meet =
+          (reduce && reduce.getAxis() == 1 &&
+           accRoots.contains(find(reduce.getInput()))) ||
+          (mmaOp && accRoots.contains(find(mmaOp.getA())));
+      return meet ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    return walk.wasInterrupted();
+  }
+
+  /// The layout a reduction reads its input in: the input's own, unless that
+  /// is an MMA operand layout (which has no slices); then the kernel's
+  /// default for the (2-D) shape.
+  Attribute reducibleLayout(Value input) {
+    Attribute layout = layoutOf(input);
+    if (!isa<DotOperandLayoutAttr>(layout))
+      return layout;
+    return default2D(cast<RankedTensorType>(input.getType()).getShape());
+  }
+
+  /// The kernel's MMA layout when it holds the tile without partial
+  /// padding (no conversion to and from the MMA's tiles), else blocked.
   Attribute default2D(ArrayRef<int64_t> shape) {
-    if (mma && cast<LayoutAttrInterface>(Attribute(mma)).checkShape(shape).empty())
+    if (mma && layout::mmaHoldsWhole(mma.getParams(), layout::MmaRole::Acc,
+                                     shape))
       return mma;
     return chooseBlocked(ctx, shape, numWarps);
   }
 
+  /// Tiles of rank 3 and more never meet an MMA directly (dot, trans and
+  /// online_softmax take 2-D tiles): blocked, whatever their uses want.
+  LogicalResult decideHigherRanks() {
+    for (auto &[root, values] : members) {
+      auto type = cast<RankedTensorType>(root.getType());
+      if (type.getRank() > 2 &&
+          failed(assign(root, chooseBlocked(ctx, type.getShape(), numWarps))))
+        return failure();
+    }
+    return success();
+  }
+
   LogicalResult decide2D() {
-    for (Value v : nodes)
-      members[find(v)].push_back(v);
     DenseMap<Value, Attribute> operandWant;
     for (UseWant &want : useWants) {
       Value root = find(want.use->get());
-      if (cast<RankedTensorType>(want.use->get().getType()).getRank() == 2 &&
+      if (want.choosesClass &&
+          cast<RankedTensorType>(want.use->get().getType()).getRank() == 2 &&
           !operandWant.count(root))
         operandWant[root] = want.layout();
     }
@@ -319,7 +394,7 @@ private:
         if (find(want.value) == root)
           return want.layout();
       for (UseWant &want : useWants)
-        if (find(want.use->get()) == root)
+        if (want.choosesClass && find(want.use->get()) == root)
           return want.layout();
       return {};
     };

@@ -9,9 +9,17 @@ in kernel_specs.py; the problem sizes (--B, --Nq, --rows, ...) are the spec's.
 Inputs are random (never zeros) and outputs are poisoned with NaN before the
 run, so an element the kernel never writes fails the check. The reference is
 computed in float64 from the very f16/f32 values the kernel reads.
+
+With --bf16 the kernel runs in bf16: its source with every f16 element type
+replaced by bf16 (written to the workdir, so that it follows the kernel's
+changes), its float16 tensors ml_dtypes.bfloat16 arrays saved by np.save
+(descr '<V2'; with --bf16-bits their raw bits as uint16, '<u2'), its output
+read back with np.load(f).view(ml_dtypes.bfloat16), within the spec's
+bf16_tolerance.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -44,7 +52,40 @@ def parse_args():
     for size, default in sizes.items():
         ap.add_argument("--" + size, type=int, default=default)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--bf16", action="store_true",
+                    help="run the kernel with bf16 in place of f16")
+    ap.add_argument("--bf16-bits", action="store_true",
+                    help="with --bf16: pass the bf16 inputs as uint16 bits")
     return ap.parse_args()
+
+
+def kernel_source(args, tag):
+    """The kernel's .tile file; with --bf16 a copy with bf16 for f16."""
+    source = os.path.join(args.kernels_dir, args.kernel + ".tile")
+    if not args.bf16:
+        return source
+    with open(source) as f:
+        text = re.sub(r"\bf16\b", "bf16", f.read())
+    copy = os.path.join(args.workdir, tag + "-bf16.tile")
+    with open(copy, "w") as f:
+        f.write(text)
+    return copy
+
+
+def save_input(path, array, bits):
+    """np.save; bf16 arrays as their raw bits (uint16) if `bits`."""
+    if bits and array.dtype.itemsize == 2 and array.dtype != np.float16:
+        array = array.view(np.uint16)
+    np.save(path, array)
+
+
+def load_output(path, bf16):
+    """The output in float64; bf16 the way users read it back."""
+    out = np.load(path)
+    if bf16:
+        import ml_dtypes
+        out = out.view(ml_dtypes.bfloat16)
+    return out.astype(np.float64)
 
 
 def compare(out, expected):
@@ -64,22 +105,31 @@ def main():
     tag = "%s-%d" % (args.kernel, os.getpid())
     path = lambda name: os.path.join(args.workdir, "%s-%s.npy" % (tag, name))
     defines = parse_defines(args.defines)
-    cmd = [args.flashc, "run", os.path.join(args.kernels_dir, args.kernel + ".tile"),
-           "--target=" + args.target]
+    tolerance = spec.bf16_tolerance if args.bf16 else spec.tolerance
+    if tolerance is None:
+        sys.exit("kernel %s has no bf16_tolerance in kernel_specs.py" % args.kernel)
+    half = "float16"
+    if args.bf16:
+        import ml_dtypes
+        half = ml_dtypes.bfloat16
+    source = kernel_source(args, tag)
+    cmd = [args.flashc, "run", source, "--target=" + args.target]
     for d in args.defines:
         cmd += ["-D", d]
     for name, value in spec.defines_for(sizes).items():
         if defines.get(name) != str(value):
             cmd += ["-D", "%s=%d" % (name, value)]
 
-    inputs = spec.inputs(rng, sizes)
+    inputs = spec.inputs(rng, sizes, half)
     scalars = spec.scalar_values(sizes)
     ref = spec.reference(inputs, scalars, defines)
     what = " ".join("%s=%d" % kv for kv in sizes.items())
     if spec.attention:
         what += " causal=%s" % (defines.get("CAUSAL", "false") == "true")
+    if args.bf16:
+        what += " bf16" + (" (as uint16 bits)" if args.bf16_bits else "")
     for name, array in inputs.items():
-        np.save(path(name), array)
+        save_input(path(name), array, args.bf16_bits)
         cmd += ["--arg", "%s=%s" % (name, path(name))]
     for name, value in scalars.items():
         cmd += ["--arg", "%s=%r" % (name, value)]
@@ -95,7 +145,7 @@ def main():
                 args.kernel, what, done.returncode, " ".join(target_cmd),
                 done.stdout, done.stderr))
             return None
-        result = np.load(path("out-" + target)).astype(np.float64)
+        result = load_output(path("out-" + target), args.bf16)
         os.remove(path("out-" + target))
         return result
 
@@ -106,10 +156,12 @@ def main():
     outs = {t: run(t) for t in targets}
     for name in inputs:
         os.remove(path(name))
+    if args.bf16:
+        os.remove(source)
     if any(o is None for o in outs.values()):
         return 1
 
-    rel_tol, abs_tol = spec.tolerance
+    rel_tol, abs_tol = tolerance
     out = outs[args.target]
     unwritten = int(np.count_nonzero(~np.isfinite(out)))
     rel, max_abs = compare(out, ref)

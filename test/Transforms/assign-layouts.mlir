@@ -142,3 +142,150 @@ func.func @masked_accumulator(%A: !tile.global<[N, 64], f16>, %O: !tile.global<[
   tile.atomic_add %s, %O[%c0, %c0] window [0, 1] mask %m : tensor<64x64xf32>, tensor<64x64xi1> -> !tile.global<[N, 64], f32>
   return
 }
+
+// -----
+
+// ALiBi: a per-head slope loaded as a [1, 1] tile and broadcast into the
+// scores joins the scores' class and takes their MMA layout (size-1 dims
+// broadcast into any layout: every thread holds the one element).
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+// CHECK-LABEL: func.func @alibi
+// CHECK: %[[SLOPE:.*]] = tile.load {{.*}} -> tensor<1x1xf32, #[[MMA]]>
+// CHECK: tile.broadcast %[[SLOPE]] : tensor<1x1xf32, #[[MMA]]> -> tensor<128x64xf32, #[[MMA]]>
+// CHECK-NOT: tile.convert_layout
+func.func @alibi(%Q: !tile.global<[N, 64], f16>, %S: !tile.global<[H, 1], f32>,
+                 %O: !tile.global<[N, 64], f32>, %h: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  %slope = tile.load %S[%h, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[H, 1], f32> -> tensor<1x1xf32>
+  %b = tile.broadcast %slope : tensor<1x1xf32> -> tensor<128x64xf32>
+  %r = arith.addf %s, %b : tensor<128x64xf32>
+  tile.store %r, %O[%c0, %c0] window [0, 1] : tensor<128x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}
+
+// -----
+
+// Single-token decode (one row) with row statistics: the row is padded to
+// one 16-row atom, which all 4 warps hold (the rows of an accumulator that
+// is reduced along them stay in one warp); the row max is a [1] slice.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
+// CHECK-DAG: #[[ROWS:.*]] = #tile.slice<1, #[[MMA]]>
+// CHECK-LABEL: func.func @decode
+// CHECK: tile.load {{.*}} -> tensor<1x64xf16, #[[A]]>
+// CHECK: tile.mma {{.*}} -> tensor<1x64xf32, #[[MMA]]>
+// CHECK: tile.reduce max {{.*}} -> tensor<1xf32, #[[ROWS]]>
+// CHECK: tile.expand_dims {{.*}} -> tensor<1x1xf32, #[[MMA]]>
+// CHECK-NOT: tile.convert_layout
+func.func @decode(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                  %O: !tile.global<[N, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<1x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<1x64xf16>
+  %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<1x64xf16>, tensor<64x64xf16> -> tensor<1x64xf32>
+  %m = tile.reduce max %s axis = 1 : tensor<1x64xf32> -> tensor<1xf32>
+  %mc = tile.expand_dims %m axis = 1 : tensor<1xf32> -> tensor<1x1xf32>
+  %mb = tile.broadcast %mc : tensor<1x1xf32> -> tensor<1x64xf32>
+  %d = arith.subf %s, %mb : tensor<1x64xf32>
+  tile.store %d, %O[%c0, %c0] window [0, 1] : tensor<1x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}
+
+// -----
+
+// One row without row statistics (a matrix-vector product): no warp needs
+// another's columns, so the 4 warps go along N and nothing is computed twice.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [1, 4, 1], values = [1, 1, 1]>
+// CHECK-LABEL: func.func @one_row
+// CHECK: tile.mma {{.*}} -> tensor<1x64xf32, #[[MMA]]>
+func.func @one_row(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                   %O: !tile.global<[N, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<1x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<1x64xf16>
+  %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<1x64xf16>, tensor<64x64xf16> -> tensor<1x64xf32>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<1x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}
+
+// -----
+
+// 96 rows on 4 warps, no row statistics: six 16-row atoms split evenly
+// over 2 warps along M (3 atoms each in registers), the other 2 warps go
+// along N. A reduction of an MMA operand reads it in the accumulator layout
+// (operand layouts have no slices).
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [2, 2, 1], values = [3, 1, 1]>
+// CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
+// CHECK-DAG: #[[ROWS:.*]] = #tile.slice<1, #[[MMA]]>
+// CHECK-LABEL: func.func @rows96
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<96x64xf16, #[[A]]>
+// CHECK: tile.mma {{.*}} -> tensor<96x64xf32, #[[MMA]]>
+// CHECK: %[[QC:.*]] = tile.convert_layout %[[Q]] : tensor<96x64xf16, #[[A]]> -> tensor<96x64xf16, #[[MMA]]>
+// CHECK: tile.reduce max %[[QC]] axis = 1 : tensor<96x64xf16, #[[MMA]]> -> tensor<96xf16, #[[ROWS]]>
+func.func @rows96(%Q: !tile.global<[N, 64], f16>, %O: !tile.global<[N, 64], f32>,
+                  %R: !tile.global<[N], f16>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<96x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<96x64xf16>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<96x64xf16>, tensor<64x64xf16> -> tensor<96x64xf32>
+  %rs = tile.reduce max %q axis = 1 : tensor<96x64xf16> -> tensor<96xf16>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<96x64xf32> -> !tile.global<[N, 64], f32>
+  tile.store %rs, %R[%c0] window [0] : tensor<96xf16> -> !tile.global<[N], f16>
+  return
+}
+
+// -----
+
+// Rank-3 tiles are blocked (4 f32 per thread along the last dim, lanes
+// along the last two dims, warps along the first); a 2-D tile expanded
+// into them takes their slice, so that neither side converts.
+// CHECK-DAG: #[[B3:.*]] = #tile.blocked<sizePerThread = [1, 1, 4], threadsPerWarp = [1, 2, 16], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]>
+// CHECK-DAG: #[[S0:.*]] = #tile.slice<0, #[[B3]]>
+// CHECK-LABEL: func.func @cube
+// CHECK: tile.load {{.*}} -> tensor<2x8x64xf32, #[[B3]]>
+// CHECK: tile.reduce sum {{.*}} axis = 0 : tensor<2x8x64xf32, #[[B3]]> -> tensor<8x64xf32, #[[S0]]>
+// CHECK: tile.expand_dims {{.*}} : tensor<8x64xf32, #[[S0]]> -> tensor<1x8x64xf32, #[[B3]]>
+// CHECK-NOT: tile.convert_layout
+func.func @cube(%X: !tile.global<[A, B, C], f32>, %Y: !tile.global<[B, C], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %X[%c0, %c0, %c0] window [0, 1, 2] pad 0.0 : f32 : !tile.global<[A, B, C], f32> -> tensor<2x8x64xf32>
+  %y = tile.reduce sum %x axis = 0 : tensor<2x8x64xf32> -> tensor<8x64xf32>
+  %ye = tile.expand_dims %y axis = 0 : tensor<8x64xf32> -> tensor<1x8x64xf32>
+  %yb = tile.broadcast %ye : tensor<1x8x64xf32> -> tensor<2x8x64xf32>
+  %z = arith.subf %x, %yb : tensor<2x8x64xf32>
+  tile.store %z, %X[%c0, %c0, %c0] window [0, 1, 2] : tensor<2x8x64xf32> -> !tile.global<[A, B, C], f32>
+  tile.store %y, %Y[%c0, %c0] window [0, 1] : tensor<8x64xf32> -> !tile.global<[B, C], f32>
+  return
+}
+
+// -----
+
+// 96 rows on 4 warps in attention (S becomes P, an A operand): all warps
+// along M, 2 atoms each, the last step padded to 128 rows.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+// CHECK-LABEL: func.func @rows96_attention
+// CHECK: tile.mma {{.*}} -> tensor<96x64xf32, #[[MMA]]>
+func.func @rows96_attention(%Q: !tile.global<[N, 64], f16>, %O: !tile.global<[N, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<96x64xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<96x64xf16>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<96x64xf16>, tensor<64x64xf16> -> tensor<96x64xf32>
+  %p = arith.truncf %s : tensor<96x64xf32> to tensor<96x64xf16>
+  %o = tile.mma %p, %k, %zero : tensor<96x64xf16>, tensor<64x64xf16> -> tensor<96x64xf32>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<96x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}

@@ -12,6 +12,7 @@
 #include "flashc/InitAllDialects.h"
 #include "flashc/Conversion/Passes.h"
 #include "flashc/Runtime/Float16.h"
+#include "flashc/Support/SourceDiagnostics.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -73,7 +74,7 @@ public:
     emu::Kernel k;
     emu::Error err;
     if (!k.prepare(f, err))
-      return err.message;
+      return formatError(err.loc, err.message);
     buffers.clear();
     for (auto &b : bufs)
       buffers.push_back({"buf" + std::to_string(buffers.size()), b});
@@ -89,7 +90,8 @@ public:
     }
     stats = emu::Stats();
     if (!k.launch(grid, args, buffers, stats, err))
-      return err.message.empty() ? "unknown error" : err.message;
+      return err.message.empty() ? "unknown error"
+                                 : formatError(err.loc, err.message);
     return "";
   }
 

@@ -5,6 +5,7 @@
 #include "flashc/Run/Run.h"
 #include "flashc/Runtime/Float16.h"
 #include "flashc/Runtime/Npy.h"
+#include "flashc/Support/SourceDiagnostics.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
 
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <regex>
 #include <unistd.h>
 
 using namespace mlir;
@@ -29,6 +31,12 @@ using namespace flash;
 using namespace flash::interp;
 
 namespace {
+
+/// An error formatted by formatError at an op of the parsed source string:
+/// "-:LINE:COL: error: ..." (MLIR names the string's buffer "-").
+bool locatedInSource(const std::string &error) {
+  return std::regex_search(error, std::regex("^-:[0-9]+:[0-9]+: error: "));
+}
 
 const double kInf = std::numeric_limits<double>::infinity();
 
@@ -61,7 +69,7 @@ public:
     bool ok = runner.run(args, lctx, &results, err);
     if (errorOut) {
       EXPECT_FALSE(ok);
-      *errorOut = err.message;
+      *errorOut = formatError(err.loc, err.message);
     } else {
       EXPECT_TRUE(ok) << err.message;
     }
@@ -386,8 +394,9 @@ TEST_F(InterpTest, OnlineSoftmaxRejectsNonPositiveScale) {
     EXPECT_NE(err.find("online_softmax scale must be positive, got "),
               std::string::npos)
         << err;
-    EXPECT_NE(err.find("in 'tile.online_softmax' at"), std::string::npos)
+    EXPECT_NE(err.find("in 'tile.online_softmax'"), std::string::npos)
         << err;
+    EXPECT_TRUE(locatedInSource(err)) << err;
   }
 }
 
@@ -520,9 +529,10 @@ func.func @unsup(%a: f32) -> f32 {
   ElemType f32 = *ElemType::get(Float32Type::get(&ctx));
   std::string err;
   call("div", {RtValue::scalar(i32, 1), RtValue::scalar(i32, 0)}, &err);
-  EXPECT_NE(err.find("integer division by zero in 'arith.divsi' at"),
+  EXPECT_NE(err.find("error: integer division by zero in 'arith.divsi'"),
             std::string::npos)
       << err;
+  EXPECT_TRUE(locatedInSource(err)) << err;
   call("loop", {RtValue::scalar(i32, 0)}, &err);
   EXPECT_NE(err.find("step is 0"), std::string::npos) << err;
   call("loop", {RtValue::scalar(i32, -1)}, &err);
@@ -530,8 +540,9 @@ func.func @unsup(%a: f32) -> f32 {
   auto ok = call("loop", {RtValue::scalar(i32, 4)});
   EXPECT_EQ(ok[0].data[0], 8);
   call("unsup", {RtValue::scalar(f32, 1)}, &err);
-  EXPECT_NE(err.find("unsupported op 'math.atan' at"), std::string::npos)
+  EXPECT_NE(err.find("error: unsupported op 'math.atan'"), std::string::npos)
       << err;
+  EXPECT_TRUE(locatedInSource(err)) << err;
 }
 
 //===----------------------------------------------------------------------===//

@@ -208,6 +208,26 @@ TEST(LauncherResolve, ShapeErrors) {
   }
 }
 
+// bf16 tensors come as ml_dtypes.bfloat16 arrays ('<V2') or as their bits
+// ('<u2'); the bits become bf16, so that they are written back as bf16.
+TEST(LauncherResolve, BF16FromBits) {
+  Sidecar sc = fa2();
+  for (SidecarParam &p : sc.params)
+    if (p.tensor)
+      p.dtype = "bf16";
+  Fa2Args a(1, 1, 16, 16);
+  a.q.dtype = npy::DType::BF16;
+  a.k.dtype = a.v.dtype = a.o.dtype = npy::DType::U16;
+  Resolved r;
+  std::string err;
+  ASSERT_TRUE(resolve(sc, a.args, r, err)) << err;
+  EXPECT_EQ(a.o.dtype, npy::DType::BF16);
+  EXPECT_EQ(a.k.dtype, npy::DType::BF16);
+  a.v.dtype = npy::DType::F16;
+  EXPECT_EQ(resolveError(sc, a.args),
+            "argument 'V' is f16 but the kernel declares bf16");
+}
+
 TEST(LauncherResolve, GridLimits) {
   Sidecar sc = fa2();
   sc.grid[1] = "B * H * 70000";

@@ -166,16 +166,88 @@ TEST(MmaLayout, AccumulatorToOperandAIsAPureRegisterRepack) {
   }
 }
 
-TEST(MmaLayout, RejectsShapesItCannotDistribute) {
+TEST(MmaLayout, RejectsOnlyWrongRanksAndSizes) {
   MmaParams mma = mmaParams({4, 1, 1}, {2, 1, 1});
-  EXPECT_EQ(checkMmaShape(mma, MmaRole::Acc, {48, 64}),
-            "M size 48 must be a positive multiple of 32 (atom 16 x 2 values per warp)");
-  EXPECT_EQ(checkMmaShape(mma, MmaRole::Acc, {96, 64}),
-            "M size 96 and the layout's step 128 must divide one another");
-  EXPECT_EQ(checkMmaShape(mma, MmaRole::OperandB, {24, 8}),
-            "K size 24 must be a positive multiple of 16 (atom 16 x 1 values per warp)");
+  EXPECT_EQ(checkMmaShape(mma, MmaRole::Acc, {48, 64}), "");
+  EXPECT_EQ(checkMmaShape(mma, MmaRole::OperandB, {24, 8}), "");
   EXPECT_EQ(checkMmaShape(mma, MmaRole::Acc, {128}),
             "an MMA layout distributes 2-D tiles, got rank 1");
+  EXPECT_EQ(checkMmaShape(mma, MmaRole::Acc, {16, -1}),
+            "dim 1 has no static positive size");
+  EXPECT_EQ(checkMmaSliceShape(mma, 1, {16, 16}),
+            "a slice of an MMA layout distributes 1-D tiles, got rank 2");
+}
+
+namespace {
+/// The padded layout of `shape` is the layout of the padded shape, where
+/// each thread holds distinct elements; each register's tile coordinate is
+/// its padded coordinate wrapped into the tile; every element is held.
+void expectPaddedWraps(const MmaParams &mma, MmaRole role,
+                       std::array<int64_t, 2> shape) {
+  SCOPED_TRACE("shape " + std::to_string(shape[0]) + "x" +
+               std::to_string(shape[1]) + " role " +
+               std::to_string(static_cast<int>(role)));
+  ASSERT_EQ(checkMmaShape(mma, role, shape), "");
+  Shape padded = mmaPaddedShape(mma, role, shape);
+  int64_t regs = mmaNumRegisters(mma, role, shape);
+  std::set<std::pair<int64_t, int64_t>> held;
+  for (int64_t warp = 0; warp < mma.numWarps(); ++warp)
+    for (int64_t lane = 0; lane < kWarpSize; ++lane) {
+      std::set<std::pair<int64_t, int64_t>> mine;
+      for (int64_t reg = 0; reg < regs; ++reg) {
+        Coord p = mmaCoord<int64_t>(mma, role, shape, warp, lane, reg,
+                                    Space::Padded);
+        Coord c = mmaCoord<int64_t>(mma, role, shape, warp, lane, reg);
+        for (int d = 0; d < 2; ++d) {
+          EXPECT_GE(p[d], 0);
+          EXPECT_LT(p[d], padded[d]);
+          EXPECT_EQ(c[d], p[d] % shape[d]);
+        }
+        EXPECT_TRUE(mine.insert({p[0], p[1]}).second)
+            << "warp " << warp << " lane " << lane << " holds padded ("
+            << p[0] << ", " << p[1] << ") twice";
+        held.insert({c[0], c[1]});
+      }
+    }
+  EXPECT_EQ(static_cast<int64_t>(held.size()), shape[0] * shape[1]);
+}
+} // namespace
+
+TEST(MmaLayout, PadsTilesThatDoNotFillAStep) {
+  // Any size: rows below the atom (single-token decode), rows that are no
+  // multiple of the warps' step (96 rows over 4 x 32), odd K and N.
+  MmaParams rows = mmaParams({4, 1, 1}, {2, 1, 1});
+  for (std::array<int64_t, 2> shape :
+       std::vector<std::array<int64_t, 2>>{{48, 64}, {96, 64}, {1, 64},
+                                           {5, 24}, {12, 8}, {130, 40}})
+    for (MmaRole role : {MmaRole::Acc, MmaRole::OperandA, MmaRole::OperandB})
+      expectPaddedWraps(rows, role, shape);
+  expectPaddedWraps(mmaParams({2, 2, 1}, {3, 1, 1}), MmaRole::Acc, {96, 64});
+  expectPaddedWraps(mmaParams({1, 4, 1}, {1, 1, 1}), MmaRole::Acc, {7, 24});
+  EXPECT_EQ(mmaPaddedShape(rows, MmaRole::Acc, {96, 64}), Shape({128, 64}));
+  EXPECT_EQ(mmaPaddedShape(rows, MmaRole::OperandA, {1, 24}), Shape({128, 32}));
+  EXPECT_EQ(mmaPaddedShape(rows, MmaRole::Acc, {1, 24}), Shape({1, 24}));
+  // Whole copies (a broadcast) are no partial padding.
+  EXPECT_TRUE(mmaHoldsWhole(rows, MmaRole::Acc, {128, 64}));
+  EXPECT_TRUE(mmaHoldsWhole(rows, MmaRole::Acc, {32, 8}));
+  EXPECT_FALSE(mmaHoldsWhole(rows, MmaRole::Acc, {96, 64}));
+  EXPECT_FALSE(mmaHoldsWhole(rows, MmaRole::Acc, {128, 12}));
+}
+
+TEST(MmaLayout, OnlyTheLastRepeatWraps) {
+  // 96 rows over a 64-row step: the first repeat is in the tile, the second
+  // wraps rows 96..127 onto 0..31.
+  MmaParams mma = mmaParams({4, 1, 1}, {1, 1, 1});
+  std::array<int64_t, 2> shape = {96, 8};
+  for (int64_t warp = 0; warp < 4; ++warp)
+    for (int64_t lane = 0; lane < 32; ++lane)
+      for (int64_t reg = 0; reg < 8; ++reg) {
+        Coord p = mmaCoord<int64_t>(mma, MmaRole::Acc, shape, warp, lane, reg,
+                                    Space::Padded);
+        EXPECT_EQ(p[0], 16 * warp + lane / 4 + 8 * (reg % 4 / 2) + 64 * (reg / 4));
+        EXPECT_EQ(mmaCoord<int64_t>(mma, MmaRole::Acc, shape, warp, lane, reg)[0],
+                  p[0] % 96);
+      }
 }
 
 TEST(MmaSliceLayout, RowVectorsLiveInTheQuadThatOwnsTheRow) {
@@ -263,8 +335,42 @@ TEST(BlockedLayout, BroadcastsOverSmallDimsAndRejectsBadParams) {
             "threadsPerWarp must multiply to 32, got 16");
   EXPECT_EQ(checkBlocked({{1, 4}, {8, 4}, {2, 1}, {1, 1}}),
             "order must be a permutation of the dims");
-  EXPECT_EQ(checkBlockedShape(blocked, {4, 6}),
-            "dim 1 of size 6 does not fit the blocked layout (4 per thread, 16 per step)");
+  EXPECT_EQ(checkBlockedShape(blocked, {4, 6, 2}),
+            "the blocked layout has rank 2 but the tile has rank 3");
+}
+
+TEST(BlockedLayout, PadsDimsThatDoNotFillAStep) {
+  // 6 columns, 4 per thread and 16 per step: padded to 16, the padding holds
+  // copies; a thread's registers in the padding wrap onto columns 0..5.
+  BlockedParams blocked{{1, 4}, {8, 4}, {2, 1}, {1, 0}};
+  std::array<int64_t, 2> shape = {20, 6};
+  ASSERT_EQ(checkBlockedShape(blocked, shape), "");
+  EXPECT_EQ(blockedPaddedShape(blocked, shape), Shape({32, 16}));
+  int64_t regs = blockedNumRegisters(blocked, shape);
+  EXPECT_EQ(regs, 8);
+  std::set<std::pair<int64_t, int64_t>> held;
+  for (int64_t warp = 0; warp < 2; ++warp)
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      std::set<std::pair<int64_t, int64_t>> mine;
+      for (int64_t reg = 0; reg < regs; ++reg) {
+        Coord p = blockedCoord<int64_t>(blocked, shape, warp, lane, reg,
+                                        Space::Padded);
+        Coord c = blockedCoord<int64_t>(blocked, shape, warp, lane, reg);
+        EXPECT_TRUE(mine.insert({p[0], p[1]}).second);
+        EXPECT_EQ(c, Coord({p[0] % 20, p[1] % 6}));
+        held.insert({c[0], c[1]});
+      }
+    }
+  EXPECT_EQ(held.size(), 120u);
+  // Rank 3: the same functions.
+  BlockedParams cube{{1, 1, 4}, {1, 8, 4}, {2, 1, 1}, {2, 1, 0}};
+  ASSERT_EQ(checkBlockedShape(cube, {3, 5, 8}), "");
+  std::set<Coord> cells;
+  for (int64_t warp = 0; warp < 2; ++warp)
+    for (int64_t lane = 0; lane < 32; ++lane)
+      for (int64_t reg = 0; reg < blockedNumRegisters(cube, {3, 5, 8}); ++reg)
+        cells.insert(blockedCoord<int64_t>(cube, {3, 5, 8}, warp, lane, reg));
+  EXPECT_EQ(cells.size(), 3u * 5 * 8);
 }
 
 TEST(MmaLayout, AtomRegistersHoldOneWholeAtom) {
@@ -312,6 +418,76 @@ TEST(MmaLayout, SizeOneDimsHoldTheSliceOfTheOtherDim) {
         EXPECT_EQ(mmaCoord<int64_t>(mma, MmaRole::Acc, {1, 8}, warp, lane, r % 2),
                   Coord({0, mmaSliceCoord<int64_t>(mma, 0, {8}, warp, lane, r % 2)[0]}));
       }
+}
+
+TEST(MmaLayout, SizeOneDimsBroadcastIntoAnyLayout) {
+  // A [1, 1] tile (a per-head scalar) and [1] slices: every thread holds the
+  // one element.
+  MmaParams mma = mmaParams({4, 1, 1}, {2, 1, 1});
+  EXPECT_EQ(checkMmaShape(mma, MmaRole::Acc, {1, 1}), "");
+  EXPECT_EQ(checkMmaSliceShape(mma, 1, {1}), "");
+  int64_t regs = mmaNumRegisters(mma, MmaRole::Acc, {1, 1});
+  EXPECT_EQ(regs, 2);
+  for (int64_t warp = 0; warp < 4; ++warp)
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      for (int64_t r = 0; r < regs; ++r)
+        EXPECT_EQ(mmaCoord<int64_t>(mma, MmaRole::Acc, {1, 1}, warp, lane, r),
+                  Coord({0, 0}));
+      for (int64_t r = 0; r < mmaSliceNumRegisters(mma, 1, {1}); ++r)
+        EXPECT_EQ(mmaSliceCoord<int64_t>(mma, 1, {1}, warp, lane, r),
+                  Coord({0}));
+    }
+  BlockedParams blocked{{1, 4}, {8, 4}, {2, 1}, {1, 0}};
+  EXPECT_EQ(blockedNumRegisters(blocked, {1, 1}), 1);
+  EXPECT_EQ(blockedCoord<int64_t>(blocked, {1, 1}, 1, 31, 0), Coord({0, 0}));
+}
+
+TEST(MmaLayout, AccumulatorFragmentsNameTheRegistersOfEachAtom) {
+  // Element i of atom (m, n)'s C fragment is at row g + 8 (i / 2), column
+  // 2q + i % 2 of that atom, in padded coordinates; wrapped, it is the
+  // element the register names. Along a size-1 dim only the first atom has
+  // registers of its own.
+  struct Case { std::array<int64_t, 3> warps, values; std::array<int64_t, 2> shape; };
+  for (Case c : {Case{{4, 1, 1}, {2, 1, 1}, {128, 64}},
+                 Case{{2, 2, 1}, {1, 2, 1}, {32, 40}},
+                 Case{{1, 4, 1}, {1, 1, 1}, {1, 64}},
+                 Case{{1, 4, 1}, {2, 1, 1}, {1, 8}},
+                 Case{{4, 1, 1}, {1, 1, 1}, {64, 1}},
+                 Case{{1, 1, 1}, {1, 2, 1}, {1, 1}},
+                 Case{{1, 1, 1}, {1, 1, 1}, {5, 8}}}) {
+    MmaParams mma = mmaParams(c.warps, c.values);
+    SCOPED_TRACE(std::to_string(c.shape[0]) + "x" + std::to_string(c.shape[1]));
+    auto [atomsM, atomsN] = mmaAtomsPerWarp(mma, MmaRole::Acc, c.shape);
+    std::set<int64_t> covered;
+    for (int64_t m = 0; m < atomsM; ++m)
+      for (int64_t n = 0; n < atomsN; ++n) {
+        auto regs = mmaAccFragment(mma, c.shape, m, n);
+        EXPECT_EQ(regs.has_value(), (c.shape[0] != 1 || m == 0) &&
+                                        (c.shape[1] != 1 || c.shape[0] == 1 ||
+                                         n == 0));
+        if (!regs)
+          continue;
+        for (int64_t warp = 0; warp < mma.numWarps(); ++warp)
+          for (int64_t lane = 0; lane < 32; ++lane)
+            for (int64_t i = 0; i < 4; ++i) {
+              int64_t wm = warp % c.warps[0], wn = warp / c.warps[0] % c.warps[1];
+              int64_t vm = m % c.values[0], pm = m / c.values[0];
+              int64_t vn = n % c.values[1], pn = n / c.values[1];
+              int64_t row = 16 * (wm * c.values[0] + vm + pm * c.values[0] * c.warps[0]) +
+                            lane / 4 + 8 * (i / 2);
+              int64_t col = 8 * (wn * c.values[1] + vn + pn * c.values[1] * c.warps[1]) +
+                            2 * (lane % 4) + i % 2;
+              EXPECT_EQ(mmaCoord<int64_t>(mma, MmaRole::Acc, c.shape, warp,
+                                          lane, (*regs)[i]),
+                        Coord({row % c.shape[0], col % c.shape[1]}))
+                  << "atom (" << m << ", " << n << ") c" << i << " warp "
+                  << warp << " lane " << lane;
+              covered.insert((*regs)[i]);
+            }
+      }
+    EXPECT_EQ(static_cast<int64_t>(covered.size()),
+              mmaNumRegisters(mma, MmaRole::Acc, c.shape));
+  }
 }
 
 TEST(BlockedLayout, SliceHoldsTheParentsKeptCoordinates) {

@@ -65,9 +65,12 @@ void expectError(const std::vector<uint8_t> &bytes, const std::string &needle) {
 }
 
 TEST(Npy, RoundTripEachDType) {
-  for (DType dt : {DType::F16, DType::F32, DType::I32}) {
+  for (DType dt :
+       {DType::F16, DType::BF16, DType::F32, DType::I32, DType::U16}) {
     Array a(dt, {2, 3});
     std::vector<double> vals = {1.5, -2.25, 0, 100, -7, 3};
+    if (dt == DType::U16)
+      vals = {1.5, 65535, 0, 100, 16256, 3};
     for (size_t i = 0; i < vals.size(); ++i)
       a.set(i, vals[i]);
     std::string path = tempPath(std::string("rt_") + dtypeName(dt) + ".npy");
@@ -79,7 +82,8 @@ TEST(Npy, RoundTripEachDType) {
     EXPECT_EQ(b.shape, (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(b.data, a.data);
     for (size_t i = 0; i < vals.size(); ++i) {
-      double want = dt == DType::I32 ? std::trunc(vals[i]) : vals[i];
+      bool integer = dt == DType::I32 || dt == DType::U16;
+      double want = integer ? std::trunc(vals[i]) : vals[i];
       EXPECT_EQ(b.get(i), want) << dtypeName(dt) << " " << i;
     }
     std::remove(path.c_str());
@@ -203,6 +207,59 @@ TEST(Npy, F16SetRoundsToNearestEven) {
   EXPECT_EQ(a.get(2), 1.0);
 }
 
+// np.save of an ml_dtypes.bfloat16 array writes descr '<V2', np.load gives
+// it back as '|V2', and `x.view(np.uint16)` saves the bits as '<u2'.
+TEST(Npy, BF16FromMlDtypesOrBits) {
+  const std::vector<uint8_t> bits = {0xC0, 0x3F, 0x80, 0xBF}; // 1.5, -1
+  for (const char *descr : {"<V2", "|V2"}) {
+    Array a;
+    std::string err;
+    ASSERT_TRUE(parseBytes(makeNpy(1,
+                                   std::string("{'descr': '") + descr +
+                                       "', 'fortran_order': False, "
+                                       "'shape': (2,), }",
+                                   bits),
+                           a, err))
+        << descr << ": " << err;
+    EXPECT_EQ(a.dtype, DType::BF16) << descr;
+    EXPECT_EQ(a.get(0), 1.5);
+    EXPECT_EQ(a.get(1), -1.0);
+  }
+  Array raw;
+  std::string err;
+  ASSERT_TRUE(parseBytes(
+      makeNpy(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }",
+              bits),
+      raw, err))
+      << err;
+  EXPECT_EQ(raw.dtype, DType::U16);
+  EXPECT_EQ(raw.get(0), 0x3FC0);
+  // Raw bits become bf16, nothing else does.
+  EXPECT_FALSE(viewAs(raw, DType::F16));
+  EXPECT_TRUE(viewAs(raw, DType::BF16));
+  EXPECT_EQ(raw.dtype, DType::BF16);
+  EXPECT_EQ(raw.get(0), 1.5);
+  Array half(DType::F16, {1});
+  EXPECT_FALSE(viewAs(half, DType::BF16));
+  // Written the way ml_dtypes writes it, so that
+  // np.load(f).view(ml_dtypes.bfloat16) reads it.
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(serialize(raw, bytes, err)) << err;
+  std::string header(bytes.begin() + 10, bytes.end() - 4);
+  EXPECT_NE(header.find("'descr': '<V2'"), std::string::npos) << header;
+  EXPECT_EQ(std::vector<uint8_t>(bytes.end() - 4, bytes.end()), bits);
+}
+
+TEST(Npy, BF16SetRoundsToNearestEven) {
+  Array a(DType::BF16, {3});
+  a.set(0, 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40));
+  a.set(1, 1e39);
+  a.set(2, 1.0 + std::ldexp(1.0, -8));
+  EXPECT_EQ(a.get(0), 1.0 + std::ldexp(1.0, -7));
+  EXPECT_TRUE(std::isinf(a.get(1)));
+  EXPECT_EQ(a.get(2), 1.0);
+}
+
 TEST(Npy, MalformedInputs) {
   const std::string ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
   auto two = f32Bytes({1, 2});
@@ -218,6 +275,10 @@ TEST(Npy, MalformedInputs) {
   expectError(makeNpy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }",
                       f32Bytes({0, 0})),
               "unsupported dtype '<f8'");
+  // A void of another size is no bfloat16.
+  expectError(makeNpy(1, "{'descr': '<V4', 'fortran_order': False, 'shape': (1,), }",
+                      f32Bytes({0})),
+              "unsupported dtype '<V4'");
   expectError(makeNpy(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", two),
               "structured");
   expectError(makeNpy(1, "{'descr': '<f4', 'shape': (2,), }", two),

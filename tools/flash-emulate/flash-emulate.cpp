@@ -7,8 +7,9 @@
 // does not come from a .tile file: a module holding a SIMT-level kernel (what
 // `flashc --emit=simt` or `flash-opt --convert-tile-to-simt` prints, possibly
 // edited by hand, e.g. to plant a bug the sanitizer must catch), or tile IR
-// (canonical or layout-assigned), which is lowered first. Errors print as `file:line:col: error: <op>: <what>` with
-// the location of the op in FILE.mlir (or the location it carries).
+// (canonical or layout-assigned), which is lowered first. Errors print
+// clang-style, `file:line:col: error: <op>: <what>`, the source line and a
+// caret, at the location of the op in FILE.mlir (or the location it carries).
 //
 // Exit codes: 0 success, 1 user error (including every sanitizer error),
 // 2 internal error.
@@ -18,6 +19,7 @@
 #include "flashc/Emulator/Emulator.h"
 #include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
+#include "flashc/Support/SourceDiagnostics.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -81,7 +83,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   sourceMgr.AddNewSourceBuffer(std::move(*buf), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  flash::SourceDiagnostics diagnostics(&context, llvm::errs(), &sourceMgr);
   auto module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
@@ -90,6 +92,7 @@ int main(int argc, char **argv) {
   request.target = "emulate";
   request.stats = stats;
   request.checkRaces = !noRaceCheck;
+  request.sources = &sourceMgr;
   if (std::string error = flash::addRunBindings(request, argOpts, outOpts);
       !error.empty()) {
     llvm::errs() << "flash-emulate: error: " << error << "\n";

@@ -1,7 +1,7 @@
 //===- flashc.cpp - the flashc driver -------------------------------------===//
 //
-//   flashc FILE.tile [-D NAME=VALUE]... [--emit=tile|layout|simt|llvm|ptx|cubin]
-//          [--arch=sm_XX] [-o OUT]
+//   flashc FILE.tile [-D NAME=VALUE]... [-I DIR]...
+//          [--emit=tile|layout|simt|llvm|ptx|cubin] [--arch=sm_XX] [-o OUT]
 //   flashc run FILE.tile --target=interp [-D ...]... --arg NAME=FILE.npy|NUMBER
 //          ... --out NAME=FILE.npy ...
 //
@@ -11,6 +11,7 @@
 
 #include "flashc/Conversion/Passes.h"
 #include "flashc/Frontend/IRGen.h"
+#include "flashc/Frontend/VirtualFiles.h"
 #include "flashc/Target/PTX.h"
 #include "flashc/Target/Sidecar.h"
 #include "flashc/Transforms/Passes.h"
@@ -19,6 +20,7 @@
 #include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
 #include "flashc/Runtime/Arch.h"
+#include "flashc/Support/SourceDiagnostics.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -54,6 +56,11 @@ cl::list<std::string>
     defineOpts("D", cl::Prefix,
                cl::desc("Override a compile-time constant: -D NAME=VALUE"),
                cl::value_desc("NAME=VALUE"), cl::cat(flashcCategory));
+cl::list<std::string>
+    importDirOpts("I", cl::Prefix,
+                  cl::desc("Search DIR for imported files (after the "
+                           "importing file's directory)"),
+                  cl::value_desc("DIR"), cl::cat(flashcCategory));
 cl::opt<EmitKind> emitKind(
     "emit",
     cl::desc("What to emit (default: ptx or cubin when -o names a .ptx or "
@@ -134,14 +141,19 @@ int replayDirectory(const std::string &dir) {
       ++failures;
       continue;
     }
+    // As the fuzzer reads it: imports only among the input's own files.
+    flash::VirtualFiles virtualFiles =
+        flash::splitVirtualFiles((*buf)->getBuffer());
+    flash::ImportOptions imports;
+    imports.fileSystem = virtualFiles.fileSystem;
     llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(*buf), llvm::SMLoc());
+    sourceMgr.AddNewSourceBuffer(std::move(virtualFiles.main), llvm::SMLoc());
     std::string diagText;
     llvm::raw_string_ostream diagOS(diagText);
     flash::DiagnosticPrinter diags(sourceMgr, diagOS);
     flash::CompileStatus status;
-    auto module =
-        flash::compileTileSource(sourceMgr, {}, context, diags, &status);
+    auto module = flash::compileTileSource(sourceMgr, {}, context, diags,
+                                           &status, imports);
     if (status == flash::CompileStatus::InternalError) {
       llvm::outs() << "FAIL " << file << ": internal error\n" << diagText;
       ++failures;
@@ -191,7 +203,8 @@ bool parseCommandLine(std::vector<const char *> &args) {
   return cl::ParseCommandLineOptions(
       (int)args.size(), args.data(),
       "flashc: the tile language compiler\n\n"
-      "  flashc FILE.tile [-D NAME=VALUE]... [--emit=LEVEL] [--arch=sm_XX]\n"
+      "  flashc FILE.tile [-D NAME=VALUE]... [-I DIR]... [--emit=LEVEL] "
+      "[--arch=sm_XX]\n"
       "         [-o OUT]   (ptx/cubin: also writes the launch sidecar "
       "OUT.json)\n"
       "  flashc run FILE.tile --target=interp|emulate|cuda [-D NAME=VALUE]...\n"
@@ -290,11 +303,11 @@ bool checkTarget(bool runMode, const flash::TargetOptions &target) {
 /// Each emit level is one named pipeline (flash-opt runs the same ones).
 /// The tile pipeline only cleans up verified IR: its failure is a bug. Later
 /// stages reject kernels they cannot lower, with a diagnostic at the source:
-/// a user error. Returns 0 or the exit code.
-int runPipeline(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
-                bool runMode, const flash::TargetOptions &target) {
+/// a user error (a failure without one is a bug). Returns 0 or the exit code.
+int runPipeline(mlir::ModuleOp module, bool runMode,
+                const flash::TargetOptions &target,
+                const flash::SourceDiagnostics &diagnostics) {
   mlir::MLIRContext *context = module.getContext();
-  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr, context);
   mlir::PassManager pm(context);
   if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
@@ -313,18 +326,23 @@ int runPipeline(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
     flash::buildSIMTPipeline(pm);
   if (lowering && emitKind == EmitKind::LLVM)
     flash::buildSIMTToLLVMPipeline(pm, target);
+  unsigned before = diagnostics.numErrors();
   if (mlir::succeeded(pm.run(module)))
     return 0;
-  if (lowering)
+  if (lowering && diagnostics.numErrors() != before)
     return 1;
-  llvm::errs() << "flashc: internal error: the tile pipeline failed\n";
+  llvm::errs() << "flashc: internal error: the "
+               << (lowering ? "lowering failed without a diagnostic"
+                            : "tile pipeline failed")
+               << "\n";
   return 2;
 }
 
 /// `flashc run`: the tile-level module to the runner.
-int runOnTarget(mlir::ModuleOp module) {
+int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   flash::RunRequest request;
   request.target = targetOpt;
+  request.sources = &sourceMgr;
   request.stats = statsOpt;
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())
@@ -339,11 +357,9 @@ int runOnTarget(mlir::ModuleOp module) {
 
 /// PTX (or a cubin) to the output, and to OUT.json the sidecar a launcher
 /// needs.
-int writeMachineCode(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
+int writeMachineCode(mlir::ModuleOp module,
                      const flash::TargetOptions &target,
                      llvm::ToolOutputFile &output) {
-  mlir::SourceMgrDiagnosticHandler sourceDiagnostics(sourceMgr,
-                                                     module.getContext());
   mlir::FailureOr<std::string> sidecar =
       flash::writeLaunchSidecar(module, target);
   mlir::FailureOr<std::string> ptx = flash::emitPTX(module, target);
@@ -375,8 +391,7 @@ int writeMachineCode(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
 }
 
 /// The module at the --emit level to -o.
-int writeOutput(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
-                const flash::TargetOptions &target) {
+int writeOutput(mlir::ModuleOp module, const flash::TargetOptions &target) {
   std::string errorMessage;
   auto output = mlir::openOutputFile(outputFile, &errorMessage);
   if (!output) {
@@ -384,7 +399,7 @@ int writeOutput(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr,
     return 1;
   }
   if (emitKind >= EmitKind::PTX)
-    return writeMachineCode(module, sourceMgr, target, *output);
+    return writeMachineCode(module, target, *output);
   module->print(output->os());
   output->os() << "\n";
   output->keep();
@@ -416,15 +431,22 @@ int main(int argc, char **argv) {
   flash::registerTargetDialects(registry);
   mlir::MLIRContext context(registry);
   context.printOpOnDiagnostic(false); // the source line says more to users
+  // Every diagnostic at a place in the kernel, whoever finds it, the way the
+  // front end's DiagnosticPrinter prints its own: file:line:col, the line, a
+  // caret.
+  flash::SourceDiagnostics sourceDiagnostics(&context, llvm::errs(),
+                                             &sourceMgr);
   flash::DiagnosticPrinter diags(sourceMgr, llvm::errs());
   flash::CompileStatus status;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      flash::compileTileSource(sourceMgr, defines, context, diags, &status);
+  flash::ImportOptions imports;
+  imports.searchDirs.assign(importDirOpts.begin(), importDirOpts.end());
+  mlir::OwningOpRef<mlir::ModuleOp> module = flash::compileTileSource(
+      sourceMgr, defines, context, diags, &status, imports);
   if (!module)
     return status == flash::CompileStatus::InternalError ? 2 : 1;
-  if (int rc = runPipeline(*module, sourceMgr, runMode, target))
+  if (int rc = runPipeline(*module, runMode, target, sourceDiagnostics))
     return rc;
   if (runMode)
-    return runOnTarget(*module);
-  return writeOutput(*module, sourceMgr, target);
+    return runOnTarget(*module, sourceMgr);
+  return writeOutput(*module, target);
 }

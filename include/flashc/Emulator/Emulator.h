@@ -34,6 +34,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,10 +93,13 @@ struct Stats {
 };
 
 /// An error found while running (or preparing) a kernel. `message` is one
-/// line of the form "file:line:col: error: <op name>: <what>".
+/// line, "<op name>: <what>" when it is about an op (then `loc` is the op's
+/// location, which `flashc run` prints clang-style with the source line:
+/// flashc/Support/SourceDiagnostics.h), without "error: " or a location.
 struct Error {
   enum class Kind { Runtime, Unsupported, Internal } kind = Kind::Runtime;
   std::string message;
+  std::optional<mlir::Location> loc;
 };
 
 struct Options {

@@ -1,9 +1,10 @@
 //===- IRGen.h - The front end: tile source -> verified tile IR -----------===//
 //
 // The public entry point of the front end: compile the main buffer of a
-// SourceMgr (one `kernel`) into a verified builtin.module in the tile IR
-// described in docs/ir-conventions.md. All user errors are reported through
-// the DiagnosticPrinter; the result is null when compilation failed.
+// SourceMgr (a kernel, its functions and the files it imports) into a
+// verified builtin.module in the tile IR described in
+// docs/ir-conventions.md. All user errors are reported through the
+// DiagnosticPrinter; the result is null when compilation failed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,9 +18,12 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/IntrusiveRefCntPtr.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/VirtualFileSystem.h"
 
 #include <string>
+#include <vector>
 
 namespace flash {
 
@@ -27,6 +31,15 @@ namespace flash {
 struct Define {
   std::string name;
   std::string value;
+};
+
+/// Where `import "path";` finds files: the importing file's directory, then
+/// `searchDirs` in order (flashc -I DIR).
+struct ImportOptions {
+  std::vector<std::string> searchDirs;
+  /// The file system imports are read from; null: the real one. The fuzzer
+  /// passes an in-memory one so that no input can read the disk.
+  llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fileSystem;
 };
 
 enum class CompileStatus {
@@ -39,14 +52,16 @@ enum class CompileStatus {
 /// the name is empty.
 bool parseDefine(llvm::StringRef text, Define &out);
 
-/// Lex, parse, lower and verify the main buffer of `sourceMgr`. Loads the
-/// needed dialects into `context`. Returns null on any error; `status` (if
-/// given) tells user errors from internal ones. Internal errors (verifier
-/// failures) are printed to the DiagnosticPrinter's stream.
+/// Lex, parse, lower and verify the main buffer of `sourceMgr` and the
+/// files it imports (added to `sourceMgr`). Loads the needed dialects into
+/// `context`. Returns null on any error; `status` (if given) tells user
+/// errors from internal ones. Internal errors (verifier failures) are printed
+/// to the DiagnosticPrinter's stream.
 mlir::OwningOpRef<mlir::ModuleOp>
 compileTileSource(llvm::SourceMgr &sourceMgr, llvm::ArrayRef<Define> defines,
                   mlir::MLIRContext &context, DiagnosticPrinter &diags,
-                  CompileStatus *status = nullptr);
+                  CompileStatus *status = nullptr,
+                  const ImportOptions &imports = ImportOptions());
 
 } // namespace flash
 

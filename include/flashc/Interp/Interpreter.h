@@ -66,7 +66,10 @@ enum class ErrorKind {
 
 struct InterpError {
   ErrorKind kind = ErrorKind::Internal;
-  std::string message; ///< one line, no "error: " prefix
+  std::string message; ///< one line, no "error: " prefix, no location
+  /// The op it happened at, when there is one: `flashc run` prints it
+  /// clang-style, with the source line (flashc/Support/SourceDiagnostics.h).
+  std::optional<mlir::Location> loc;
 };
 
 /// Program coordinates visible to tile.program_id / tile.num_programs.

@@ -4,8 +4,9 @@
 // `flashc -o K.ptx` writes next to it (lib/Target/Sidecar.h documents it),
 // and host arguments (tensors as npy::Array, scalars as numbers). It
 //   1. parses the sidecar (parseSidecar),
-//   2. checks each tensor's dtype and shape against the param's dims (static
-//      sizes equal, one value per dim symbol) and evaluates the grid
+//   2. checks each tensor's dtype (bf16: `<V2`, or its bits as `<u2`) and
+//      shape against the param's dims (static sizes equal, one value per dim
+//      symbol) and evaluates the grid
 //      expressions (flashc/Runtime/GridExpr.h) over the dim symbols and the
 //      integer scalars (resolve),
 //   3. allocates device buffers, copies the tensors in, loads the PTX, packs
@@ -75,7 +76,8 @@ struct Resolved {
   int64_t block = 0, dynamicSharedBytes = 0;
 };
 
-/// Matches args to params, checks dtypes and shapes, evaluates the grid.
+/// Matches args to params, checks dtypes and shapes, evaluates the grid. A
+/// uint16 array given for a bf16 param (bf16 as raw bits) is retagged bf16.
 bool resolve(const Sidecar &sidecar, const std::vector<Arg> &args,
              Resolved &out, std::string &error);
 

@@ -4,6 +4,7 @@
 #define FLASH_RUN_RUN_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -33,6 +34,10 @@ struct RunRequest {
   /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
   /// compute capability (the newest supported arch not above it).
   std::string arch;
+  /// The source the kernel was compiled from, for the source lines of
+  /// diagnostics; without it (or for other files) the files that locations
+  /// name are read from disk.
+  llvm::SourceMgr *sources = nullptr;
 };
 
 /// Adds `--arg NAME=VALUE` and `--out NAME=FILE` strings to `request`;
@@ -42,11 +47,14 @@ std::string addRunBindings(RunRequest &request,
                            const std::vector<std::string> &outs);
 
 /// Binds arguments, runs every program instance of the kernel in `module`,
-/// writes outputs. Prints its own errors to llvm::errs(); returns 0 ok,
-/// 1 user error, 2 internal error.
+/// writes outputs. Prints its own errors to llvm::errs(): one line for those
+/// about the command line, and clang-style (file:line:col, the source line,
+/// a caret) for those at a place in the kernel: every diagnostic of the
+/// module's context while it runs (lowering, PTX) and runtime errors.
+/// Returns 0 ok, 1 user error, 2 internal error.
 int runKernel(mlir::ModuleOp module, const RunRequest &request);
 
-/// Same, printing diagnostics ("error: ..." / "note: ..." lines) to `diag`.
+/// Same, printing diagnostics to `diag`.
 int runKernel(mlir::ModuleOp module, const RunRequest &request,
               llvm::raw_ostream &diag);
 

@@ -1,10 +1,15 @@
 //===- Npy.h - Minimal .npy reader/writer --------------------------*- C++ -*-===//
 //
 // Reads and writes NumPy .npy files (format versions 1.0, 2.0 and 3.0) holding
-// little-endian, C-ordered float16 (<f2), float32 (<f4), int32 (<i4) or bool
-// (|b1, one byte per element) arrays.
+// little-endian, C-ordered float16 (<f2), bfloat16, float32 (<f4), int32
+// (<i4), uint16 (<u2) or bool (|b1, one byte per element) arrays. NumPy has
+// no bfloat16: `np.save` of an `ml_dtypes.bfloat16` array writes the 2-byte
+// void descr `<V2` (np.load then gives `|V2`); both read as bf16, and bf16 is
+// written as `<V2`, so that `np.load(f).view(ml_dtypes.bfloat16)` gives the
+// values back and arithmetic on a forgotten view fails loudly. uint16 is how bf16 travels as raw bits
+// (`x.view(np.uint16)`): viewAs() turns it into bf16.
 // Data stays as raw little-endian bytes; element accessors convert to and
-// from double (float16 rounding is round-to-nearest-even from double).
+// from double (f16/bf16 rounding is round-to-nearest-even from double).
 // Errors never abort: every entry point returns false with a message.
 //
 //===----------------------------------------------------------------------===//
@@ -20,13 +25,13 @@
 namespace flash {
 namespace npy {
 
-enum class DType { F16, F32, I32, Bool };
+enum class DType { F16, BF16, F32, I32, U16, Bool };
 
 /// Bytes per element.
 size_t elementSize(DType dtype);
-/// The .npy descriptor: "<f2", "<f4", "<i4", "|b1".
+/// The .npy descriptor written: "<f2", "<V2", "<f4", "<i4", "<u2", "|b1".
 const char *descr(DType dtype);
-/// NumPy's name: "float16", "float32", "int32", "bool".
+/// NumPy's name: "float16", "bfloat16", "float32", "int32", "uint16", "bool".
 const char *dtypeName(DType dtype);
 
 struct Array {
@@ -42,11 +47,15 @@ struct Array {
   /// Element `i` (row-major) as a double (exact for every dtype; a bool is 1
   /// for any nonzero byte).
   double get(size_t i) const;
-  /// Stores `v` into element `i`: f16 rounds to nearest even, f32 rounds
-  /// through float, i32 truncates toward zero and wraps (NaN -> 0), bool is
-  /// v != 0.
+  /// Stores `v` into element `i`: f16 and bf16 round to nearest even, f32
+  /// rounds through float, i32 and u16 truncate toward zero and wrap
+  /// (NaN -> 0), bool is v != 0.
   void set(size_t i, double v);
 };
+
+/// Makes `array` hold `want` where its bytes already mean that: a uint16
+/// array becomes bf16 (raw bits). True if `array` now holds `want`.
+bool viewAs(Array &array, DType want);
 
 /// Parses an in-memory .npy image.
 bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error);

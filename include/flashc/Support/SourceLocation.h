@@ -8,8 +8,8 @@
 
 namespace flash {
 /// "file:line:col" for file locations (looking through name, fused and
-/// call-site locations), the printed location otherwise: how the interpreter
-/// and the emulator name the op a runtime error happened at.
+/// call-site locations), the printed location otherwise: one-line messages
+/// (formatError in SourceDiagnostics.h).
 std::string formatSourceLocation(mlir::Location loc);
 } // namespace flash
 

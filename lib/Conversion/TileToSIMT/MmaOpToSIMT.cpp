@@ -7,6 +7,12 @@
 // (markLoadsFusedIntoMma) is fetched one fragment at a time, from global
 // memory (WindowAccess) or with ldmatrix (SharedOperandReader).
 //
+// Tiles smaller than the atom are padded by their layouts (copies of real
+// rows and columns): padded rows of A and columns of B only produce copies
+// of real results, but the padding along K would add to them, so operand
+// registers in the K padding are zeroed first. An accumulator with a dim of
+// size 1 holds one atom along it (layout::mmaAccFragment).
+//
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
 #include "SharedOperandReader.h"
@@ -121,7 +127,7 @@ FailureOr<MmaGeometry> getGeometry(MmaOp op, const TileInfo &a,
                                           bShape);
   auto [cM, cN] =
       layout::mmaAtomsPerWarp(params, layout::MmaRole::Acc, c.shape);
-  if (aM != cM || bN != cN || aK != bK || c.shape[0] == 1 || c.shape[1] == 1)
+  if (aM != cM || bN != cN || aK != bK)
     return op.emitOpError("the atoms of A (")
            << aM << " x " << aK << "), B (" << bK << " x " << bN
            << ") and the accumulator (" << cM << " x " << cN
@@ -129,22 +135,53 @@ FailureOr<MmaGeometry> getGeometry(MmaOp op, const TileInfo &a,
   return MmaGeometry{params, aShape, bShape, cM, cN, aK, opElem.isBF16()};
 }
 
-/// Registers first, first + 1 of `vec` as one mma.sync operand register.
-Value operandPair(OpBuilder &b, Location loc, Value vec, int64_t first,
-                  bool bf16) {
-  Value v = vector::ShuffleOp::create(b, loc, vec, vec,
-                                      ArrayRef<int64_t>{first, first + 1});
-  if (bf16) // the NVVM verifier wants bf16 pairs packed in i32
-    v = LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
-  return v;
+/// Registers first, first + 1 of `vec`.
+Value registerPair(OpBuilder &b, Location loc, Value vec, int64_t first) {
+  return vector::ShuffleOp::create(b, loc, vec, vec,
+                                   ArrayRef<int64_t>{first, first + 1});
 }
+
+/// A register pair as one mma.sync operand register.
+Value packPair(OpBuilder &b, Location loc, Value pair, bool bf16) {
+  if (bf16) // the NVVM verifier wants bf16 pairs packed in i32
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  return pair;
+}
+
+/// Zeroes the operand registers that lie in the padding along K (the
+/// operand's K is not a multiple of the layout's K step) before the MMA
+/// reads them.
+class KPadding {
+public:
+  KPadding(const TileInfo &tile, unsigned kDim, int64_t numWarps)
+      : lanes(paddingLanes(tile, kDim, numWarps)) {}
+
+  /// Registers `first`, `first + 1` of the operand (`pair`), zero where
+  /// they are padding.
+  Value apply(OpBuilder &b, Location loc, Operation *op, Value pair,
+              int64_t first) const {
+    if (!anyLane(lanes[first]) && !anyLane(lanes[first + 1]))
+      return pair;
+    auto type = cast<VectorType>(pair.getType());
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(type.getElementType()));
+    SmallVector<Value> elems = extractAll(b, loc, pair, 2);
+    for (int64_t e = 0; e < 2; ++e)
+      elems[e] = replaceInLanes(b, loc, getThreadIds(b, op), lanes[first + e],
+                                zero, elems[e]);
+    return vector::FromElementsOp::create(b, loc, type, elems);
+  }
+
+private:
+  std::vector<std::vector<uint32_t>> lanes; // [reg][warp]
+};
 
 /// Where B's fragments come from: B's registers, or straight from global or
 /// shared memory when B's load is fused into this MMA.
 class BFragments {
 public:
-  BFragments(OpBuilder &b, Location loc, bool bf16, Value registers)
-      : b(b), loc(loc), ib{b, loc}, bf16(bf16), registers(registers) {}
+  BFragments(OpBuilder &b, Location loc, Value registers)
+      : b(b), loc(loc), ib{b, loc}, registers(registers) {}
   BFragments(const BFragments &) = delete;
   BFragments &operator=(const BFragments &) = delete;
 
@@ -176,25 +213,25 @@ public:
     return shared->readOrder(first / 2);
   }
 
-  /// The two operand registers of the fragment at register `first` of B.
-  SmallVector<Value> get(int64_t first) {
+  /// The two operand registers of the fragment at register `first` of B,
+  /// each register pair passed through `finish(pair, register of B)`.
+  SmallVector<Value> get(int64_t first,
+                         function_ref<Value(Value, int64_t)> finish) {
     SmallVector<Value> regs;
     if (shared) {
-      for (int64_t i = 0; i < 2; ++i) {
-        Value v = shared->pair(first / 2 + i);
-        if (bf16)
-          v = LLVM::BitcastOp::create(b, loc, b.getI32Type(), v);
-        regs.push_back(v);
-      }
+      for (int64_t i = 0; i < 2; ++i)
+        regs.push_back(finish(shared->pair(first / 2 + i), first + 2 * i));
       return regs;
     }
     Value source = registers;
+    int64_t at = first;
     if (succeeded(global)) {
       source = emitWindowLoads(b, loc, *addressing, *global, first, 4);
-      first = 0;
+      at = 0;
     }
     for (int64_t i = 0; i < 2; ++i)
-      regs.push_back(operandPair(b, loc, source, first + 2 * i, bf16));
+      regs.push_back(
+          finish(registerPair(b, loc, source, at + 2 * i), first + 2 * i));
     return regs;
   }
 
@@ -202,7 +239,6 @@ private:
   OpBuilder &b;
   Location loc;
   IndexBuilder ib; // referenced by the IndexValues below: not movable
-  bool bf16;
   Value registers;
   FailureOr<WindowLoad> global = failure();
   std::optional<WindowAddressing> addressing;
@@ -245,26 +281,37 @@ struct MmaLowering : OpConversionPattern<MmaOp> {
       return failure();
     Location loc = op.getLoc();
     OpBuilder &builder = rewriter;
-    BFragments bFragments(builder, loc, g->bf16, adaptor.getB());
+    BFragments bFragments(builder, loc, adaptor.getB());
     if (failed(bFragments.fuse(op, rewriter)))
       return failure();
+    int64_t numWarps = getNumWarps(op);
+    KPadding aPadding(*a, op.getTransposeA() ? 0 : 1, numWarps);
+    KPadding bPadding(*b, op.getTransposeB() ? 1 : 0, numWarps);
     auto bFirst = [&](int64_t n, int64_t k) {
       return layout::mmaAtomFirstRegister(g->params, layout::MmaRole::OperandB,
                                           g->bShape, k, n);
     };
     SmallVector<Value> acc = extractAll(builder, loc, adaptor.getAcc(), c->regs);
     for (auto [n, k] : orderSteps(*g, bFragments, bFirst)) {
-      SmallVector<Value> bRegs = bFragments.get(bFirst(n, k));
+      SmallVector<Value> bRegs =
+          bFragments.get(bFirst(n, k), [&](Value pair, int64_t reg) {
+            return packPair(builder, loc,
+                            bPadding.apply(builder, loc, op, pair, reg),
+                            g->bf16);
+          });
       for (int64_t m = 0; m < g->atomsM; ++m) {
-        int64_t cFirst = layout::mmaAtomFirstRegister(
-            g->params, layout::MmaRole::Acc, c->shape, m, n);
+        auto cRegs = layout::mmaAccFragment(g->params, c->shape, m, n);
+        if (!cRegs) // the same registers as atom (0, n)
+          continue;
         int64_t aFirst = layout::mmaAtomFirstRegister(
             g->params, layout::MmaRole::OperandA, g->aShape, m, k);
         SmallVector<Value> aRegs;
-        for (int64_t i = 0; i < 4; ++i)
-          aRegs.push_back(
-              operandPair(builder, loc, adaptor.getA(), aFirst + 2 * i, g->bf16));
-        emitAtom(builder, loc, aRegs, bRegs, g->bf16, acc, cFirst);
+        for (int64_t i = 0; i < 4; ++i) {
+          Value pair = registerPair(builder, loc, adaptor.getA(), aFirst + 2 * i);
+          pair = aPadding.apply(builder, loc, op, pair, aFirst + 2 * i);
+          aRegs.push_back(packPair(builder, loc, pair, g->bf16));
+        }
+        emitAtom(builder, loc, aRegs, bRegs, g->bf16, acc, *cRegs);
       }
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, c->vectorType(),
@@ -272,23 +319,27 @@ struct MmaLowering : OpConversionPattern<MmaOp> {
     return success();
   }
 
-  /// One mma.sync on accumulator registers [cFirst, cFirst + 4).
+  /// One mma.sync on the accumulator registers `cRegs` (c0..c3; a register
+  /// may appear twice when the accumulator pads a dim of size 1, and then
+  /// both results are the same).
   static void emitAtom(OpBuilder &builder, Location loc, ArrayRef<Value> aRegs,
                        ArrayRef<Value> bRegs, bool bf16,
-                       SmallVector<Value> &acc, int64_t cFirst) {
+                       SmallVector<Value> &acc, std::array<int64_t, 4> cRegs) {
     Type f32 = builder.getF32Type();
     auto resultType = LLVM::LLVMStructType::getLiteral(builder.getContext(),
                                                        {f32, f32, f32, f32});
     NVVM::MMATypes ptx = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    SmallVector<Value> cRegs(acc.begin() + cFirst, acc.begin() + cFirst + 4);
+    SmallVector<Value> cValues;
+    for (int64_t r : cRegs)
+      cValues.push_back(acc[r]);
     Value d = NVVM::MmaOp::create(
-        builder, loc, resultType, aRegs, bRegs, cRegs,
+        builder, loc, resultType, aRegs, bRegs, cValues,
         ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
         std::array<NVVM::MMATypes, 2>{ptx, ptx},
         std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                        NVVM::MMALayout::col});
     for (int64_t i = 0; i < 4; ++i)
-      acc[cFirst + i] =
+      acc[cRegs[i]] =
           LLVM::ExtractValueOp::create(builder, loc, d, ArrayRef<int64_t>{i});
   }
 };

@@ -8,6 +8,15 @@
 // the conversion's shared scratch and every thread combines the partials of
 // the warps it needs.
 //
+// The plan counts the reduced axis in the layout's padded coordinates
+// (layout::Space::Padded), where every position is held once per lane
+// group: registers in the padding (copies of elements held elsewhere) take
+// the reduction's identity, and a thread holding one element in several
+// registers combines it once.
+//
+// f16 and bf16 tiles are reduced in f32 and rounded once at the end, as the
+// interpreter rounds its exact result once.
+//
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
 #include "Utility.h"
@@ -29,6 +38,7 @@ namespace {
 
 struct ReducePlan {
   SmallVector<SmallVector<int64_t>> groups; // input registers per output reg
+  std::vector<std::vector<uint32_t>> padding; // [input reg][warp] lane masks
   SmallVector<int64_t> butterflies;         // shfl.bfly lane offsets
   bool crossWarp = false;
   std::vector<std::vector<uint32_t>> writers;   // [reg][warp] lane masks
@@ -47,7 +57,8 @@ struct ReduceShape {
 using Coverage = std::vector<std::vector<llvm::BitVector>>;
 
 /// In-thread groups: the input registers whose kept coordinate is the output
-/// register's coordinate, the same for every thread.
+/// register's coordinate, one per padded position along the axis, the same
+/// for every thread.
 LogicalResult planGroups(const ReduceShape &s, ReducePlan &plan,
                          Coverage &cover) {
   cover.assign(s.threads, std::vector<llvm::BitVector>(
@@ -57,9 +68,9 @@ LogicalResult planGroups(const ReduceShape &s, ReducePlan &plan,
       SmallVector<int64_t> group;
       for (int64_t ri = 0; ri < s.in.regs; ++ri) {
         layout::Coord c = s.in.coord(t, ri);
-        int64_t reduced = c[s.axis];
+        int64_t reduced = s.in.paddedCoord(t, ri)[s.axis];
         c.erase(c.begin() + s.axis);
-        if (s.out.linear(c) == s.outTable[t][r]) {
+        if (s.out.linear(c) == s.outTable[t][r] && !cover[t][r].test(reduced)) {
           group.push_back(ri);
           cover[t][r].set(reduced);
         }
@@ -172,9 +183,11 @@ LogicalResult planCrossWarp(const ReduceShape &s, ReducePlan &plan,
 FailureOr<ReducePlan> planReduce(ReduceOp op, const TileInfo &in,
                                  const TileInfo &out, int64_t numWarps) {
   int64_t threads = numWarps * kWarp;
-  ReduceShape s{op,      in,      out, numWarps, threads, int64_t(op.getAxis()),
-                in.shape[op.getAxis()], out.table(threads)};
+  int64_t axis = op.getAxis();
+  ReduceShape s{op,       in,      out,          numWarps,
+                threads,  axis,    in.padded[axis], out.table(threads)};
   ReducePlan plan;
+  plan.padding = paddingLanes(in, axis, numWarps);
   Coverage cover;
   if (failed(planGroups(s, plan, cover)))
     return failure();
@@ -214,13 +227,25 @@ struct Combiner {
   }
 };
 
-/// In-thread groups, then butterflies: each thread's partial per output
-/// register.
-SmallVector<Value> emitWarpPartials(const Combiner &c, const ReducePlan &plan,
-                                    Value input, int64_t inRegs) {
+/// The input registers, with the identity in the padding.
+SmallVector<Value> emitInputs(const Combiner &c, const ReducePlan &plan,
+                              Operation *op, Value input, int64_t inRegs) {
   OpBuilder &b = c.b;
   Location loc = c.loc;
   SmallVector<Value> inputs = extractAll(b, loc, input, inRegs);
+  for (int64_t ri = 0; ri < inRegs; ++ri)
+    if (anyLane(plan.padding[ri]))
+      inputs[ri] = replaceInLanes(b, loc, getThreadIds(b, op),
+                                  plan.padding[ri], c.identity(), inputs[ri]);
+  return inputs;
+}
+
+/// In-thread groups, then butterflies: each thread's partial per output
+/// register.
+SmallVector<Value> emitWarpPartials(const Combiner &c, const ReducePlan &plan,
+                                    ArrayRef<Value> inputs) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
   SmallVector<Value> partial;
   for (auto &group : plan.groups) {
     Value acc = inputs[group.front()];
@@ -340,23 +365,30 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto in = TileInfo::get(op.getInput().getType());
     auto out = TileInfo::get(op.getType());
-    Type elem = in->type.getElementType();
-    if (!elem.isF32() && !elem.isInteger(32))
-      return op.emitOpError("reductions of ")
-             << elem << " tiles are not supported (f32 and i32 only), layout "
-             << describe(in->layout);
+    Type elem = in->type.getElementType(); // f16, bf16, f32 or i32
     int64_t numWarps = getNumWarps(op);
     auto plan = planReduce(op, *in, *out, numWarps);
     if (failed(plan))
       return failure();
-    Combiner combiner{rewriter, op.getLoc(), elem, isa<FloatType>(elem),
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    Type combined = elem;
+    if (elem.isF16() || elem.isBF16()) { // shuffles move 32-bit values
+      combined = rewriter.getF32Type();
+      input = arith::ExtFOp::create(
+          rewriter, loc, VectorType::get({in->regs}, combined), input);
+    }
+    Combiner combiner{rewriter, loc, combined, isa<FloatType>(combined),
                       op.getKind() == ReduceKind::Max};
-    SmallVector<Value> partial =
-        emitWarpPartials(combiner, *plan, adaptor.getInput(), in->regs);
+    SmallVector<Value> partial = emitWarpPartials(
+        combiner, *plan, emitInputs(combiner, *plan, op, input, in->regs));
     if (plan->crossWarp)
       emitCrossWarp(combiner, *plan, op, *out, numWarps, partial);
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, out->vectorType(),
-                                                        partial);
+    Value result = vector::FromElementsOp::create(
+        rewriter, loc, VectorType::get({out->regs}, combined), partial);
+    if (combined != elem)
+      result = arith::TruncFOp::create(rewriter, loc, out->vectorType(), result);
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

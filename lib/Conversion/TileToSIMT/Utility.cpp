@@ -25,6 +25,7 @@ std::optional<TileInfo> TileInfo::get(Type type) {
   info.layout = tensor.getEncoding();
   info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   info.regs = iface.getNumRegisters(tensor.getShape());
+  info.padded = layoutPaddedShape(info.layout, info.shape);
   return info;
 }
 
@@ -127,18 +128,19 @@ void flash::simt::barrier(OpBuilder &b, Location loc) {
 std::vector<std::vector<uint32_t>>
 flash::simt::firstHolderMasks(const std::vector<std::vector<int64_t>> &table,
                               int64_t numElements, int64_t numWarps) {
-  std::vector<int64_t> first(numElements, -1);
-  for (int64_t t = 0, e = table.size(); t < e; ++t)
-    for (int64_t lin : table[t])
-      if (first[lin] < 0)
-        first[lin] = t;
   int64_t regs = table.empty() ? 0 : table[0].size();
-  std::vector<std::vector<uint32_t>> masks(regs,
-                                           std::vector<uint32_t>(numWarps, 0));
+  // The first (thread, register) holding each element: a thread may hold an
+  // element in several registers when its layout pads the tile.
+  std::vector<std::pair<int64_t, int64_t>> first(numElements, {-1, -1});
   for (int64_t t = 0, e = table.size(); t < e; ++t)
     for (int64_t r = 0; r < regs; ++r)
-      if (first[table[t][r]] == t)
-        masks[r][t / kWarp] |= 1u << (t % kWarp);
+      if (first[table[t][r]].first < 0)
+        first[table[t][r]] = {t, r};
+  std::vector<std::vector<uint32_t>> masks(regs,
+                                           std::vector<uint32_t>(numWarps, 0));
+  for (auto [t, r] : first)
+    if (t >= 0)
+      masks[r][t / kWarp] |= 1u << (t % kWarp);
   return masks;
 }
 
@@ -164,6 +166,35 @@ Value flash::simt::lanePredicate(OpBuilder &b, Location loc, ThreadIds ids,
   Value bit = arith::AndIOp::create(b, loc, shifted, i32Const(b, loc, 1));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bit,
                                i32Const(b, loc, 0));
+}
+
+std::vector<std::vector<uint32_t>>
+flash::simt::paddingLanes(const TileInfo &tile, unsigned dim,
+                          int64_t numWarps) {
+  std::vector<std::vector<uint32_t>> lanes(tile.regs,
+                                           std::vector<uint32_t>(numWarps, 0));
+  if (tile.padded[dim] == tile.shape[dim])
+    return lanes;
+  for (int64_t t = 0; t < numWarps * kWarp; ++t)
+    for (int64_t r = 0; r < tile.regs; ++r)
+      if (tile.paddedCoord(t, r)[dim] >= tile.shape[dim])
+        lanes[r][t / kWarp] |= 1u << (t % kWarp);
+  return lanes;
+}
+
+bool flash::simt::anyLane(ArrayRef<uint32_t> perWarp) {
+  return llvm::any_of(perWarp, [](uint32_t m) { return m != 0; });
+}
+
+Value flash::simt::replaceInLanes(OpBuilder &b, Location loc, ThreadIds ids,
+                                  ArrayRef<uint32_t> perWarp,
+                                  Value replacement, Value value) {
+  if (!anyLane(perWarp))
+    return value;
+  Value in = lanePredicate(b, loc, ids, perWarp);
+  if (!in) // every lane
+    return replacement;
+  return arith::SelectOp::create(b, loc, in, replacement, value);
 }
 
 SmallVector<Value> flash::simt::extractAll(OpBuilder &b, Location loc,

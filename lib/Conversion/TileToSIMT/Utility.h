@@ -36,6 +36,8 @@ struct TileInfo {
   mlir::RankedTensorType type;
   mlir::Attribute layout;
   llvm::SmallVector<int64_t, 2> shape;
+  /// The shape padded to whole steps of the layout (layout::Space::Padded).
+  llvm::SmallVector<int64_t, 2> padded;
   int64_t regs = 0;
 
   static std::optional<TileInfo> get(mlir::Type type);
@@ -44,6 +46,11 @@ struct TileInfo {
   tile::layout::Coord coord(int64_t thread, int64_t reg) const {
     return tile::layoutCoord<int64_t>(layout, shape, thread / kWarp,
                                       thread % kWarp, reg);
+  }
+  tile::layout::Coord paddedCoord(int64_t thread, int64_t reg) const {
+    return tile::layoutCoord<int64_t>(layout, shape, thread / kWarp,
+                                      thread % kWarp, reg,
+                                      tile::layout::Space::Padded);
   }
   /// Row-major position of a coordinate in the tile.
   int64_t linear(llvm::ArrayRef<int64_t> c) const;
@@ -87,8 +94,8 @@ void emitGuarded(mlir::OpBuilder &b, mlir::Location loc, mlir::Value pred,
 void barrier(mlir::OpBuilder &b, mlir::Location loc);
 
 /// Which registers each thread writes so that every element is written once:
-/// register r of (warp, lane) writes iff that thread is the first (lowest
-/// thread id) holding the element. `table`: [thread][reg] linear coordinates.
+/// register r of (warp, lane) writes iff it is the first register of the
+/// first thread (lowest id) holding the element. `table`: [thread][reg] linear coordinates.
 /// Result: [reg][warp] lane masks.
 std::vector<std::vector<uint32_t>>
 firstHolderMasks(const std::vector<std::vector<int64_t>> &table,
@@ -98,6 +105,18 @@ firstHolderMasks(const std::vector<std::vector<int64_t>> &table,
 /// when every lane of every warp is set.
 mlir::Value lanePredicate(mlir::OpBuilder &b, mlir::Location loc, ThreadIds ids,
                           llvm::ArrayRef<uint32_t> perWarp);
+
+/// The lanes whose register of `tile` lies in the layout's padding along
+/// `dim` (its Space::Padded coordinate at or past the size): [reg][warp].
+std::vector<std::vector<uint32_t>> paddingLanes(const TileInfo &tile,
+                                                unsigned dim, int64_t numWarps);
+
+/// Whether any lane is set in `perWarp`.
+bool anyLane(llvm::ArrayRef<uint32_t> perWarp);
+/// `value`, or `replacement` in the lanes set in `perWarp`.
+mlir::Value replaceInLanes(mlir::OpBuilder &b, mlir::Location loc,
+                           ThreadIds ids, llvm::ArrayRef<uint32_t> perWarp,
+                           mlir::Value replacement, mlir::Value value);
 
 /// The first `n` elements of the vector `vec`.
 llvm::SmallVector<mlir::Value> extractAll(mlir::OpBuilder &b,

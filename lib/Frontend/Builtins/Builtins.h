@@ -53,6 +53,8 @@ struct Builtin {
 
 /// The builtin called `name`, or null.
 const Builtin *lookupBuiltin(llvm::StringRef name);
+/// The names of all builtins, in registry order (for suggestions).
+std::vector<llvm::StringRef> builtinNames();
 
 /// Checks a call against the registry: an unknown callee (with a "did you
 /// mean"), a builtin grid() may not use, unknown keywords, the number of

@@ -56,8 +56,28 @@ std::optional<int64_t> absInt(int64_t x) {
   return x < 0 ? -x : x;
 }
 
-/// abs (which also takes i32 and may appear in grid()), then every f -> f op
-/// that FloatUnaryOps.def names a builtin, in the list's order.
+/// sigmoid(x) = 1 / (1 + exp(-x)): no math op, so three ops and a reciprocal.
+/// Saturates without NaN: exp(-x) is inf for x < -88 (f32) and 1 / inf = 0;
+/// it is 0 for x > 104 and 1 / 1 = 1. The division carries `afn` so that the
+/// GPU takes rcp.approx (1 ulp) instead of IEEE division; the executors
+/// divide exactly.
+mlir::Value buildSigmoid(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value x) {
+  using namespace mlir;
+  Type elem = elementType(x.getType());
+  Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 1.0));
+  if (auto shaped = dyn_cast<RankedTensorType>(x.getType()))
+    one = tile::SplatOp::create(b, loc, shaped, one);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  Value denominator = arith::AddFOp::create(b, loc, one, e);
+  return arith::DivFOp::create(b, loc, one, denominator,
+                               arith::FastMathFlags::afn);
+}
+
+double foldSigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// abs (which also takes i32 and may appear in grid()), every f -> f op
+/// that FloatUnaryOps.def names a builtin, in the list's order, then sigmoid.
 const std::vector<UnaryMathBuiltin> &unaryMathBuiltins() {
   static const std::vector<UnaryMathBuiltin> rows = [] {
     std::vector<UnaryMathBuiltin> all = {
@@ -69,6 +89,7 @@ const std::vector<UnaryMathBuiltin> &unaryMathBuiltins() {
     all.push_back({Builtin, &buildUnary<mlir::MlirOp>,                         \
                    [](double a) { return Result; }});
 #include "flashc/Semantics/FloatUnaryOps.def"
+    all.push_back({"sigmoid", &buildSigmoid, &foldSigmoid});
     return all;
   }();
   return rows;

@@ -83,6 +83,13 @@ const Builtin *frontend::lookupBuiltin(llvm::StringRef name) {
   return nullptr;
 }
 
+std::vector<llvm::StringRef> frontend::builtinNames() {
+  std::vector<llvm::StringRef> names;
+  for (const Builtin &b : registry())
+    names.push_back(b.name);
+  return names;
+}
+
 static std::nullopt_t reportUnknownCallee(FrontendContext &cx,
                                           const ast::Expr &call,
                                           bool calleeIsVariable) {

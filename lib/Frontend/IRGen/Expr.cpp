@@ -18,9 +18,24 @@ using namespace flash::ast;
 using llvm::SMLoc;
 using llvm::Twine;
 
+IRGen::NestingGuard::NestingGuard(IRGen &gen, SMLoc loc) : gen(gen) {
+  ok = ++gen.nesting <= kMaxNesting;
+  if (!ok)
+    gen.cx.error(loc, "expressions and blocks nest too deeply through "
+                      "function calls (the limit is " +
+                          Twine(kMaxNesting) + " levels)");
+}
+
 OptVal IRGen::eval(const Expr &e) {
   if (cx.failed())
     return std::nullopt;
+  NestingGuard guard(*this, e.loc);
+  if (!guard.ok)
+    return std::nullopt;
+  return evalExpr(e);
+}
+
+OptVal IRGen::evalExpr(const Expr &e) {
   switch (e.kind) {
   case ExprKind::IntLit:
     return Val::ofInt(e.intValue);
@@ -116,6 +131,14 @@ OptVal IRGen::evalName(const Expr &e) {
   if (inGrid)
     if (std::optional<std::string> why = invisibleInGrid(cx.kernel, e.name))
       return cx.error(e.loc, *why);
+  if (frame && scopes.lookupHidden(e.name))
+    return cx.error(e.loc, "unknown name '" + e.name + "' in function '" +
+                               frame->fn->name +
+                               "': a function sees only its parameters; "
+                               "pass '" + e.name + "' as an argument");
+  if (cx.program.lookupFunction(e.name))
+    return cx.error(e.loc, "'" + e.name + "' is a function; call it as " +
+                               e.name + "(...) (functions are not values)");
   std::string s = scopes.suggest(e.name);
   if (!s.empty())
     return cx.error(e.loc, "unknown name '" + e.name + "'; did you mean '" +
@@ -347,6 +370,10 @@ const Builtin *IRGen::resolveBuiltin(const Expr &call) {
 }
 
 OptVal IRGen::evalCall(const Expr &e) {
+  if (const FunctionDecl *fn = cx.program.lookupFunction(e.name))
+    return inlineCall(e, *fn);
+  if (!lookupBuiltin(e.name) && !cx.program.functions.empty())
+    return reportUnknownFunction(e);
   const Builtin *builtin = resolveBuiltin(e);
   if (!builtin)
     return std::nullopt;

@@ -3,7 +3,8 @@
 // One walk over the kernel body: expressions are evaluated to compile-time
 // values where they fold and to IR where they do not; statements build the
 // IR at the builder's insertion point. `if` and `static_assert` are resolved
-// here and leave no trace in the IR.
+// here and leave no trace in the IR, and calls of user functions are inlined
+// (their bodies walked in place, with the arguments bound to the parameters).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,22 @@ struct ParamInfo {
   mlir::Type type;
 };
 
+/// The user function whose body is being inlined.
+struct FunctionFrame {
+  const ast::FunctionDecl *fn = nullptr;
+  /// Set by `return`: the rest of the body is skipped.
+  bool returned = false;
+  /// The returned values: a tuple (empty: the function returns nothing).
+  Val result;
+};
+
+/// Limits on inlining, so that no program expands without bound and the
+/// recursive walk stays within the stack: the parser bounds the nesting of
+/// one body, kMaxNesting the nesting through calls.
+constexpr unsigned kMaxCallDepth = 32;
+constexpr unsigned kMaxInlinedCalls = 1024;
+constexpr unsigned kMaxNesting = 1024;
+
 /// What warps() and mma_layout() ask of the launch.
 struct LaunchConfig {
   int64_t numWarps = 4;
@@ -52,6 +69,11 @@ public:
   /// Generating the grid function, where only a few builtins may be called.
   bool inGrid = false;
   LaunchConfig launch;
+  /// The innermost function being inlined; null in the kernel body.
+  FunctionFrame *frame = nullptr;
+  unsigned inlinedCalls = 0;
+  /// Expressions and blocks being walked, through calls.
+  unsigned nesting = 0;
 
   // Expressions (Expr.cpp).
   OptVal eval(const ast::Expr &e);
@@ -69,11 +91,34 @@ public:
   bool emitBlock(const ast::Block &block);
 
 private:
+  /// Counts one level of `nesting` for its lifetime; `ok` is false (after
+  /// an error at `loc`) past kMaxNesting.
+  struct NestingGuard {
+    IRGen &gen;
+    bool ok;
+    NestingGuard(IRGen &gen, llvm::SMLoc loc);
+    ~NestingGuard() { --gen.nesting; }
+  };
+
+  OptVal evalExpr(const ast::Expr &e);
   OptVal evalName(const ast::Expr &e);
   OptVal evalUnary(const ast::Expr &e);
   OptVal evalBinary(const ast::Expr &e);
   OptVal evalSubscript(const ast::Expr &e);
   OptVal evalCall(const ast::Expr &e);
+
+  // User functions (Call.cpp).
+  OptVal inlineCall(const ast::Expr &call, const ast::FunctionDecl &fn);
+  /// The argument expression of each parameter of `fn` (null: its default);
+  /// reports arity and keyword errors.
+  bool matchArguments(const ast::Expr &call, const ast::FunctionDecl &fn,
+                      std::vector<const ast::Expr *> &args);
+  bool bindParameters(const ast::Expr &call, const ast::FunctionDecl &fn,
+                      llvm::ArrayRef<const ast::Expr *> args,
+                      llvm::ArrayRef<Val> values);
+  bool checkArgument(const Val &v, llvm::SMLoc loc);
+  std::nullopt_t reportUnknownFunction(const ast::Expr &call);
+  bool emitReturn(const ast::Stmt &s);
   /// The builtin `call` calls, after the registry's checks of the call.
   const Builtin *resolveBuiltin(const ast::Expr &call);
 

@@ -14,7 +14,7 @@
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
 #include "flashc/Frontend/IRGen.h"
-#include "Parser.h"
+#include "Import.h"
 #include "flashc/InitAllDialects.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,9 +34,9 @@ using llvm::Twine;
 namespace {
 class KernelGen {
 public:
-  KernelGen(const KernelDecl &kernel, llvm::ArrayRef<Define> defines,
+  KernelGen(const Program &program, llvm::ArrayRef<Define> defines,
             mlir::MLIRContext &context, DiagnosticPrinter &diags)
-      : kernel(kernel), defines(defines), cx(kernel, context, diags),
+      : kernel(*program.kernel), defines(defines), cx(program, context, diags),
         gen(cx) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run();
@@ -464,13 +464,14 @@ mlir::OwningOpRef<mlir::ModuleOp>
 flash::compileTileSource(llvm::SourceMgr &sourceMgr,
                          llvm::ArrayRef<Define> defines,
                          mlir::MLIRContext &context, DiagnosticPrinter &diags,
-                         CompileStatus *status) {
+                         CompileStatus *status, const ImportOptions &imports) {
   if (status)
     *status = CompileStatus::UserError;
   loadAllDialects(context);
-  std::unique_ptr<KernelDecl> kernel = parseKernel(diags);
-  if (!kernel || diags.hadError())
+  std::unique_ptr<Program> program = loadProgram(diags, imports);
+  if (!program || diags.hadError())
     return nullptr;
+  const KernelDecl *kernel = program->kernel;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::string verifierOutput;
   {
@@ -482,7 +483,7 @@ flash::compileTileSource(llvm::SourceMgr &sourceMgr,
             os << "  note: " << n.getLocation() << ": " << n << "\n";
           return mlir::success();
         });
-    module = KernelGen(*kernel, defines, context, diags).run();
+    module = KernelGen(*program, defines, context, diags).run();
     if (!module || diags.hadError())
       return nullptr;
     if (mlir::failed(mlir::verify(*module))) {

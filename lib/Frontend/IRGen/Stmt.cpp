@@ -18,9 +18,15 @@ using llvm::SMLoc;
 using llvm::Twine;
 
 bool IRGen::emitBlock(const Block &block) {
-  for (auto &s : block.stmts)
+  NestingGuard guard(*this, block.lbraceLoc);
+  if (!guard.ok)
+    return false;
+  for (auto &s : block.stmts) {
     if (!emitStmt(*s) || cx.failed())
       return false;
+    if (frame && frame->returned)
+      return true; // the rest of the function is not taken
+  }
   return true;
 }
 
@@ -44,6 +50,8 @@ bool IRGen::emitStmt(const Stmt &s) {
     return emitMmaLayout(s);
   case StmtKind::ExprStmt:
     return emitExprStmt(s);
+  case StmtKind::Return:
+    return emitReturn(s);
   }
   return false;
 }
@@ -61,6 +69,8 @@ bool IRGen::emitLet(const Stmt &s) {
                            "take windows of it directly");
     return false;
   }
+  if (value->kind == Val::Tuple && value->elems.empty())
+    return checkPlain(cx, *value, s.value->loc);
   if (s.names.size() == 1) {
     if (value->kind == Val::Tuple) {
       cx.error(s.value->loc, "this expression produces " +
@@ -95,6 +105,8 @@ bool IRGen::emitAssign(const Stmt &s) {
     return cx.error(s.value->loc, "cannot assign a tensor parameter to a "
                                   "variable"),
            false;
+  if (v->kind == Val::Tuple && v->elems.empty())
+    return checkPlain(cx, *v, s.value->loc);
   if (s.names.size() == 1) {
     if (v->kind == Val::Tuple)
       return cx.error(s.value->loc, "this expression produces " +
@@ -433,6 +445,19 @@ bool IRGen::emitMmaLayout(const Stmt &s) {
 
 bool IRGen::emitExprStmt(const Stmt &s) {
   const Expr &e = *s.value;
+  const FunctionDecl *fn =
+      e.kind == ExprKind::Call ? cx.program.lookupFunction(e.name) : nullptr;
+  if (fn) {
+    OptVal v = inlineCall(e, *fn);
+    if (!v)
+      return false;
+    if (v->kind != Val::Tuple || !v->elems.empty())
+      return cx.error(e.loc, "the result of '" + e.name + "' is unused; "
+                             "bind it with 'let' (only a function that "
+                             "returns nothing can be called as a statement)"),
+             false;
+    return true;
+  }
   if (e.kind != ExprKind::Call ||
       (e.name != "store" && e.name != "atomic_add"))
     return cx.error(e.loc, "expression result is unused; only a call to "

@@ -47,6 +47,11 @@ bool frontend::checkPlain(FrontendContext &cx, const Val &v, SMLoc loc) {
                                "with load(" + name + "[...])");
     return false;
   }
+  if (v.kind == Val::Tuple && v.elems.empty()) {
+    cx.error(loc, "expected a value, but this call of a function returns "
+                  "none");
+    return false;
+  }
   if (v.kind == Val::Tuple) {
     cx.error(loc, "expected a single value, got " + describe(v) +
                       " (bind them with 'a, b, c = ...')");

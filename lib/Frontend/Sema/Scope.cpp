@@ -8,9 +8,18 @@ using namespace flash;
 using namespace flash::frontend;
 
 Binding *ScopeStack::lookup(llvm::StringRef name) {
-  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
-    auto found = (*it)->names.find(name.str());
-    if (found != (*it)->names.end())
+  for (size_t i = scopes.size(); i > frameBase; --i) {
+    auto found = scopes[i - 1]->names.find(name.str());
+    if (found != scopes[i - 1]->names.end())
+      return &found->second;
+  }
+  return nullptr;
+}
+
+Binding *ScopeStack::lookupHidden(llvm::StringRef name) {
+  for (size_t i = frameBase; i > 0; --i) {
+    auto found = scopes[i - 1]->names.find(name.str());
+    if (found != scopes[i - 1]->names.end())
       return &found->second;
   }
   return nullptr;
@@ -21,8 +30,8 @@ std::string ScopeStack::suggest(llvm::StringRef name) const {
   unsigned bestDist = ~0u;
   unsigned maxDist =
       name.size() <= 3 ? 1 : std::max<unsigned>(2, name.size() / 3);
-  for (auto &scope : scopes) {
-    for (auto &candidate : scope->order) {
+  for (size_t i = frameBase; i < scopes.size(); ++i) {
+    for (auto &candidate : scopes[i]->order) {
       if (candidate == name)
         continue;
       unsigned d = name.edit_distance(candidate, true, maxDist + 1);

@@ -2,7 +2,8 @@
 //
 // A stack of scopes: the kernel's constants, its parameters and shape
 // symbols, then one scope per block. Shadowing is not allowed, so a name is
-// declared once in the whole stack.
+// declared once in the visible stack. An inlined function's body starts a
+// frame that hides every scope below it: it sees only its parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +47,29 @@ public:
     ScopeStack &stack;
   };
 
-  /// The innermost binding of `name`, or null.
+  /// Opens a frame (hiding the scopes below) and its first scope for its
+  /// lifetime.
+  class FrameGuard {
+  public:
+    explicit FrameGuard(ScopeStack &stack)
+        : stack(stack), savedBase(stack.frameBase) {
+      stack.frameBase = stack.scopes.size();
+      stack.push();
+    }
+    ~FrameGuard() {
+      stack.pop();
+      stack.frameBase = savedBase;
+    }
+
+  private:
+    ScopeStack &stack;
+    size_t savedBase;
+  };
+
+  /// The innermost visible binding of `name`, or null.
   Binding *lookup(llvm::StringRef name);
+  /// A binding of `name` in the scopes the current frame hides, or null.
+  Binding *lookupHidden(llvm::StringRef name);
   /// The declared name closest to a misspelled `name`; empty if none is close.
   std::string suggest(llvm::StringRef name) const;
   /// Binds `name` in the innermost scope; reports a redefinition (and returns
@@ -65,6 +87,8 @@ private:
 
   FrontendContext &cx;
   std::vector<std::unique_ptr<Scope>> scopes;
+  /// The first scope of the current frame.
+  size_t frameBase = 0;
 };
 
 } // namespace flash::frontend

@@ -22,6 +22,8 @@ std::string frontend::describe(const Val &v) {
   case Val::Global:
     return "a tensor parameter";
   case Val::Tuple:
+    if (v.elems.empty())
+      return "no value";
     return "a tuple of " + std::to_string(v.elems.size()) + " values";
   }
   return "a value";

@@ -19,7 +19,8 @@
 namespace flash::frontend {
 
 /// A compile-time constant, an SSA value, a tensor parameter (only usable as
-/// the base of a window) or a tuple (the results of online_softmax).
+/// the base of a window) or a tuple (the results of online_softmax or of a
+/// function; empty: a function that returns nothing).
 struct Val {
   enum Kind { Int, Float, Bool, Runtime, Global, Tuple } kind = Int;
   int64_t i = 0;

@@ -1,12 +1,16 @@
 //===- FuzzFrontend.cpp - libFuzzer target for the tile front end ---------===//
 //
-// Feeds arbitrary bytes through lexer, parser, IRGen and the MLIR verifier.
-// User errors are expected and swallowed; a crash, an assertion, a hang or a
-// verifier failure (an internal error: sema should have caught it) is a bug.
+// Feeds arbitrary bytes through the import loader, lexer, parser, IRGen and
+// the MLIR verifier. An input may hold several files (`#--- NAME` lines,
+// flashc/Frontend/VirtualFiles.h); imports read only those, from memory,
+// never the disk. User errors are expected and swallowed; a crash, an
+// assertion, a hang or a verifier failure (an internal error: sema should
+// have caught it) is a bug.
 //
 //===----------------------------------------------------------------------===//
 
 #include "flashc/Frontend/IRGen.h"
+#include "flashc/Frontend/VirtualFiles.h"
 #include "flashc/InitAllDialects.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -24,18 +28,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     flash::loadAllDialects(*ctx);
     return ctx;
   }();
+  flash::VirtualFiles files = flash::splitVirtualFiles(
+      llvm::StringRef(reinterpret_cast<const char *>(data), size));
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          llvm::StringRef(reinterpret_cast<const char *>(data), size),
-          "fuzz.tile"),
-      llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(std::move(files.main), llvm::SMLoc());
+  flash::ImportOptions imports;
+  imports.fileSystem = files.fileSystem;
   std::string out;
   llvm::raw_string_ostream os(out);
   flash::DiagnosticPrinter diags(sourceMgr, os);
   flash::CompileStatus status;
   auto module = flash::compileTileSource(sourceMgr, {}, *context, diags,
-                                         &status);
+                                         &status, imports);
   if (status == flash::CompileStatus::InternalError) {
     fprintf(stderr, "%s\n", out.c_str());
     abort(); // sema let something through that the verifier rejects

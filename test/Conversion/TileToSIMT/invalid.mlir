@@ -42,18 +42,6 @@ func.func @mma_operand_layout(%a: tensor<16x16xf16, #blocked>, %b: tensor<16x8xf
 
 // -----
 
-// Reductions shuffle 32-bit values: f16 reductions are not supported.
-#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
-#rows = #tile.slice<1, #mma>
-func.func @reduce_f16(%s: tensor<16x8xf16, #mma>) attributes {tile.num_warps = 1 : i32} {
-  // expected-error@+2 {{'tile.reduce' op reductions of 'f16' tiles are not supported (f32 and i32 only), layout #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>}}
-  // expected-error@+1 {{failed to legalize operation 'tile.reduce'}}
-  %m = tile.reduce max %s axis = 1 : tensor<16x8xf16, #mma> -> tensor<16xf16, #rows>
-  return
-}
-
-// -----
-
 // Shared buffers are placed by tile-allocate-shared.
 #mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
 !buf = !tile.shared<[1, 16, 16], f16>

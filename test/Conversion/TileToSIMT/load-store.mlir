@@ -185,3 +185,23 @@ func.func @atomic_add(%X: !tile.global<[N, 64], f32> {tile.name = "X"},
   tile.atomic_add %x, %T[%c0, %c0] window [0, 1] mask %pos : tensor<16x64xf32, #blocked>, tensor<16x64xi1, #blocked> -> !tile.global<[N, 64], f32>
   return
 }
+
+// -----
+
+// Eight rows padded to the atom's 16: a thread's registers 2, 3 (row
+// g + 8) hold its registers 0, 1 (row g) again; only the first register of
+// the first thread holding an element stores it: one 8-byte store per
+// thread, no predicate.
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+// CHECK-LABEL: gpu.func @store_rows_below_the_atom
+// CHECK: %[[V:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT: llvm.store %[[V]], %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
+func.func @store_rows_below_the_atom(%X: !tile.global<[8, 8], f32> {tile.name = "X"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %x = tile.load %X[%c0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[8, 8], f32> -> tensor<8x8xf32, #mma>
+  tile.store %x, %X[%c0, %c0] window [0, 1] : tensor<8x8xf32, #mma> -> !tile.global<[8, 8], f32>
+  return
+}

@@ -453,8 +453,15 @@ func.func private @mma_k(tensor<16x8xf32, #tile.mma<warps = [1, 1, 2], values = 
 
 // -----
 
-// expected-error @below {{tile shape does not fit #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>: M size 48 must be a positive multiple of 32 (atom 16 x 2 values per warp)}}
-func.func private @mma_shape(tensor<48x64xf32, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>)
+// Any static 2-D shape fits an MMA layout (padded to whole steps); a
+// dynamic dim or another rank does not.
+// expected-error @below {{tile shape does not fit #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>: dim 0 has no static positive size}}
+func.func private @mma_shape(tensor<?x64xf32, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>)
+
+// -----
+
+// expected-error @below {{tile shape does not fit #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>: an MMA layout distributes 2-D tiles, got rank 3}}
+func.func private @mma_rank(tensor<2x48x64xf32, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>)
 
 // -----
 
@@ -478,8 +485,8 @@ func.func private @slice_parent(tensor<16xf32, #tile.slice<1, #tile.dot_op<0, <w
 
 // -----
 
-// expected-error @below {{tile shape does not fit #tile.slice<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>: M size 8 must be a positive multiple of 16 (atom 16 x 1 values per warp)}}
-func.func private @slice_shape(tensor<8xf32, #tile.slice<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>>)
+// expected-error @below {{tile shape does not fit #tile.slice<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>: a slice of an MMA layout distributes 1-D tiles, got rank 2}}
+func.func private @slice_shape(tensor<8x8xf32, #tile.slice<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>>)
 
 // -----
 
@@ -488,5 +495,5 @@ func.func private @blocked_lanes(tensor<16x16xf32, #tile.blocked<sizePerThread =
 
 // -----
 
-// expected-error @below {{tile shape does not fit #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>: dim 1 of size 6 does not fit the blocked layout (4 per thread, 32 per step)}}
-func.func private @blocked_shape(tensor<16x6xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)
+// expected-error @below {{tile shape does not fit #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>: the blocked layout has rank 2 but the tile has rank 1}}
+func.func private @blocked_shape(tensor<6xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>>)

@@ -24,3 +24,11 @@ func.func @layouts(%acc: tensor<128x64xf32, #mma>,
   %c = tile.convert_layout %g : tensor<128x64xf16, #blocked> -> tensor<128x64xf16, #tile.dot_op<0, #mma>>
   return %c : tensor<128x64xf16, #tile.dot_op<0, #mma>>
 }
+
+// Any static shape of the layout's rank fits: the layouts pad it to whole
+// steps (a [1, 1] tile, 48 rows of a 128-row step, a column of 6 in steps
+// of 32).
+// CHECK-LABEL: func.func private @padded
+// CHECK-SAME: tensor<1x1xf32, #[[MMA]]>, tensor<48x64xf32, #[[MMA]]>, tensor<1xf32, #[[ROWS]]>, tensor<16x6xf32, #[[BLOCKED]]>
+func.func private @padded(tensor<1x1xf32, #mma>, tensor<48x64xf32, #mma>,
+                          tensor<1xf32, #tile.slice<1, #mma>>, tensor<16x6xf32, #blocked>)

@@ -3,11 +3,21 @@
 
 SHAPE is comma-separated; FILL is arange (0, 1, 2, ... exact in the dtype for
 small sizes), nan (poison: unwritten outputs stay NaN) or randn (seed 0).
+DTYPE is a numpy dtype name, bfloat16 (ml_dtypes: saved as '<V2') or
+bfloat16bits (the same values saved as their bits, uint16).
 """
 import os
 import sys
 
 import numpy as np
+
+
+def convert(a, dtype):
+    if dtype.startswith("bfloat16"):
+        import ml_dtypes
+        a = a.astype(ml_dtypes.bfloat16)
+        return a.view(np.uint16) if dtype == "bfloat16bits" else a
+    return a.astype(dtype)
 
 
 def main():
@@ -23,7 +33,7 @@ def main():
             a = np.full(shape, np.nan)
         else:
             a = rng.standard_normal(shape)
-        np.save(os.path.join(out, name + ".npy"), a.astype(dtype))
+        np.save(os.path.join(out, name + ".npy"), convert(a, dtype))
 
 
 if __name__ == "__main__":

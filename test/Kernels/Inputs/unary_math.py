@@ -16,14 +16,34 @@ import sys
 
 import numpy as np
 
+
+def with_extremes(x, values):
+    """x with its first elements replaced by `values` (e.g. +-inf)."""
+    x = x.copy()
+    x.flat[:len(values)] = values
+    return x
+
+
+def sigmoid(x):
+    with np.errstate(over="ignore"):   # exp(-x) = inf for x << 0: 1 / inf = 0
+        return 1 / (1 + np.exp(-x))
+
+
+# Inputs where a naive sigmoid could overflow: exp(-x) is inf in f32 below
+# x = -88.7 (and 1 / (1 + inf) must be 0, not NaN).
+SIGMOID_EXTREMES = [-np.inf, -1e4, -200, -89, -88, -30, 30, 88, 89, 200, 1e4,
+                    np.inf]
+
 # name -> (float64 reference, input transform from standard normal values)
 BUILTINS = {
     "abs": (np.abs, lambda x: x),
     "exp": (np.exp, lambda x: x),
     "exp2": (np.exp2, lambda x: x),
     "log": (np.log, lambda x: np.abs(x) + 1e-3),
+    "log2": (np.log2, lambda x: np.abs(x) + 1e-3),
     "sqrt": (np.sqrt, lambda x: np.abs(x)),
     "tanh": (np.tanh, lambda x: 4 * x),   # reaches the saturated tails
+    "sigmoid": (sigmoid, lambda x: with_extremes(8 * x, SIGMOID_EXTREMES)),
 }
 
 KERNEL = """kernel unary<BLOCK_R: int = 16, BLOCK_C: int = 64>(X: f32[R, C], Y: f32[R, C])

@@ -12,6 +12,16 @@
 // arithmetic of a kernel), so the formula is written once for both.
 // Registers are always compile-time.
 //
+// Every layout takes a tile of any positive size along any dim. A layout
+// covers whole steps (its atoms over its lanes, warps and registers): when a
+// dim is not a multiple of the step, the tile is padded to whole steps and
+// the padding's registers hold copies of the first elements (coordinates
+// wrap modulo the size). So a size-1 dim broadcasts into any layout, a tile
+// smaller than one step is held by several threads, and a thread may hold
+// one element in several registers. Space::Padded gives the coordinate
+// before wrapping, where no thread holds an element twice: reductions and
+// the MMA's K steps use it to tell padding from data.
+//
 // Facts from the PTX ISA (see docs/ptx-warp-facts.md), lane = 32
 // threads, g = lane / 4, q = lane % 4:
 //   mma.m16n8k16 C/D element i: row g + 8 (i / 2), col 2q + i % 2
@@ -27,6 +37,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,11 +52,19 @@ inline constexpr int64_t kAtomM = 16, kAtomN = 8, kAtomK = 16;
 template <typename Int>
 using CoordOf = llvm::SmallVector<Int, 2>;
 using Coord = CoordOf<int64_t>;
+using Shape = llvm::SmallVector<int64_t, 2>;
+
+/// Which coordinates a coordinate function returns: the element of the tile
+/// (padding wraps onto the first elements), or the position in the tile
+/// padded to whole steps of the layout.
+enum class Space { Tile, Padded };
 
 /// A TiledMMA: the atom repeated over warps (AtomLayoutMNK) and, within a
 /// warp, over registers (ValueLayoutMNK). One step covers
 /// (16 wM vM) x (8 wN vN) x (16 wK vK); larger tiles repeat that step in
-/// registers, smaller ones are held by several warps (broadcast).
+/// registers, smaller ones are held by several warps (broadcast), and a
+/// tile that is not a multiple of the step is padded (see above). An MMA
+/// reads its operands' K padding as zeros.
 /// Warp w sits at (w % wM, w / wM % wN) and owns 16 vM consecutive rows and
 /// 8 vN consecutive columns of each step: rows grow with warps, so the row
 /// statistics of attention never cross warps.
@@ -72,14 +91,22 @@ struct BlockedParams {
 // Shape checks and register counts (compile time only)
 //===----------------------------------------------------------------------===//
 
-/// Why `shape` cannot be distributed by the layout, or empty when it can.
-/// An accumulator-layout tile may have one dim of size 1 (a row or column of
-/// a broadcast): it then holds what the slice layout of the other dim holds.
+/// Why `shape` cannot be distributed by the layout, or empty when it can:
+/// any 2-D tile of positive sizes can. An accumulator-layout tile with a dim
+/// of size 1 (a row or column of a broadcast) holds what the slice layout of
+/// the other dim holds.
 std::string checkMmaShape(const MmaParams &mma, MmaRole role,
                           llvm::ArrayRef<int64_t> shape);
 /// Elements per thread (for operands: 16-bit values, two per 32-bit register).
 int64_t mmaNumRegisters(const MmaParams &mma, MmaRole role,
                         llvm::ArrayRef<int64_t> shape);
+/// The tile padded to whole steps of the layout (Space::Padded's extent).
+Shape mmaPaddedShape(const MmaParams &mma, MmaRole role,
+                     llvm::ArrayRef<int64_t> shape);
+/// Whether the layout holds `shape` without partial padding: every dim is a
+/// multiple of the step, or divides it (whole copies, a broadcast).
+bool mmaHoldsWhole(const MmaParams &mma, MmaRole role,
+                   llvm::ArrayRef<int64_t> shape);
 
 /// The accumulator layout with one dim removed: dim 1 gives per-row vectors
 /// (attention's running max and sum), dim 0 per-column vectors. Lanes of a
@@ -88,6 +115,8 @@ std::string checkMmaSliceShape(const MmaParams &mma, int64_t dim,
                                llvm::ArrayRef<int64_t> shape);
 int64_t mmaSliceNumRegisters(const MmaParams &mma, int64_t dim,
                              llvm::ArrayRef<int64_t> shape);
+Shape mmaSlicePaddedShape(const MmaParams &mma, int64_t dim,
+                          llvm::ArrayRef<int64_t> shape);
 
 std::string checkBlocked(const BlockedParams &blocked);
 /// The parameters a blocked layout uses for a tile of `shape`: a dim of size
@@ -99,6 +128,8 @@ std::string checkBlockedShape(const BlockedParams &blocked,
                               llvm::ArrayRef<int64_t> shape);
 int64_t blockedNumRegisters(const BlockedParams &blocked,
                             llvm::ArrayRef<int64_t> shape);
+Shape blockedPaddedShape(const BlockedParams &blocked,
+                         llvm::ArrayRef<int64_t> shape);
 /// The blocked layout with dim `dim` removed (lanes and warps along it hold
 /// copies): the layout of a reduction of a blocked tile along `dim`.
 BlockedParams blockedSliceParent(const BlockedParams &blocked, int64_t dim);
@@ -116,28 +147,35 @@ struct DimSpread {
   Int warpCoord;
   int64_t warpExtent() const { return atom * values; }
   int64_t step() const { return atom * values * warps; }
+  /// Steps that cover a dim of `size` (the last one may overhang it).
   int64_t repeats(int64_t size) const {
-    return std::max<int64_t>(1, size / step());
+    return std::max<int64_t>(1, (size + step() - 1) / step());
+  }
+  int64_t padded(int64_t size) const { return repeats(size) * step(); }
+  /// Whether the steps cover the dim exactly or in whole copies.
+  bool holdsWhole(int64_t size) const {
+    return size % step() == 0 || step() % size == 0;
   }
 };
 
-/// Wraps a coordinate into a dim the layout's step overhangs (several
-/// threads then hold each element). When the step tiles the dim, coordinates
-/// are in range already: no modulo, so that generated index arithmetic stays
-/// "thread part + constant" and folds into address offsets.
+/// Wraps the padded coordinate `coord` of repeat `rep` into a dim of `size`.
+/// Only a repeat that overhangs the dim needs the modulo, so the generated
+/// index arithmetic of the others stays "thread part + constant" and folds
+/// into address offsets.
 template <typename Int>
-Int wrap(Int coord, int64_t size, int64_t step) {
-  return step > size ? coord % size : coord;
+Int wrap(Int coord, int64_t size, int64_t step, int64_t rep, Space space) {
+  return space == Space::Tile && (rep + 1) * step > size ? coord % size
+                                                         : coord;
 }
 
 /// Coordinate along a dim: repeat `rep`, value `value` (compile time) and a
 /// position `inAtom` (thread dependent) inside the atom.
 template <typename Int>
 Int place(const DimSpread<Int> &dim, int64_t size, int64_t rep, int64_t value,
-          Int inAtom) {
+          Int inAtom, Space space) {
   return wrap(dim.warpCoord * dim.warpExtent() + inAtom +
                   (rep * dim.step() + value * dim.atom),
-              size, dim.step());
+              size, dim.step(), rep, space);
 }
 
 template <typename Int>
@@ -187,14 +225,23 @@ std::pair<Int, Int> atomPosition(MmaRole role, Int lane, int64_t e) {
 template <typename Int>
 CoordOf<Int> mmaSliceCoord(const MmaParams &mma, int64_t dim,
                            llvm::ArrayRef<int64_t> shape, Int warp, Int lane,
-                           int64_t reg) {
+                           int64_t reg, Space space = Space::Tile) {
   detail::DimSpread<Int> kept =
       detail::spreadFor(mma, MmaRole::Acc, warp).dims[1 - dim];
   int64_t a = reg % 2;
   int64_t value = reg / 2 % kept.values;
   int64_t rep = reg / 2 / kept.values;
   Int inAtom = dim == 1 ? lane / 4 + 8 * a : lane % 4 * 2 + a;
-  return {detail::place(kept, shape[0], rep, value, inAtom)};
+  return {detail::place(kept, shape[0], rep, value, inAtom, space)};
+}
+
+/// Whether an accumulator-layout tile of `shape` holds what a slice layout
+/// holds (a dim of size 1); returns the dim that is kept.
+inline std::optional<int64_t> mmaAccKeptDim(MmaRole role,
+                                            llvm::ArrayRef<int64_t> shape) {
+  if (role != MmaRole::Acc || (shape[0] != 1 && shape[1] != 1))
+    return std::nullopt;
+  return shape[0] == 1 ? 1 : 0;
 }
 
 /// Register order, fastest first: element of the atom, value along dim 1,
@@ -202,13 +249,12 @@ CoordOf<Int> mmaSliceCoord(const MmaParams &mma, int64_t dim,
 template <typename Int>
 CoordOf<Int> mmaCoord(const MmaParams &mma, MmaRole role,
                       llvm::ArrayRef<int64_t> shape, Int warp, Int lane,
-                      int64_t reg) {
-  if (role == MmaRole::Acc && (shape[0] == 1 || shape[1] == 1)) {
-    int64_t kept = shape[0] == 1 ? 1 : 0;
-    Int at = mmaSliceCoord(mma, 1 - kept, shape.slice(kept, 1), warp, lane,
-                           reg)[0];
+                      int64_t reg, Space space = Space::Tile) {
+  if (std::optional<int64_t> kept = mmaAccKeptDim(role, shape)) {
+    Int at = mmaSliceCoord(mma, 1 - *kept, shape.slice(*kept, 1), warp, lane,
+                           reg, space)[0];
     Int zero = at * 0;
-    return kept == 0 ? CoordOf<Int>{at, zero} : CoordOf<Int>{zero, at};
+    return *kept == 0 ? CoordOf<Int>{at, zero} : CoordOf<Int>{zero, at};
   }
   detail::RoleSpread<Int> spread = detail::spreadFor(mma, role, warp);
   const detail::DimSpread<Int> &d0 = spread.dims[0], &d1 = spread.dims[1];
@@ -221,8 +267,8 @@ CoordOf<Int> mmaCoord(const MmaParams &mma, MmaRole role,
   int64_t p1 = reg % d1.repeats(shape[1]);
   int64_t p0 = reg / d1.repeats(shape[1]);
   auto [a0, a1] = detail::atomPosition(role, lane, e);
-  return {detail::place(d0, shape[0], p0, v0, a0),
-          detail::place(d1, shape[1], p1, v1, a1)};
+  return {detail::place(d0, shape[0], p0, v0, a0, space),
+          detail::place(d1, shape[1], p1, v1, a1, space)};
 }
 
 /// The first register (element 0) of one MMA atom of this thread: the atom
@@ -236,13 +282,20 @@ int64_t mmaAtomFirstRegister(const MmaParams &mma, MmaRole role,
 /// Atoms per warp along dim 0 and dim 1 (values x repeats) of a tile.
 std::pair<int64_t, int64_t> mmaAtomsPerWarp(const MmaParams &mma, MmaRole role,
                                             llvm::ArrayRef<int64_t> shape);
+/// The registers of an accumulator tile of `shape` that hold elements c0..c3
+/// of the C fragment of atom (atomM, atomN), or nothing when that atom's
+/// registers are those of an earlier atom (a dim of size 1: the tile holds
+/// one atom's worth along it, see mmaAccKeptDim).
+std::optional<std::array<int64_t, 4>>
+mmaAccFragment(const MmaParams &mma, llvm::ArrayRef<int64_t> shape,
+               int64_t atomM, int64_t atomN);
 
 /// Register order, fastest first: elements along order[0], order[1], ...,
 /// then repeats along order[0], order[1], ...
 template <typename Int>
 CoordOf<Int> blockedCoord(const BlockedParams &params,
                           llvm::ArrayRef<int64_t> shape, Int warp, Int lane,
-                          int64_t reg) {
+                          int64_t reg, Space space = Space::Tile) {
   BlockedParams blocked = blockedForShape(params, shape);
   size_t rank = shape.size();
   llvm::SmallVector<int64_t, 2> elem(rank), rep(rank);
@@ -273,7 +326,7 @@ CoordOf<Int> blockedCoord(const BlockedParams &params,
     coord.push_back(
         detail::wrap(s.warpCoord * s.warpExtent() + laneCoord[d] * s.atom +
                          (rep[d] * s.step() + elem[d]),
-                     shape[d], s.step()));
+                     shape[d], s.step(), rep[d], space));
   }
   return coord;
 }
@@ -282,11 +335,12 @@ CoordOf<Int> blockedCoord(const BlockedParams &params,
 template <typename Int>
 CoordOf<Int> blockedSliceCoord(const BlockedParams &blocked, int64_t dim,
                                llvm::ArrayRef<int64_t> shape, Int warp,
-                               Int lane, int64_t reg) {
+                               Int lane, int64_t reg,
+                               Space space = Space::Tile) {
   llvm::SmallVector<int64_t, 2> parentShape(shape);
   parentShape.insert(parentShape.begin() + dim, 1);
   CoordOf<Int> coord = blockedCoord(blockedSliceParent(blocked, dim),
-                                    parentShape, warp, lane, reg);
+                                    parentShape, warp, lane, reg, space);
   coord.erase(coord.begin() + dim);
   return coord;
 }

@@ -43,36 +43,44 @@ inline layout::MmaRole operandRole(DotOperandLayoutAttr attr) {
 }
 
 /// The tile coordinate that register `reg` of (warp, lane) holds in `layout`
-/// (a layout attribute). `Int` is int64_t to evaluate it, or an IR-building
-/// integer type to emit the index arithmetic into a kernel.
+/// (a layout attribute), or with Space::Padded its position in the tile
+/// padded to whole steps of the layout (see LayoutFunctions.h). `Int` is
+/// int64_t to evaluate it, or an IR-building integer type to emit the index
+/// arithmetic into a kernel.
 template <typename Int>
 layout::CoordOf<Int> layoutCoord(mlir::Attribute layout,
                                  llvm::ArrayRef<int64_t> shape, Int warp,
-                                 Int lane, int64_t reg) {
+                                 Int lane, int64_t reg,
+                                 layout::Space space = layout::Space::Tile) {
   if (auto mma = mlir::dyn_cast<MmaLayoutAttr>(layout))
     return layout::mmaCoord(mma.getParams(), layout::MmaRole::Acc, shape, warp,
-                            lane, reg);
+                            lane, reg, space);
   if (auto operand = mlir::dyn_cast<DotOperandLayoutAttr>(layout)) {
     if (!operand.getTransposed())
       return layout::mmaCoord(operand.getParent().getParams(),
-                              operandRole(operand), shape, warp, lane, reg);
+                              operandRole(operand), shape, warp, lane, reg,
+                              space);
     llvm::SmallVector<int64_t, 2> logical = {shape[1], shape[0]};
     layout::CoordOf<Int> coord =
         layout::mmaCoord(operand.getParent().getParams(), operandRole(operand),
-                         logical, warp, lane, reg);
+                         logical, warp, lane, reg, space);
     return {coord[1], coord[0]};
   }
   if (auto slice = mlir::dyn_cast<SliceLayoutAttr>(layout)) {
     if (auto mma = mlir::dyn_cast<MmaLayoutAttr>(slice.getParent()))
       return layout::mmaSliceCoord(mma.getParams(), slice.getDim(), shape,
-                                   warp, lane, reg);
+                                   warp, lane, reg, space);
     return layout::blockedSliceCoord(
         mlir::cast<BlockedLayoutAttr>(slice.getParent()).getParams(),
-        slice.getDim(), shape, warp, lane, reg);
+        slice.getDim(), shape, warp, lane, reg, space);
   }
   return layout::blockedCoord(mlir::cast<BlockedLayoutAttr>(layout).getParams(),
-                              shape, warp, lane, reg);
+                              shape, warp, lane, reg, space);
 }
+
+/// The extent of Space::Padded: `shape` padded to whole steps of `layout`.
+layout::Shape layoutPaddedShape(mlir::Attribute layout,
+                                llvm::ArrayRef<int64_t> shape);
 } // namespace flash::tile
 
 #endif // FLASH_DIALECT_TILE_TILEDIALECT_H

@@ -46,7 +46,9 @@ def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
     repeated over `warps` (AtomLayoutMNK: warps along M, N, K) and, within
     each warp, over `values` (ValueLayoutMNK: register repeats of the atom
     along M, N, K). One step covers (16 wM vM) x (8 wN vN); larger tiles
-    repeat the step in registers, smaller ones are held by several warps.
+    repeat the step in registers, smaller ones are held by several warps,
+    and any other size is padded to whole steps: the registers in the
+    padding hold copies of the tile's first elements (LayoutFunctions.h).
     Warp w sits at (w % wM, w / wM % wN) and owns 16 vM consecutive rows and
     8 vN consecutive columns of each step.
 
@@ -61,8 +63,8 @@ def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
     ```
     Register order, fastest first: atom element, value along N, value
     along M, repeat along N, repeat along M. A tile with one dim of size 1
-    (a column of a broadcast) holds what the slice layout of its other dim
-    holds.
+    (a row or column of a broadcast, a [1, 1] scalar) holds what the slice
+    layout of its other dim holds.
 
     ```mlir
     tensor<128x64xf32, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>
@@ -96,7 +98,9 @@ def Tile_DotOperandLayoutAttr : Tile_LayoutAttr<"DotOperandLayout", "dot_op"> {
 
     Warps along N hold copies of A, warps along M copies of B. With warps
     along M only, the accumulator layout and the A layout put every element
-    in the same thread: S becomes P's operand by a register repack.
+    in the same thread: S becomes P's operand by a register repack. Like
+    the accumulator layout, any size is padded to whole steps; an MMA reads
+    the padding along K as zeros.
   }];
   let parameters = (ins "unsigned":$operandIndex,
                         "MmaLayoutAttr":$parent,

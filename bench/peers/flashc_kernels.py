@@ -1,0 +1,34 @@
+"""flashc's fa2 at its defaults, compiled to cubins for the SASS comparison."""
+
+import json
+import os
+import subprocess
+
+KERNEL = os.path.join("kernels", "fa2.tile")
+
+
+def config_name(head_dim, causal, arch):
+    return "flashc_d%d_%s.%s" % (head_dim, "causal" if causal else "noncausal", arch)
+
+
+def build(repo_root, flashc, head_dim, causal, arch, out_dir):
+    """flashc kernels/fa2.tile -D HEAD_DIM=D -D CAUSAL=C --arch=ARCH --emit=cubin;
+    returns (cubin, meta) with the sidecar's tile, warps and shared memory."""
+    os.makedirs(out_dir, exist_ok=True)
+    cubin = os.path.join(out_dir, config_name(head_dim, causal, arch) + ".cubin")
+    cmd = [flashc, os.path.join(repo_root, KERNEL), "-D", "HEAD_DIM=%d" % head_dim,
+           "-D", "CAUSAL=%s" % ("true" if causal else "false"), "--arch=" + arch,
+           "--emit=cubin", "-o", cubin]
+    subprocess.run(cmd, check=True)
+    with open(cubin + ".json") as f:
+        sidecar = json.load(f)
+    constants = sidecar["constants"]
+    shared = sidecar["shared_memory"]
+    meta = {"peer": "flashc", "version": "flashc",
+            "block_m": constants["BLOCK_M"], "block_n": constants["BLOCK_N"],
+            "num_warps": sidecar["num_warps"],
+            "smem": shared["static_bytes"] + shared["dynamic_bytes"],
+            "command": "flashc kernels/fa2.tile -D HEAD_DIM=%d -D CAUSAL=%s --arch=%s "
+                       "--emit=cubin -o OUT.cubin" % (head_dim, "true" if causal else "false",
+                                                      arch)}
+    return cubin, meta

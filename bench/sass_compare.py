@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Static SASS comparison of flashc's fa2 with FlashAttention-2 and Triton.
+
+    bash scripts/setup-perf.sh                 # once: the venv with triton, nvdisasm, cuobjdump
+    python3 bench/sass_compare.py [--label before|after] [--update-perf docs/perf.md]
+    python3 bench/sass_compare.py render [--update-perf docs/perf.md]   # from the JSON only
+
+For head dim 64 and 128, causal and not, sm_80 and sm_90, it compiles
+  - flashc: kernels/fa2.tile at its defaults (build/bin/flashc --emit=cubin);
+  - FlashAttention-2: the forward kernel run_mha_fwd_hdimD launches, from the
+    flash-attn sdist, with nvcc (bench/peers/fa2.py; one nvcc at a time,
+    about a minute each, cached);
+  - Triton: the tutorial's fused-attention forward kernel over the tutorial's
+    autotuning configs (bench/peers/triton_build.py, in the perf venv); the
+    config with the best modelled no-overlap ceiling stands for Triton;
+profiles each (bench/sassprof) and writes bench/perf-data/sass-compare-LABEL.json;
+`render` turns the JSON files present into the Markdown of docs/perf.md's
+sass-compare section. Peer sources and builds live in the cache directory
+(FLASHC_PERF_CACHE, default ~/.cache/flashc-perf), never in the repository.
+
+A benchmark, not a test: nothing about the numbers is asserted. Exit status:
+0 success, 1 a build or a tool failed, 2 bad usage.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import fa2, flashc_kernels  # noqa: E402
+from sassprof import cache, compare_render, tools  # noqa: E402
+from sass_profile import profile_cubin  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA_DIR = os.path.join(REPO_ROOT, "bench", "perf-data")
+
+
+def venv_python():
+    path = os.path.join(tools.venv_dir(), "bin", "python")
+    return path if os.path.exists(path) else None
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def git_commit():
+    try:
+        head = subprocess.run(["git", "-C", REPO_ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO_ROOT, "status", "--porcelain", "--",
+                                "lib", "include", "kernels", "dialect"],
+                               capture_output=True, text=True).stdout.strip()
+        return head + (" (with uncommitted compiler changes)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def portable(value):
+    """Paths in the cache or the checkout written as $FLASHC_PERF_CACHE / ."""
+    if isinstance(value, str):
+        return value.replace(cache.cache_dir(), "$FLASHC_PERF_CACHE").replace(REPO_ROOT, ".")
+    return value
+
+
+def summarize(prof, meta):
+    """A JSON entry: the build's meta data and the profile."""
+    out = {key: portable(value) for key, value in meta.items()}
+    out["profile"] = prof
+    return out
+
+
+def profile_flashc(args, d, causal, arch):
+    cubin, meta = flashc_kernels.build(REPO_ROOT, args.flashc, d, causal, arch,
+                                       os.path.join(REPO_ROOT, "build", "sass-compare"))
+    return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"]), meta)
+
+
+def profile_fa2(args, d, causal, arch):
+    cubin, meta = fa2.build(d, causal, arch, nvcc=args.nvcc, log=log)
+    return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"]), meta)
+
+
+def profile_triton(args, d, causal, arch):
+    """Every tutorial config, profiled; of those that fit on an SM (a config
+    whose shared memory exceeds the SM's is never launched), the one with the
+    best no-overlap ceiling (then overlapped) is returned, and every config is
+    listed in 'considered'."""
+    out_dir = os.path.join(cache.cache_dir(), "build", "triton")
+    cmd = [args.venv_python, os.path.join(REPO_ROOT, "bench", "peers", "triton_build.py"),
+           "--head-dim", str(d), "--arch", arch, "--out-dir", out_dir,
+           "--configs", args.triton_configs] + (["--causal"] if causal else [])
+    paths = json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                      text=True).stdout.strip().splitlines()[-1])
+    considered = []
+    for path in paths:
+        with open(path) as f:
+            meta = json.load(f)
+        if "error" in meta:
+            considered.append({"config": meta["name"], "error": meta["error"]})
+            continue
+        meta.update({"peer": "Triton", "version": "triton " + meta["triton"],
+                     "smem": meta["shared"]})
+        prof = profile_cubin(meta["cubin"], arch, meta["num_warps"], meta["shared"])
+        considered.append(summarize(prof, meta))
+    ok = [c for c in considered
+          if "profile" in c and c["profile"]["occupancy"]["ctas_per_sm"] > 0]
+    if not ok:
+        raise RuntimeError("no Triton config compiled for d%d %s" % (d, arch))
+
+    def key(c):
+        loop = c["profile"]["loops"][c["profile"]["primary_loop"]]
+        return (loop["ceiling_no_overlap_tflops"], loop["ceiling_overlapped_tflops"])
+
+    best = dict(max(ok, key=key))
+    best["considered"] = [
+        {"config": c.get("name", c.get("config")), "error": c.get("error")} if "error" in c else
+        {"config": c["name"], "regs": c["profile"]["registers"],
+         "ctas_per_sm": c["profile"]["occupancy"]["ctas_per_sm"],
+         "overlapped_tflops": key(c)[1], "no_overlap_tflops": key(c)[0]}
+        for c in considered]
+    return best
+
+
+def collect(args):
+    peers = {"flashc": profile_flashc, "FlashAttention-2": profile_fa2, "Triton": profile_triton}
+    results = []
+    for arch in args.archs:
+        for d in args.head_dims:
+            for causal in args.causal:
+                for name in args.kernels:
+                    log("sass_compare: %s d%d %s %s" % (name, d, "causal" if causal else
+                                                        "noncausal", arch))
+                    entry = peers[name](args, d, causal, arch)
+                    entry.update({"kernel": name, "head_dim": d, "causal": causal, "arch": arch})
+                    results.append(entry)
+    return {
+        "meta": {
+            "label": args.label, "commit": git_commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": "%s, %s, %d CPU cores" % (platform.node(), platform.machine(),
+                                                 os.cpu_count() or 0),
+            "command": "python3 bench/sass_compare.py " + " ".join(args.argv),
+            "tools": {"nvdisasm": tools.tool_version(tools.require_tool("nvdisasm")),
+                      "cuobjdump": tools.tool_version(tools.require_tool("cuobjdump")),
+                      "nvcc": tools.tool_version(args.nvcc) if args.nvcc else None,
+                      "ptxas (flashc)": tools.tool_version(args.ptxas) if args.ptxas else None},
+            "fa2_nvcc_flags": " ".join(fa2.NVCC_FLAGS),
+        },
+        "results": results,
+    }
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", nargs="?", default="collect", choices=("collect", "render"))
+    ap.add_argument("--label", default="before", choices=("before", "after"))
+    ap.add_argument("--archs", default="sm_80,sm_90")
+    ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--causal", default="false,true")
+    ap.add_argument("--kernels", default="flashc,FlashAttention-2,Triton")
+    ap.add_argument("--triton-configs", default="tutorial", choices=("tutorial", "test"))
+    ap.add_argument("--flashc", default=os.path.join(REPO_ROOT, "build", "bin", "flashc"))
+    ap.add_argument("--data-dir", default=DATA_DIR)
+    ap.add_argument("--update-perf", metavar="DOC", help="rewrite the sass-compare section")
+    args = ap.parse_args(argv)
+    args.argv = argv
+    try:
+        args.archs = [a for a in args.archs.split(",") if a]
+        args.head_dims = [int(d) for d in args.head_dims.split(",") if d]
+        args.causal = [{"false": False, "true": True}[c] for c in args.causal.split(",") if c]
+        args.kernels = [k for k in args.kernels.split(",") if k]
+    except (ValueError, KeyError):
+        ap.error("--head-dims takes integers, --causal false/true")
+    for arch in args.archs:
+        if arch not in ("sm_80", "sm_90"):
+            ap.error("unsupported arch %s (sm_80, sm_90)" % arch)
+    for d in args.head_dims:
+        if d not in (64, 128):
+            ap.error("unsupported head dim %d (64, 128)" % d)
+    for k in args.kernels:
+        if k not in ("flashc", "FlashAttention-2", "Triton"):
+            ap.error("unknown kernel %s (flashc, FlashAttention-2, Triton)" % k)
+    return args
+
+
+def check_tools(args):
+    missing = [t for t in ("nvdisasm", "cuobjdump") if not tools.find_tool(t)]
+    args.nvcc = fa2.nvcc_path()
+    args.ptxas = tools.find_tool("ptxas")
+    args.venv_python = venv_python()
+    if "FlashAttention-2" in args.kernels and not args.nvcc:
+        missing.append("nvcc (for FlashAttention-2)")
+    if "Triton" in args.kernels and not args.venv_python:
+        missing.append("the perf venv with triton")
+    if "flashc" in args.kernels and not os.path.exists(args.flashc):
+        missing.append(args.flashc + " (build flashc first)")
+    if missing:
+        raise RuntimeError("missing: %s; %s" % (", ".join(missing), tools.HINT))
+
+
+def main(argv):
+    args = parse_args(argv)
+
+    def path(label):
+        return os.path.join(args.data_dir, "sass-compare-%s.json" % label)
+
+    try:
+        if args.mode == "collect":
+            check_tools(args)
+            report = collect(args)
+            os.makedirs(args.data_dir, exist_ok=True)
+            with open(path(args.label), "w") as f:
+                json.dump(report, f, indent=1)
+            log("sass_compare: wrote %s" % path(args.label))
+        reports = {}
+        for label in ("before", "after"):
+            if os.path.exists(path(label)):
+                with open(path(label)) as f:
+                    reports[label] = json.load(f)
+        section = compare_render.render(reports)
+        if args.update_perf:
+            compare_render.update_perf(args.update_perf, section)
+        else:
+            sys.stdout.write(section)
+    except (RuntimeError, OSError, ValueError, KeyError, subprocess.CalledProcessError) as exc:
+        print("sass_compare: error: %s" % exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Static SASS profile of one kernel: its MMA main loop(s), one iteration's
+instruction mix by class, and cycle bounds per SM sub-partition.
+
+    python3 bench/sass_profile.py --tile kernels/fa2.tile [-D HEAD_DIM=128 ...] [--arch sm_80]
+    python3 bench/sass_profile.py --cubin K.cubin --arch sm_80 --warps 4 --smem 49152
+    python3 bench/sass_profile.py --sass K.sass --arch sm_80 [--warps 4] [--smem BYTES]
+
+--tile compiles with flashc (--emit=cubin; warps and shared memory from its
+sidecar); --cubin disassembles with nvdisasm and reads registers and stack
+with cuobjdump (both from `bash scripts/setup-perf.sh`); --sass reads an
+nvdisasm listing as is (what the tests use: no CUDA tool needed).
+--json FILE writes the whole profile. Exit status: 0, 1 when the input has no
+MMA loop or a tool fails, 2 bad usage.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sassprof import profile, render, sass, tools  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def compile_tile(flashc, tile, defines, arch, out_dir):
+    """flashc FILE.tile -D ... --arch ARCH --emit=cubin; returns (cubin, sidecar)."""
+    cubin = os.path.join(out_dir, os.path.splitext(os.path.basename(tile))[0] + ".cubin")
+    cmd = [flashc, tile, "--arch=" + arch, "--emit=cubin", "-o", cubin]
+    for define in defines:
+        cmd[2:2] = ["-D", define]
+    subprocess.run(cmd, check=True)
+    with open(cubin + ".json") as f:
+        return cubin, json.load(f), cmd
+
+
+def sidecar_launch(sidecar):
+    shared = sidecar["shared_memory"]
+    return sidecar["num_warps"], shared["static_bytes"] + shared["dynamic_bytes"]
+
+
+def profile_cubin(cubin, arch, warps, smem, function=None):
+    listing = tools.disassemble(cubin)
+    fn = sass.find_function(sass.parse(listing), function)
+    resources = tools.resource_usage(cubin).get(fn.name)
+    return profile.profile_function(fn, arch, warps, smem, resources)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--tile", help="a flashc .tile kernel, compiled with flashc")
+    src.add_argument("--cubin", help="a cubin (needs nvdisasm and cuobjdump)")
+    src.add_argument("--sass", help="an nvdisasm listing")
+    ap.add_argument("-D", dest="defines", action="append", default=[],
+                    help="NAME=VALUE for --tile (flashc -D)")
+    ap.add_argument("--arch", default="sm_80", choices=("sm_80", "sm_90"))
+    ap.add_argument("--warps", type=int, default=4, help="warps per CTA (default 4)")
+    ap.add_argument("--smem", type=int, help="shared bytes per CTA (for occupancy)")
+    ap.add_argument("--function", help="the kernel in a multi-kernel cubin or listing")
+    ap.add_argument("--flashc", default=os.path.join(REPO_ROOT, "build", "bin", "flashc"))
+    ap.add_argument("--json", help="write the profile here")
+    args = ap.parse_args(argv)
+    if args.defines and not args.tile:
+        ap.error("-D applies to --tile only")
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    try:
+        if args.tile:
+            with tempfile.TemporaryDirectory() as tmp:
+                cubin, sidecar, _ = compile_tile(args.flashc, args.tile, args.defines,
+                                                 args.arch, tmp)
+                warps, smem = sidecar_launch(sidecar)
+                prof = profile_cubin(cubin, args.arch, warps, smem, args.function)
+        elif args.cubin:
+            prof = profile_cubin(args.cubin, args.arch, args.warps, args.smem, args.function)
+        else:
+            with open(args.sass) as f:
+                fn = sass.find_function(sass.parse(f.read()), args.function)
+            prof = profile.profile_function(fn, args.arch, args.warps, args.smem)
+    except (ValueError, KeyError, RuntimeError, OSError, subprocess.CalledProcessError) as exc:
+        print("sass_profile: error: %s" % exc, file=sys.stderr)
+        return 1
+    sys.stdout.write(render.text_report(prof))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(prof, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

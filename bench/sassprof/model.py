@@ -1,0 +1,144 @@
+"""Static cycle bounds of one loop iteration per SM sub-partition.
+
+For one warp's pass through the loop body on its SMSP (machine.py's rates):
+
+  issue   one cycle per instruction;
+  tensor  HMMA / HGMMA FLOP / the SMSP's tensor FLOP per cycle;
+  fma     FFMA, FMUL, FADD, IMAD... x the FMA pipe's cycles per instruction;
+  alu     integer, logic, compare, FMNMX, FSEL, moves x the ALU's;
+  xu      MUFU and conversions x 8;
+  smem    bytes through the shared-memory data path / 32 B per cycle
+          (LDSM, LDS, STS, the shared-memory side of LDGSTS, and SHFL as one
+          128-byte wavefront, which is the guide's 32 shuffles / clk / SM).
+
+overlapped = max of those (every unit busy at once, perfect latency hiding);
+no_overlap = tensor cycles + one issue cycle for every other instruction
+             (or the overlapped bound where that is higher: smem-bound loops).
+Warps per SMSP cancel out of both (each warp brings its own work), so the
+TFLOP/s ceilings do not depend on occupancy; occupancy is reported beside
+them as the latency-hiding budget the overlapped bound silently assumes.
+Not modelled: latencies and dependences, bank conflicts, global/L2 traffic,
+the tensor cores' own shared-memory reads for HGMMA, TMA (UTMALDG) bytes.
+"""
+
+import math
+import re
+
+from sassprof import classify
+
+RESOURCES = ["issue", "tensor", "fma", "alu", "xu", "smem"]
+
+
+def tensor_flop(instr):
+    """FLOP one warp's instruction contributes (HGMMA: its quarter of the
+    warpgroup's m64nNkK)."""
+    if instr.opcode == "HMMA":
+        shape = instr.modifiers[0] if instr.modifiers else ""
+        dims = {"16816": (16, 8, 16), "1688": (16, 8, 8), "884": (8, 8, 4)}.get(shape)
+        if dims is None:
+            raise ValueError("unknown HMMA shape in %r" % instr.text)
+        m, n, k = dims
+        return 2.0 * m * n * k
+    if instr.opcode == "HGMMA":
+        match = re.match(r"^(\d+)x(\d+)x(\d+)$", instr.modifiers[0] if instr.modifiers else "")
+        if not match:
+            raise ValueError("unknown HGMMA shape in %r" % instr.text)
+        m, n, k = (int(g) for g in match.groups())
+        return 2.0 * m * n * k / 4
+    return 0.0
+
+
+def width_bytes(instr, default):
+    for mod in instr.modifiers:
+        if mod in ("128", "64", "32"):
+            return int(mod) // 8
+        if mod in ("U8", "S8", "U16", "S16"):
+            return 4  # one bank per lane still moves a wavefront
+    return default
+
+
+def smem_bytes(instr):
+    """Bytes one warp's instruction moves through the shared-memory data path."""
+    op = instr.opcode
+    if op == "LDSM":
+        count = int(instr.modifiers[-1]) if instr.modifiers and instr.modifiers[-1] in (
+            "1", "2", "4") else 1
+        return 128 * count
+    if op in ("LDS", "STS", "ATOMS"):
+        return 32 * width_bytes(instr, 4)
+    if op == "LDGSTS":
+        return 32 * width_bytes(instr, 4)
+    if op == "SHFL":
+        return 128
+    return 0
+
+
+def iteration_cycles(instrs, machine):
+    """Per-resource cycles of one warp's pass over instrs, and its tensor FLOP."""
+    cycles = dict.fromkeys(RESOURCES, 0.0)
+    flop = {"HMMA": 0.0, "HGMMA": 0.0}
+    smem = 0
+    for instr in instrs:
+        cycles["issue"] += 1
+        if instr.opcode in flop:
+            flop[instr.opcode] += tensor_flop(instr)
+        pipe = classify.pipe(instr)
+        if pipe == "fma":
+            cycles["fma"] += machine.fma_clk
+        elif pipe == "alu":
+            cycles["alu"] += machine.alu_clk
+        elif pipe == "xu":
+            cycles["xu"] += machine.xu_clk
+        smem += smem_bytes(instr)
+    cycles["tensor"] = flop["HMMA"] / machine.mma_sync_flop_per_clk
+    if flop["HGMMA"]:
+        if not machine.wgmma_flop_per_clk:
+            raise ValueError("HGMMA on %s, which has no wgmma" % machine.arch)
+        cycles["tensor"] += flop["HGMMA"] / machine.wgmma_flop_per_clk
+    cycles["smem"] = smem / machine.smem_bytes_per_clk
+    return cycles, flop["HMMA"] + flop["HGMMA"], smem
+
+
+def occupancy(machine, registers, warps_per_cta, smem_per_cta):
+    """CTAs per SM and what limits them (registers, shared memory, warps)."""
+    warp_regs = int(math.ceil(registers * 32 / 256.0)) * 256
+    limits = {
+        "registers": machine.regs_per_sm // (warp_regs * warps_per_cta),
+        "warps": machine.max_warps_per_sm // warps_per_cta,
+        "ctas": machine.max_ctas_per_sm,
+    }
+    if smem_per_cta is not None:
+        if smem_per_cta > machine.smem_per_cta_max:
+            limits["shared memory"] = 0
+        else:
+            limits["shared memory"] = machine.smem_per_sm // (
+                smem_per_cta + machine.smem_reserved_per_cta)
+    ctas = min(limits.values())
+    binding = [name for name, value in limits.items() if value == ctas]
+    return {"ctas_per_sm": ctas, "warps_per_smsp": ctas * warps_per_cta / 4.0,
+            "limited_by": binding, "limits": limits}
+
+
+def bounds(instrs, machine):
+    """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop."""
+    cycles, flop, smem = iteration_cycles(instrs, machine)
+    tensor_count = sum(1 for i in instrs if i.opcode in ("HMMA", "HGMMA"))
+    overlapped = max(cycles.values())
+    binding = [r for r in RESOURCES if cycles[r] == overlapped]
+    # Never below the overlapped bound: a loop bound by shared memory cannot
+    # beat its busiest unit by issuing less.
+    serial = cycles["tensor"] + (len(instrs) - tensor_count)
+    no_overlap = max(serial, overlapped)
+    per_smsp_to_tflops = 4 * machine.sms * machine.clock_ghz * 1e9 / 1e12
+
+    def ceiling(clk):
+        return flop / clk * per_smsp_to_tflops if clk else 0.0
+
+    return {
+        "instructions": len(instrs), "tensor_instructions": tensor_count,
+        "flop": flop, "smem_bytes": smem, "cycles": cycles,
+        "overlapped": overlapped, "binding": binding, "no_overlap": no_overlap,
+        "tensor_plus_issue": serial,
+        "ceiling_overlapped_tflops": ceiling(overlapped),
+        "ceiling_no_overlap_tflops": ceiling(no_overlap),
+    }

@@ -1,0 +1,59 @@
+"""One kernel's static profile: its main loops, their instruction mix and bounds."""
+
+import collections
+
+from sassprof import cfg as cfg_mod
+from sassprof import classify, machine as machine_mod, model
+
+
+def tensor_loops(graph):
+    """Innermost loops that hold MMA instructions: loops with a tensor
+    instruction and no inner loop that has one (an inner wait loop without
+    MMA, e.g. an mbarrier poll, stays part of its outer loop)."""
+    def has_tensor(loop):
+        return any(classify.instruction_class(i) == "tensor" for i in loop.instructions())
+
+    loops = [loop for loop in graph.loops() if has_tensor(loop)]
+    return [loop for loop in loops if not any(has_tensor(inner) for inner in loop.inner)]
+
+
+def loop_profile(loop, machine):
+    instrs = loop.instructions()
+    start, end = loop.address_range
+    conditional = loop.conditional_blocks()
+    conditional_instrs = sum(loop.cfg.blocks[b].end - loop.cfg.blocks[b].start
+                             for b in conditional)
+    result = {
+        "range": "%04x-%04x" % (start, end),
+        "blocks": len(loop.blocks),
+        "conditional_instructions": conditional_instrs,
+        "classes": classify.count_classes(instrs),
+        "mnemonics": dict(classify.count_mnemonics(instrs).most_common()),
+    }
+    result.update(model.bounds(instrs, machine))
+    return result
+
+
+def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None):
+    """The profile of a parsed function: every MMA loop, the primary one (the
+    leanest: fewest no-overlap cycles per FLOP, the steady-state loop where a
+    kernel splits masked and unmasked blocks), occupancy and ceilings."""
+    machine = machine_mod.for_arch(arch)
+    graph = cfg_mod.CFG(function)
+    loops = [loop_profile(loop, machine) for loop in tensor_loops(graph)]
+    if not loops:
+        raise ValueError("%s: no loop with MMA instructions" % function.name)
+    loops.sort(key=lambda l: l["range"])
+    primary = min(range(len(loops)), key=lambda n: loops[n]["no_overlap"] / loops[n]["flop"])
+    registers = (resources or {}).get("registers", function.registers)
+    result = collections.OrderedDict([
+        ("function", function.name), ("arch", arch), ("machine", machine.name),
+        ("registers", registers), ("warps_per_cta", warps_per_cta),
+        ("smem_per_cta", smem_per_cta),
+        ("stack", (resources or {}).get("stack")),
+        ("local_instructions", sum(1 for i in function.instructions
+                                   if classify.instruction_class(i) == "local")),
+        ("occupancy", model.occupancy(machine, registers, warps_per_cta, smem_per_cta)),
+        ("primary_loop", primary), ("loops", loops),
+    ])
+    return result

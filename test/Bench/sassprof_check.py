@@ -1,0 +1,215 @@
+"""Unit checks of bench/sassprof (run by sassprof-unit.test): the nvdisasm
+parser, the control-flow graph and its loops, the instruction classes and
+pipes, and the cycle model, on the listings in Inputs/sass/. No CUDA tool."""
+import os
+import sys
+
+sys.path.insert(0, sys.argv[1])
+from sassprof import cfg, classify, machine, model, profile, sass  # noqa: E402
+
+INPUTS = sys.argv[2]
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        raise AssertionError(what)
+
+
+def equal(got, want, what):
+    check(got == want, "%s: got %r, want %r" % (what, got, want))
+
+
+def close(got, want, what):
+    check(abs(got - want) < 1e-6 * max(1.0, abs(want)), "%s: got %r, want %r" % (what, got, want))
+
+
+def load(name):
+    with open(os.path.join(INPUTS, name)) as f:
+        return sass.find_function(sass.parse(f.read()))
+
+
+def instr(text):
+    """One instruction from its SASS text."""
+    return sass.parse_instruction(0, text, text)
+
+
+# --- parser -----------------------------------------------------------------
+ins = instr("@!P4 BRA `(.L_x_0)")
+equal((ins.guard, ins.opcode, ins.modifiers, ins.target), ("!P4", "BRA", (), ".L_x_0"), "guarded BRA")
+ins = instr("@PT LDSM.16.MT88.4 R16, [R9+UR6+0x5800]")
+equal((ins.guard, ins.mnemonic, ins.operands), ("", "LDSM.16.MT88.4", "R16, [R9+UR6+0x5800]"),
+      "@PT is no guard")
+equal(instr("@UP0 UIADD3 UR4, UR4, 0x1, URZ").guard, "UP0", "uniform predicate guard")
+ins = instr("CALL.REL.NOINC `($__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath)")
+equal(ins.target, "$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath", "call target")
+equal(instr("HGMMA.64x128x16.F32 R24, gdesc[UR4], R24").modifiers, ("64x128x16", "F32"),
+      "HGMMA shape modifier")
+
+simple = load("loop-simple.sass")
+equal((simple.name, simple.registers, len(simple.instructions)), ("simple", 168, 30),
+      "simple: name, SHI_REGISTERS, instruction count")
+equal((simple.labels[".L_x_1"], simple.labels[".L_x_5"], simple.labels[".L_x_9"]),
+      (0x30, 0x80, 0x1c0), "label addresses")
+two = sass.parse(open(os.path.join(INPUTS, "loop-noinc.sass")).read())
+equal([f.name for f in two], ["twoloops"], "the subroutine stays in its kernel's section")
+try:
+    sass.find_function(two, "missing")
+    check(False, "find_function of a missing name raises")
+except KeyError as exc:
+    check("twoloops" in str(exc), "the error lists the functions")
+
+# --- classes and pipes ------------------------------------------------------
+cases = {
+    "HMMA.16816.F32 R16, R8, R12, R16": ("tensor", "tensor"),
+    "HGMMA.64x64x16.F32 R24, gdesc[UR4], R24": ("tensor", "tensor"),
+    "MUFU.EX2 R24, R16": ("mufu", "xu"),
+    "FFMA.FTZ R25, R17, R6, -R7": ("fp32", "fma"),
+    "FMUL R16, R16, 0.5": ("fp32", "fma"),
+    "FADD R28, R24, R25": ("fp32", "fma"),
+    "FMNMX.NAN R1, R2, R3, !PT": ("fp32", "alu"),
+    "FSETP.GEU.AND P1, PT, R16, -126, PT": ("fp32", "alu"),
+    "FSEL R16, R16, -INF, !P2": ("fp32", "alu"),
+    "IADD3 R2, R2, 0x1, RZ": ("int", "alu"),
+    "IMAD.WIDE R2, R3, 0x80, R4": ("int", "fma"),
+    "IMAD.MOV.U32 R2, RZ, RZ, RZ": ("move_cvt", "fma"),
+    "LOP3.LUT R3, R3, 0x2000, RZ, 0x3c, !PT": ("int", "alu"),
+    "ISETP.GE.AND P0, PT, R2, R3, PT": ("int", "alu"),
+    "LEA.HI.X R5, R2, R3, RZ, 0x1, P0": ("int", "alu"),
+    "SEL R19, R23, RZ, P1": ("int", "alu"),
+    "UIADD3 UR4, UR4, 0x40, URZ": ("int", "uniform"),
+    "MOV R1, c[0x0][0x28]": ("move_cvt", "alu"),
+    "CS2R R124, SRZ": ("move_cvt", "alu"),
+    "F2FP.PACK_AB R29, R25, R24": ("move_cvt", "alu"),
+    "F2I.FTZ.U32.TRUNC.NTZ R3, R2": ("move_cvt", "xu"),
+    "LDSM.16.M88.4 R8, [R3]": ("ldsm", "lsu"),
+    "LDS.128 R32, [R3]": ("lds_sts", "lsu"),
+    "STS [R3], R29": ("lds_sts", "lsu"),
+    "LDG.E R2, desc[UR4][R4.64]": ("ldg_stg", "lsu"),
+    "STG.E.128 desc[UR4][R4.64], R16": ("ldg_stg", "lsu"),
+    "LDGSTS.E.BYPASS.LTC128B.128 [R3], desc[UR4][R4.64]": ("async_copy", "lsu"),
+    "UTMALDG.2D [UR16], [UR6]": ("async_copy", "uniform"),
+    "BAR.SYNC.DEFER_BLOCKING 0x0": ("barrier", None),
+    "DEPBAR.LE SB0, 0x0": ("barrier", None),
+    "LDGDEPBAR": ("barrier", None),
+    "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR8], R3": ("barrier", None),
+    "WARPGROUP.ARRIVE": ("barrier", None),
+    "SHFL.BFLY PT, R27, R26, 0x1, 0x1f": ("shfl", "lsu"),
+    "BRA `(.L_x_1)": ("branch", None),
+    "BSSY B2, `(.L_x_4)": ("branch", None),
+    "EXIT": ("branch", None),
+    "LDL.LU R2, [R1+0x10]": ("local", "lsu"),
+    "STL [R1+0x10], R2": ("local", "lsu"),
+    "NOP": ("other", None),
+}
+for text, (cls, pipe) in cases.items():
+    equal((classify.instruction_class(instr(text)), classify.pipe(instr(text))), (cls, pipe), text)
+
+# --- model: per-instruction figures -------------------------------------------
+for text, want in {"LDSM.16.M88.4 R8, [R3]": 512, "LDSM.16.MT88.2 R8, [R3]": 256,
+                   "LDSM.16.M88 R8, [R3]": 128, "LDS.128 R32, [R3]": 512,
+                   "LDS.64 R32, [R3]": 256, "LDS R32, [R3]": 128, "LDS.U8 R32, [R3]": 128,
+                   "STS [R3], R29": 128, "LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]": 512,
+                   "SHFL.BFLY PT, R27, R26, 0x1, 0x1f": 128, "FADD R1, R2, R3": 0,
+                   "LDG.E.128 R4, desc[UR4][R2.64]": 0}.items():
+    equal(model.smem_bytes(instr(text)), want, "shared bytes of " + text)
+for text, want in {"HMMA.16816.F32 R16, R8, R12, R16": 4096, "HMMA.1688.F32 R16, R8, R12, R16": 2048,
+                   "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24": 65536, "FFMA R1, R2, R3, R4": 0}.items():
+    equal(model.tensor_flop(instr(text)), want, "FLOP of " + text)
+try:
+    model.tensor_flop(instr("HMMA.999.F32 R16, R8, R12, R16"))
+    check(False, "an unknown HMMA shape raises")
+except ValueError:
+    check(True, "")
+
+a100 = machine.for_arch("sm_80")
+occ = model.occupancy(a100, 255, 4, 32768)
+equal((occ["ctas_per_sm"], occ["warps_per_smsp"], occ["limited_by"]), (2, 2.0, ["registers"]),
+      "occupancy at 255 registers")
+occ = model.occupancy(a100, 128, 4, 65536)
+equal((occ["ctas_per_sm"], occ["limited_by"]), (2, ["shared memory"]), "occupancy at 64 KiB smem")
+occ = model.occupancy(a100, 32, 8, None)
+equal((occ["ctas_per_sm"], occ["limited_by"]), (8, ["registers", "warps"]),
+      "occupancy at 32 registers, 8 warps, smem unknown")
+equal(model.occupancy(a100, 32, 4, 200 * 1024)["ctas_per_sm"], 0, "too much shared memory")
+try:
+    machine.for_arch("sm_75")
+    check(False, "unknown arch raises")
+except KeyError:
+    check(True, "")
+
+# --- CFG and loops ------------------------------------------------------------
+graph = cfg.CFG(simple)
+equal([(b.start, b.end) for b in graph.blocks], [(0, 3), (3, 26), (26, 28), (28, 29), (29, 30)],
+      "simple: blocks (the unreferenced .L_x_5 starts none)")
+equal([[s.index for s in b.succs] for b in graph.blocks], [[1], [1, 2], [], [3], []],
+      "simple: successors (guarded BRA: target then fall-through; EXIT: none)")
+equal(sorted(graph.reachable), [0, 1, 2], "simple: the trailing self-loop is unreachable")
+loops = graph.loops()
+equal([(l.header, sorted(l.blocks), l.latches) for l in loops], [(1, [1], [1])], "simple: one loop")
+equal(loops[0].address_range, (0x30, 0x190), "simple: loop range")
+
+graph = cfg.CFG(load("loop-noinc.sass"))
+equal(len(graph.blocks), 11, "noinc: blocks")
+equal([[s.index for s in b.succs] for b in graph.blocks][:8],
+      [[3, 1], [3, 2], [1], [4], [6, 5], [4], [7], []],
+      "noinc: CALL.REL.NOINC to a local label jumps, to a subroutine falls through")
+equal(sorted(graph.reachable), list(range(8)), "noinc: the subroutine is not reached by edges")
+equal(sorted((l.header, sorted(l.blocks)) for l in graph.loops()), [(1, [1, 2]), (4, [4, 5])],
+      "noinc: two loops, none in the subroutine")
+check(graph.dominates(0, 7) and graph.dominates(3, 4) and not graph.dominates(1, 3),
+      "noinc: dominators")
+
+nested = load("loop-nested.sass")
+graph = cfg.CFG(nested)
+loops = graph.loops()
+equal([(l.header, len(l.blocks)) for l in loops], [(1, 1), (3, 1), (2, 5)],
+      "nested: the two wait loops (innermost first), then the MMA loop")
+equal([len(l.inner) for l in loops], [0, 0, 1], "nested: the outer loop holds the inner wait loop")
+mma = profile.tensor_loops(graph)
+equal([(l.header, len(l.instructions())) for l in mma], [(2, 13)],
+      "nested: the MMA loop, inner wait loop counted once")
+equal([graph.blocks[b].start for b in mma[0].conditional_blocks()], [10],
+      "nested: the TMA block is conditional")
+
+# --- whole profiles -----------------------------------------------------------
+prof = profile.profile_function(simple, "sm_80", 4, None)
+loop = prof["loops"][0]
+equal((loop["instructions"], loop["tensor_instructions"], loop["flop"]), (23, 2, 8192.0),
+      "simple: loop size")
+equal(dict(loop["classes"]), {"tensor": 2, "mufu": 2, "fp32": 6, "int": 4, "ldsm": 2,
+                              "lds_sts": 2, "ldg_stg": 0, "async_copy": 1, "barrier": 1,
+                              "shfl": 1, "branch": 1, "move_cvt": 1, "local": 0, "other": 0},
+      "simple: classes")
+equal(loop["cycles"], {"issue": 23, "tensor": 16.0, "fma": 8.0, "alu": 12.0, "xu": 16.0,
+                       "smem": 64.0}, "simple: cycles on A100")
+equal((loop["overlapped"], loop["binding"], loop["tensor_plus_issue"], loop["no_overlap"]),
+      (64.0, ["smem"], 37.0, 64.0), "simple: bounds (no-overlap never below overlapped)")
+per_smsp = 4 * 108 * 1.41e9 / 1e12
+close(loop["ceiling_overlapped_tflops"], 8192 / 64.0 * per_smsp, "simple: overlapped ceiling")
+close(loop["ceiling_no_overlap_tflops"], 8192 / 64.0 * per_smsp, "simple: no-overlap ceiling")
+noinc = profile.profile_function(load("loop-noinc.sass"), "sm_80", 4, 49152)["loops"][0]
+equal((noinc["overlapped"], noinc["binding"], noinc["no_overlap"]), (16.0, ["tensor"], 21.0),
+      "noinc: tensor-bound loop, no-overlap = tensor + 5 other instructions")
+equal((prof["registers"], prof["occupancy"]["ctas_per_sm"]), (168, 3), "simple: occupancy")
+h100 = profile.profile_function(simple, "sm_90", 4, None)["loops"][0]["cycles"]
+equal((h100["tensor"], h100["fma"]), (12.0, 4.0), "simple: H100 mma.sync and FP32 rates")
+
+prof = profile.profile_function(load("loop-noinc.sass"), "sm_80", 4, 49152)
+equal([(l["range"], l["instructions"]) for l in prof["loops"]], [("0030-0090", 7), ("00b0-0140", 10)],
+      "noinc: both MMA loops, in address order")
+equal(prof["primary_loop"], 0, "noinc: the leaner loop is primary")
+
+prof = profile.profile_function(nested, "sm_90", 4, None)
+loop = prof["loops"][0]
+equal((loop["flop"], loop["cycles"]["tensor"], loop["conditional_instructions"]), (65536.0, 64.0, 2),
+      "nested: HGMMA on H100")
+try:
+    profile.profile_function(nested, "sm_80", 4, None)
+    check(False, "HGMMA on sm_80 raises")
+except ValueError:
+    check(True, "")
+
+print("sassprof: %d checks passed" % checks)
