@@ -19,7 +19,8 @@ Memory::Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
       buffers(buffers), checkRaces(options.checkRaces), stats(stats),
       errors(errors), shadow(program.shared.limit) {}
 
-void Memory::beginCTA() {
+void Memory::beginCTA(const std::array<int64_t, 3> &at) {
+  ctas.push_back(at);
   smem = std::make_unique<SharedMemory>(static_cast<uint32_t>(layout.limit));
   for (auto &b : shadow)
     b.pending = 0;
@@ -59,6 +60,68 @@ bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
                               "' is not a multiple of the alignment " +
                               std::to_string(align) + ", by " + threadName(t));
   addr = buf.bytes.data() + off;
+  return kind == GlobalAccess::Read || !checkRaces ||
+         trackGlobal(I, t, id - 1, off, bytes, kind);
+}
+
+std::string Memory::globalWriter(int32_t cta, int32_t tid) const {
+  if (cta == kMany)
+    return "threads of several CTAs";
+  const auto &c = ctas[cta];
+  std::string where = " of CTA (" + std::to_string(c[0]) + ", " +
+                      std::to_string(c[1]) + ", " + std::to_string(c[2]) + ")";
+  return (tid == kMany ? "several threads" : threadName(tid)) + where;
+}
+
+bool Memory::trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
+                         int64_t bytes, GlobalAccess kind) {
+  if (globalShadow.size() != buffers.size())
+    globalShadow.resize(buffers.size());
+  std::vector<GlobalShadow> &bytesShadow = globalShadow[buf];
+  if (bytesShadow.empty())
+    bytesShadow.resize(buffers[buf].bytes.size());
+  int32_t cta = static_cast<int32_t>(ctas.size() - 1);
+  int32_t tid = static_cast<int32_t>(t);
+  // Two accesses are ordered only if one thread made both, or one CTA made
+  // them with a barrier between.
+  auto conflicts = [&](int32_t c, int32_t u, uint32_t e) {
+    return c != -1 && (c != cta || (e == epoch && u != tid));
+  };
+  bool atomic = kind == GlobalAccess::Atomic;
+  for (int64_t k = 0; k < bytes; ++k) {
+    GlobalShadow &g = bytesShadow[off + k];
+    int32_t otherCta = -1, otherTid = -1;
+    if (conflicts(g.wCta, g.wTid, g.wEpoch)) {
+      otherCta = g.wCta;
+      otherTid = g.wTid;
+    } else if (!atomic && conflicts(g.aCta, g.aTid, g.aEpoch)) {
+      otherCta = g.aCta;
+      otherTid = g.aTid;
+    }
+    if (otherCta != -1)
+      return errors.fail(
+          I, std::string("global-memory race: ") + threadName(t) +
+                 (atomic ? " atomically adds to" : " writes") + " byte " +
+                 std::to_string(off + k) + " of '" + buffers[buf].name +
+                 "' that " + globalWriter(otherCta, otherTid) +
+                 (otherCta == g.wCta && otherTid == g.wTid ? " wrote"
+                                                           : " added to") +
+                 " (stores of one launch's CTAs, or of one CTA's threads "
+                 "between barriers, are unordered; use atomic_add or "
+                 "disjoint windows)");
+    int32_t &c = atomic ? g.aCta : g.wCta;
+    int32_t &u = atomic ? g.aTid : g.wTid;
+    uint32_t &e = atomic ? g.aEpoch : g.wEpoch;
+    if (c == -1 || (c == cta && e != epoch)) {
+      c = cta;
+      u = tid;
+      e = epoch;
+    } else if (c != cta) {
+      c = kMany; // atomics of several CTAs: a later plain write races
+    } else if (u != tid) {
+      u = kMany;
+    }
+  }
   return true;
 }
 

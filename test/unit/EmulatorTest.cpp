@@ -345,6 +345,59 @@ TEST_F(EmulatorTest, OutOfBoundsAtomicIsReported) {
       << err;
 }
 
+// Each thread of a CTA stores to its own element of Y, which every CTA
+// writes; with `shift` = 1, lane l also stores to element l + 1 (after a
+// barrier when `barrier` is set).
+const char *kGlobalStores = R"(
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %p = llvm.getelementptr %Y[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  %v = arith.sitofp %tid : i32 to f32
+  llvm.store %v, %p : f32, !llvm.ptr<1>
+  %c1 = arith.constant 1 : i32
+  %is = arith.cmpi eq, %shift, %c1 : i32
+  scf.if %is {
+    %nb = arith.cmpi eq, %barrier, %c1 : i32
+    scf.if %nb {
+      nvvm.barrier0
+    }
+    %j = arith.addi %tid, %c1 : i32
+    %q = llvm.getelementptr %Y[%j] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+    llvm.store %v, %q : f32, !llvm.ptr<1>
+  }
+)";
+
+TEST_F(EmulatorTest, PlainGlobalStoresOfTwoCTAsRace) {
+  std::string args = "%Y: !llvm.ptr<1>, %shift: i32, %barrier: i32";
+  // One CTA, each thread its own element: clean.
+  ASSERT_EQ(run(kernel(args, kGlobalStores, 32),
+                {std::vector<uint8_t>(33 * 4)}, {0, 0}),
+            "");
+  // Two CTAs store to the same elements: a race, whichever value wins.
+  std::string err = run(kernel(args, kGlobalStores, 32),
+                        {std::vector<uint8_t>(33 * 4)}, {0, 0}, {{2, 1, 1}});
+  EXPECT_NE(err.find("error: llvm.store: global-memory race: thread 0 (warp "
+                     "0, lane 0) writes byte 0 of 'buf0' that thread 0 (warp "
+                     "0, lane 0) of CTA (0, 0, 0) wrote"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(EmulatorTest, PlainGlobalStoresOfOneCTANeedABarrier) {
+  std::string args = "%Y: !llvm.ptr<1>, %shift: i32, %barrier: i32";
+  // Thread l + 1's element written again by thread l: a race without a
+  // barrier between, none with one.
+  std::string err = run(kernel(args, kGlobalStores, 32),
+                        {std::vector<uint8_t>(33 * 4)}, {1, 0});
+  EXPECT_NE(err.find("global-memory race: thread 0 (warp 0, lane 0) writes "
+                     "byte 4 of 'buf0' that thread 1 (warp 0, lane 1) of CTA "
+                     "(0, 0, 0) wrote"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(run(kernel(args, kGlobalStores, 32),
+                {std::vector<uint8_t>(33 * 4)}, {1, 1}),
+            "");
+}
+
 const char *kSmemPtr = R"(
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %base = llvm.mlir.addressof @smem : !llvm.ptr<3>
