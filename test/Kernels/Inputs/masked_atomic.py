@@ -17,10 +17,17 @@ sm_90 and assembled:
              order of additions exact;
   kpm        attention with a key-padding mask read from a bool[B, Nk]
              tensor (dot, online softmax), rows whose keys are all masked
-             give 0.
+             give 0;
+  dq         the dQ accumulation of an attention backward pass: one
+             program per KV block loops over the query blocks and adds
+             dS K into dQ with atomic_add, so every dQ row receives one
+             addition per KV block; the same kernel with store instead
+             must make the emulator's sanitizer report a global-memory
+             race.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -76,6 +83,32 @@ KPM = """kernel kpm<BLOCK_M: int = 64, BLOCK_N: int = 64, D: int = 64>(
 }
 """
 
+DQ = """kernel dq<BLOCK_M: int = 64, BLOCK_N: int = 32, D: int = 64, RACY: bool = false>(
+    Q: f16[B, Nq, D], K: f16[B, Nk, D], V: f16[B, Nk, D], DO: f16[B, Nq, D],
+    DQ: f32[B, Nq, D], scale: f32)
+{
+  # BLOCK_N 32 keeps K, V and the dQ tile in registers without spills.
+  grid(cdiv(Nk, BLOCK_N), B);
+  let n0 = program_id(0) * BLOCK_N;
+  let b = program_id(1);
+  let k = load(K[b, n0 : n0 + BLOCK_N, :]);   # keys past Nk read 0: dS = 0
+  let v = load(V[b, n0 : n0 + BLOCK_N, :]);
+  for m0 in range(0, Nq, BLOCK_M) {
+    let q = load(Q[b, m0 : m0 + BLOCK_M, :]);
+    let d_o = load(DO[b, m0 : m0 + BLOCK_M, :]);
+    let s = dot(q, trans(k)) * scale;
+    let dp = dot(d_o, trans(v));
+    let ds = cast(s * dp, f16);               # a stand-in for P * (dP - delta)
+    let dq = dot(ds, k) * scale;
+    if RACY {
+      store(DQ[b, m0 : m0 + BLOCK_M, :], dq);
+    } else {
+      atomic_add(DQ[b, m0 : m0 + BLOCK_M, :], dq);
+    }
+  }
+}
+"""
+
 
 def run(cmd):
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -96,8 +129,10 @@ class Case:
     def path(self, suffix):
         return os.path.join(self.args.workdir, self.name + suffix)
 
-    def run(self, target, arrays, scalars, outs):
+    def run(self, target, arrays, scalars, outs, defines=(), fail=False):
         cmd = [self.args.flashc, "run", self.src, "--target=" + target]
+        for d in defines:
+            cmd += ["-D", d]
         for name, a in arrays.items():
             np.save(self.path("-" + name + ".npy"), a)
             cmd += ["--arg", "%s=%s" % (name, self.path("-" + name + ".npy"))]
@@ -105,17 +140,32 @@ class Case:
             cmd += ["--arg", "%s=%s" % (name, value)]
         for name in outs:
             cmd += ["--out", "%s=%s" % (name, self.path("-%s-%s.npy" % (name, target)))]
+        if fail:
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode == 0:
+                sys.exit("FAIL: %s succeeded" % " ".join(cmd))
+            return done.stderr
         run(cmd)
         return {name: np.load(self.path("-%s-%s.npy" % (name, target))) for name in outs}
 
     def ptx(self):
         if not self.args.ptxas:
             return
+        usage = []
         for arch in ("sm_80", "sm_90"):
             ptx = self.path("-%s.ptx" % arch)
             run([self.args.flashc, self.src, "--arch=" + arch, "-o", ptx])
-            run([self.args.ptxas, "-arch=" + arch, ptx, "-o", ptx + ".cubin"])
-        print("PASS %s ptx: ptxas accepts sm_80 and sm_90" % self.name)
+            done = subprocess.run([self.args.ptxas, "-v", "-arch=" + arch, ptx,
+                                   "-o", ptx + ".cubin"],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit("FAIL %s ptxas %s:\n%s" % (self.name, arch, done.stderr))
+            regs = re.search(r"Used (\d+) registers", done.stderr)
+            spill = re.search(r"(\d+) bytes spill stores", done.stderr)
+            usage.append("%s %s regs, %s B spilled" % (
+                arch, regs.group(1) if regs else "?", spill.group(1) if spill else "?"))
+        print("PASS %s ptx: ptxas accepts sm_80 and sm_90 (%s)"
+              % (self.name, "; ".join(usage)))
 
 
 def check_exact(case, target, got, want):
@@ -199,15 +249,46 @@ def kpm(args, rng):
     case.ptx()
 
 
+def dq(args, rng):
+    case = Case(args, "dq", DQ)
+    B, Nq, Nk, D, scale = 2, 150, 200, 64, 0.125
+    q, do = (rng.standard_normal((B, Nq, D)).astype(np.float16) for _ in "12")
+    k, v = (rng.standard_normal((B, Nk, D)).astype(np.float16) for _ in "12")
+    f = lambda a: a.astype(np.float64)
+    s = np.einsum("bqd,bkd->bqk", f(q), f(k)) * scale
+    dp = np.einsum("bqd,bkd->bqk", f(do), f(v))
+    ds = (s * dp).astype(np.float16)  # the kernel rounds dS to f16
+    dq0 = rng.standard_normal((B, Nq, D)).astype(np.float32)
+    want = f(dq0) + np.einsum("bqk,bkd->bqd", f(ds), f(k)) * scale
+    outs = {}
+    for target in ("interp", "emulate"):
+        got = case.run(target, dict(Q=q, K=k, V=v, DO=do, DQ=dq0),
+                       {"scale": scale}, ["DQ"])["DQ"].astype(np.float64)
+        err = np.max(np.abs(got - want)) / np.max(np.abs(want))
+        if not np.all(np.isfinite(got)) or err > 2e-3:
+            sys.exit("FAIL dq %s: max error %.3g of max |dQ|" % (target, err))
+        outs[target] = got
+        print("PASS dq %s: %d KV blocks add into each dQ row, max error %.3g "
+              "of max |dQ|" % (target, -(-Nk // 32), err))
+    diff = np.max(np.abs(outs["interp"] - outs["emulate"])) / np.max(np.abs(want))
+    if diff > 2e-3:
+        sys.exit("FAIL dq: interp and emulate differ by %.3g" % diff)
+    err = case.run("emulate", dict(Q=q, K=k, V=v, DO=do, DQ=dq0),
+                   {"scale": scale}, ["DQ"], defines=["RACY=true"], fail=True)
+    print("RACY dq emulate: " + err.strip().splitlines()[0])
+    case.ptx()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flashc", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--ptxas")
-    ap.add_argument("--only", choices=["masks", "colsum", "kpm"])
+    ap.add_argument("--only", choices=["masks", "colsum", "kpm", "dq"])
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
-    for name, fn in (("masks", masks), ("colsum", colsum), ("kpm", kpm)):
+    for name, fn in (("masks", masks), ("colsum", colsum), ("kpm", kpm),
+                     ("dq", dq)):
         if args.only in (None, name):
             fn(args, np.random.default_rng(len(name)))
 
