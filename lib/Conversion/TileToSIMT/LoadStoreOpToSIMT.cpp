@@ -131,8 +131,9 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
 };
 
 /// Relaxed (monotonic), device-scope `atomicrmw fadd`s whose results are
-/// unused: the NVPTX back end emits atom.global.add.f32, which ptxas turns
-/// into a reduction (RED) since nothing reads the old value.
+/// unused: the NVPTX back end emits atom.global.add.f32 (PTX's defaults:
+/// .relaxed, .gpu), which ptxas may issue as a reduction (RED) since nothing
+/// reads the old value.
 struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
