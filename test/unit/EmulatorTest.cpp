@@ -398,6 +398,52 @@ TEST_F(EmulatorTest, PlainGlobalStoresOfOneCTANeedABarrier) {
             "");
 }
 
+// Each thread adds 1 to its element of Y, atomically, except that with
+// `mode` 1 CTA 0 stores instead, with `mode` 2 the other CTAs do.
+const char *kStoreOrAdd = R"(
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %cta = nvvm.read.ptx.sreg.ctaid.x : i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %one = arith.constant 1.0 : f32
+  %p = llvm.getelementptr %Y[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  %first = arith.cmpi eq, %cta, %c0 : i32
+  %later = arith.cmpi ne, %cta, %c0 : i32
+  %m1 = arith.cmpi eq, %mode, %c1 : i32
+  %m2 = arith.cmpi eq, %mode, %c2 : i32
+  %s1 = arith.andi %m1, %first : i1
+  %s2 = arith.andi %m2, %later : i1
+  %plain = arith.ori %s1, %s2 : i1
+  scf.if %plain {
+    llvm.store %one, %p : f32, !llvm.ptr<1>
+  } else {
+    %old = llvm.atomicrmw fadd %p, %one syncscope("device") monotonic {alignment = 4 : i64} : !llvm.ptr<1>, f32
+  }
+)";
+
+TEST_F(EmulatorTest, AtomicsRaceOnlyWithPlainStores) {
+  std::string args = "%Y: !llvm.ptr<1>, %mode: i32";
+  ASSERT_EQ(run(kernel(args, kStoreOrAdd, 32), {std::vector<uint8_t>(32 * 4)},
+                {0}, {{3, 1, 1}}),
+            "");
+  EXPECT_EQ(as<float>(0), std::vector<float>(32, 3.0f));
+  std::string err = run(kernel(args, kStoreOrAdd, 32),
+                        {std::vector<uint8_t>(32 * 4)}, {1}, {{3, 1, 1}});
+  EXPECT_NE(err.find("global-memory race: thread 0 (warp 0, lane 0) "
+                     "atomically adds to byte 0 of 'buf0' that thread 0 (warp "
+                     "0, lane 0) of CTA (0, 0, 0) wrote"),
+            std::string::npos)
+      << err;
+  err = run(kernel(args, kStoreOrAdd, 32), {std::vector<uint8_t>(32 * 4)},
+            {2}, {{3, 1, 1}});
+  EXPECT_NE(err.find("global-memory race: thread 0 (warp 0, lane 0) writes "
+                     "byte 0 of 'buf0' that thread 0 (warp 0, lane 0) of CTA "
+                     "(0, 0, 0) added to"),
+            std::string::npos)
+      << err;
+}
+
 const char *kSmemPtr = R"(
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %base = llvm.mlir.addressof @smem : !llvm.ptr<3>
