@@ -70,15 +70,16 @@ Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
 //===----------------------------------------------------------------------===//
 
 static bool isGlobalElementType(Type type) {
-  return type.isF16() || type.isBF16() || type.isF32() || type.isInteger(32);
+  return type.isF16() || type.isBF16() || type.isF32() || type.isInteger(32) ||
+         type.isInteger(1); // bool tensors: one byte per element
 }
 
 LogicalResult GlobalType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Type elementType, ArrayRef<int64_t> shape,
                                  ArrayRef<StringAttr> dimNames) {
   if (!isGlobalElementType(elementType))
-    return emitError() << "global tensor element type must be f16, bf16, f32 "
-                          "or i32, got "
+    return emitError() << "global tensor element type must be f16, bf16, f32, "
+                          "i32 or i1, got "
                        << elementType;
   if (shape.empty())
     return emitError() << "global tensor must have at least one dim";

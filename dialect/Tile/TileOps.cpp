@@ -78,7 +78,7 @@ LogicalResult IotaOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// LoadOp, StoreOp
+// LoadOp, StoreOp, AtomicAddOp
 //===----------------------------------------------------------------------===//
 
 /// Shared rules of windows: one offset per global dim, window dims strictly
@@ -169,9 +169,40 @@ LogicalResult LoadScalarOp::verify() {
   return success();
 }
 
+/// The optional mask of a store or atomic: an i1 tile of the value's shape
+/// and layout.
+static LogicalResult verifyMask(Operation *op, Value mask,
+                                RankedTensorType value) {
+  if (!mask)
+    return success();
+  auto type = cast<RankedTensorType>(mask.getType());
+  if (!type.getElementType().isInteger(1))
+    return op->emitOpError() << "mask must be a tile of i1, got " << type;
+  if (type.getShape() != value.getShape())
+    return op->emitOpError() << "mask shape " << shapeString(type.getShape())
+                             << " differs from the value's "
+                             << shapeString(value.getShape());
+  if (type.getEncoding() != value.getEncoding())
+    return op->emitOpError() << "mask " << type << " and value " << value
+                             << " have different layouts";
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
-  return verifyWindow(*this, getDest().getType(), getOffsets().size(),
-                      getWindow(), getValue().getType());
+  if (failed(verifyWindow(*this, getDest().getType(), getOffsets().size(),
+                          getWindow(), getValue().getType())))
+    return failure();
+  return verifyMask(*this, getMask(), getValue().getType());
+}
+
+LogicalResult AtomicAddOp::verify() {
+  if (failed(verifyWindow(*this, getDest().getType(), getOffsets().size(),
+                          getWindow(), getValue().getType())))
+    return failure();
+  if (!getValue().getType().getElementType().isF32())
+    return emitOpError() << "adds f32 tiles only, got "
+                         << getValue().getType().getElementType();
+  return verifyMask(*this, getMask(), getValue().getType());
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- CompileLLVM.cpp - llvm dialect ops (and arith.bitcast) -------------===//
 //
 // Structs, pointers and memory: extractvalue / insertvalue, addressof of
-// shared globals, getelementptr, load, store, and the bitcasts between
+// shared globals, getelementptr, load, store, atomicrmw, and the bitcasts between
 // values of one byte size.
 //
 //===----------------------------------------------------------------------===//
@@ -143,6 +143,23 @@ static bool compileStore(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
+/// Only what flashc emits: a relaxed fadd of f32 in global memory.
+static bool compileAtomicRMW(ProgramBuilder &b, Operation *op) {
+  auto o = cast<LLVM::AtomicRMWOp>(op);
+  Instr I = ProgramBuilder::instr(op, execAtomicAdd);
+  I.a = b.idOf(o.getPtr());
+  I.b = b.idOf(o.getVal());
+  if (!b.defineResult(I))
+    return false;
+  if (o.getBinOp() != LLVM::AtomicBinOp::fadd || !o.getVal().getType().isF32())
+    return b.fail(op, "only atomicrmw fadd of f32 is supported");
+  if (b.val(I.a).sk != SK::PG)
+    return b.fail(op, "only atomics on global memory are supported");
+  I.imm = o.getAlignment() ? *o.getAlignment() : 4;
+  b.emit(I);
+  return true;
+}
+
 /// llvm.bitcast and arith.bitcast: the same bytes, reshaped (e.g.
 /// vector<2xf16> <-> i32).
 static bool compileBitcast(ProgramBuilder &b, Operation *op) {
@@ -167,6 +184,7 @@ void addLLVMOps(OpHandlers &handlers) {
   handlers.add<LLVM::GEPOp>(compileGEP);
   handlers.add<LLVM::LoadOp>(compileLoad);
   handlers.add<LLVM::StoreOp>(compileStore);
+  handlers.add<LLVM::AtomicRMWOp>(compileAtomicRMW);
   handlers.add<LLVM::BitcastOp, arith::BitcastOp>(compileBitcast);
 }
 

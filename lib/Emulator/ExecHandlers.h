@@ -63,12 +63,15 @@ bool execBitcast(Executor &, const Instr &, const ActiveThreads &);
 /// res = pointer a + geps[aux].
 bool execGEP(Executor &, const Instr &, const ActiveThreads &);
 
-// Memory.cpp: loads and stores (global or shared by sk2), sanitized.
+// Memory.cpp: loads and stores (global or shared by sk2), global atomics,
+// sanitized.
 
 /// res = *a (alignment imm).
 bool execLoad(Executor &, const Instr &, const ActiveThreads &);
 /// *a = b (alignment imm).
 bool execStore(Executor &, const Instr &, const ActiveThreads &);
+/// res = *a; *a += b, atomically on global f32 (alignment imm).
+bool execAtomicAdd(Executor &, const Instr &, const ActiveThreads &);
 
 // WarpExec.cpp: warp-wide ops through WarpOps.h, barriers, cp.async.
 

@@ -27,7 +27,7 @@ Executor::Executor(const Program &program, const std::array<int64_t, 3> &grid,
 bool Executor::runCTA(const std::array<int64_t, 3> &at) {
   cta = at;
   errors.cta = at;
-  memory.beginCTA();
+  memory.beginCTA(at);
   ++stats.ctas;
   std::vector<uint8_t> full(T, 1);
   return run(0, program.topEnd, {full.data(), T, 0});

@@ -19,7 +19,8 @@ Memory::Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
       buffers(buffers), checkRaces(options.checkRaces), stats(stats),
       errors(errors), shadow(program.shared.limit) {}
 
-void Memory::beginCTA() {
+void Memory::beginCTA(const std::array<int64_t, 3> &at) {
+  ctas.push_back(at);
   smem = std::make_unique<SharedMemory>(static_cast<uint32_t>(layout.limit));
   for (auto &b : shadow)
     b.pending = 0;
@@ -30,10 +31,12 @@ void Memory::beginCTA() {
 }
 
 bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
-                         int64_t align, bool write, uint8_t *&addr) {
+                         int64_t align, GlobalAccess kind, uint8_t *&addr) {
   int id = globalPtrId(p);
   int64_t off = globalPtrOffset(p);
-  const char *what = write ? "write" : "read";
+  const char *what = kind == GlobalAccess::Read    ? "read"
+                     : kind == GlobalAccess::Write ? "write"
+                                                   : "atomic add";
   if (id < 1 || id > (int)buffers.size())
     return errors.fail(I, std::string("global ") + what + " of " +
                               std::to_string(bytes) +
@@ -57,6 +60,68 @@ bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
                               "' is not a multiple of the alignment " +
                               std::to_string(align) + ", by " + threadName(t));
   addr = buf.bytes.data() + off;
+  return kind == GlobalAccess::Read || !checkRaces ||
+         trackGlobal(I, t, id - 1, off, bytes, kind);
+}
+
+std::string Memory::globalWriter(int32_t cta, int32_t tid) const {
+  if (cta == kMany)
+    return "threads of several CTAs";
+  const auto &c = ctas[cta];
+  std::string where = " of CTA (" + std::to_string(c[0]) + ", " +
+                      std::to_string(c[1]) + ", " + std::to_string(c[2]) + ")";
+  return (tid == kMany ? "several threads" : threadName(tid)) + where;
+}
+
+bool Memory::trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
+                         int64_t bytes, GlobalAccess kind) {
+  if (globalShadow.size() != buffers.size())
+    globalShadow.resize(buffers.size());
+  std::vector<GlobalShadow> &bytesShadow = globalShadow[buf];
+  if (bytesShadow.empty())
+    bytesShadow.resize(buffers[buf].bytes.size());
+  int32_t cta = static_cast<int32_t>(ctas.size() - 1);
+  int32_t tid = static_cast<int32_t>(t);
+  // Two accesses are ordered only if one thread made both, or one CTA made
+  // them with a barrier between.
+  auto conflicts = [&](int32_t c, int32_t u, uint32_t e) {
+    return c != -1 && (c != cta || (e == epoch && u != tid));
+  };
+  bool atomic = kind == GlobalAccess::Atomic;
+  for (int64_t k = 0; k < bytes; ++k) {
+    GlobalShadow &g = bytesShadow[off + k];
+    int32_t otherCta = -1, otherTid = -1;
+    if (conflicts(g.wCta, g.wTid, g.wEpoch)) {
+      otherCta = g.wCta;
+      otherTid = g.wTid;
+    } else if (!atomic && conflicts(g.aCta, g.aTid, g.aEpoch)) {
+      otherCta = g.aCta;
+      otherTid = g.aTid;
+    }
+    if (otherCta != -1)
+      return errors.fail(
+          I, std::string("global-memory race: ") + threadName(t) +
+                 (atomic ? " atomically adds to" : " writes") + " byte " +
+                 std::to_string(off + k) + " of '" + buffers[buf].name +
+                 "' that " + globalWriter(otherCta, otherTid) +
+                 (otherCta == g.wCta && otherTid == g.wTid ? " wrote"
+                                                           : " added to") +
+                 " (stores of one launch's CTAs, or of one CTA's threads "
+                 "between barriers, are unordered; use atomic_add or "
+                 "disjoint windows)");
+    int32_t &c = atomic ? g.aCta : g.wCta;
+    int32_t &u = atomic ? g.aTid : g.wTid;
+    uint32_t &e = atomic ? g.aEpoch : g.wEpoch;
+    if (c == -1 || (c == cta && e != epoch)) {
+      c = cta;
+      u = tid;
+      e = epoch;
+    } else if (c != cta) {
+      c = kMany; // atomics of several CTAs: a later plain write races
+    } else if (u != tid) {
+      u = kMany;
+    }
+  }
   return true;
 }
 
@@ -213,7 +278,9 @@ static bool globalAccess(Executor &ex, const Instr &I, const uint8_t *mask) {
         continue;
       any = true;
       uint8_t *addr;
-      if (!ex.memory.checkGlobal(I, t, P[t].i, bytes, I.imm, Write, addr))
+      if (!ex.memory.checkGlobal(
+              I, t, P[t].i, bytes, I.imm,
+              Write ? GlobalAccess::Write : GlobalAccess::Read, addr))
         return false;
       for (uint32_t e = 0; e < vv.n; ++e) {
         if constexpr (Write)
@@ -270,6 +337,39 @@ static bool sharedAccess(Executor &ex, const Instr &I, const uint8_t *mask) {
         (Write ? stats.sharedBytesWritten : stats.sharedBytesRead) += bytes;
         return true;
       });
+}
+
+/// llvm.atomicrmw fadd on global f32: the active threads' additions happen
+/// one at a time in thread order (a CTA's warps in order, lanes in order),
+/// each rounded to f32; CTAs run one after another in the emulator's grid
+/// order, so the result is deterministic. res = the old value.
+bool execAtomicAdd(Executor &ex, const Instr &I, const ActiveThreads &threads) {
+  const int64_t T = ex.T;
+  const Cell *P = ex.cellsOf(I.a);
+  const Cell *V = ex.cellsOf(I.b);
+  Cell *R = ex.cellsOf(I.res);
+  Stats &stats = ex.stats;
+  for (int64_t w = 0; w < ex.numWarps; ++w) {
+    bool any = false;
+    for (int64_t t = w * 32; t < std::min<int64_t>(T, w * 32 + 32); ++t) {
+      if (!threads.mask[t])
+        continue;
+      any = true;
+      uint8_t *addr;
+      if (!ex.memory.checkGlobal(I, t, P[t].i, 4, I.imm, GlobalAccess::Atomic,
+                                 addr))
+        return false;
+      Cell old, sum;
+      decodeElem(SK::F32, addr, old);
+      sum.d = static_cast<float>(old.d + V[t].d); // exact, then one rounding
+      encodeElem(SK::F32, sum, addr);
+      R[t] = old;
+      stats.globalBytesRead += 4;
+      stats.globalBytesWritten += 4;
+    }
+    stats.globalAtomics += any;
+  }
+  return true;
 }
 
 bool execLoad(Executor &ex, const Instr &I, const ActiveThreads &threads) {

@@ -1,8 +1,12 @@
 //===- Memory.h - Global and shared memory, sanitized -----------*- C++ -*-===//
 //
 // The memory a launch touches, and the sanitizer that watches it:
-//   * global memory: the argument buffers; accesses must lie inside one and
-//     be aligned;
+//   * global memory: the argument buffers; accesses (reads, writes, atomic
+//     read-modify-writes) must lie inside one and be aligned; a shadow per
+//     written byte catches racing writes: two threads writing one byte, at
+//     least one with a plain store, in different CTAs (unordered within a
+//     launch) or in one CTA without a barrier between; atomics never race
+//     with atomics;
 //   * the current CTA's shared memory (WarpOps' SharedMemory, which also
 //     rejects reads of bytes nothing wrote), bounded by the shared layout's
 //     limit, with a shadow per byte for race detection: the writer and the
@@ -22,12 +26,18 @@
 
 #include "flashc/Emulator/WarpOps.h"
 
+#include <array>
 #include <deque>
+#include <string>
 #include <memory>
 #include <utility>
 #include <vector>
 
 namespace flash::emu {
+
+/// What a global access does: reads are not race-checked; plain writes race
+/// with other threads' writes and atomics, atomics only with plain writes.
+enum class GlobalAccess { Read, Write, Atomic };
 
 /// One lane's part of a warp-wide shared request: (byte offset, bytes).
 using LaneAccess = std::pair<uint32_t, uint32_t>;
@@ -41,16 +51,17 @@ public:
   Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
          const Options &options, Stats &stats, ErrorReporter &errors);
 
-  /// A new CTA: fresh shared memory, no copies in flight, and no access of
-  /// an earlier CTA counts as a race.
-  void beginCTA();
+  /// A new CTA (at grid coordinates `at`): fresh shared memory, no copies in
+  /// flight, and no shared access of an earlier CTA counts as a race (its
+  /// global writes still do).
+  void beginCTA(const std::array<int64_t, 3> &at);
   /// A CTA-wide barrier: a new race epoch.
   void barrier() { ++epoch; }
 
   /// Validates a global access of `bytes` at pointer `p` by thread t and
   /// sets `addr` to its bytes.
   bool checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
-                   int64_t align, bool write, uint8_t *&addr);
+                   int64_t align, GlobalAccess kind, uint8_t *&addr);
   /// Bounds / alignment of a shared access (`what`: "read", "write", ...).
   bool checkShared(const Instr &I, int64_t t, int64_t off, int64_t bytes,
                    int64_t align, const char *what);
@@ -113,6 +124,20 @@ private:
                  bool write);
   bool landCopies(const Instr &I, int64_t t, std::vector<Range> &ranges);
 
+  /// Per-byte shadow state of a written global byte: the last plain writer
+  /// and the last atomic one (CTA index into `ctas`, thread, epoch); kMany:
+  /// several threads (or CTAs) in that epoch.
+  struct GlobalShadow {
+    int32_t wCta = -1, wTid = -1, aCta = -1, aTid = -1;
+    uint32_t wEpoch = 0, aEpoch = 0;
+  };
+  /// Race check of thread t's write (plain or atomic) of `bytes` bytes at
+  /// byte `off` of buffer `buf`; records it.
+  bool trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
+                   int64_t bytes, GlobalAccess kind);
+  /// "thread T (warp W, lane L) of CTA (x, y, z)", or several threads.
+  std::string globalWriter(int32_t cta, int32_t tid) const;
+
   const int64_t T, numWarps;
   const SharedLayout &layout;
   std::vector<GlobalBuffer> &buffers;
@@ -123,6 +148,8 @@ private:
   std::unique_ptr<SharedMemory> smem;
   std::vector<ByteShadow> shadow;
   uint32_t epoch = 0;
+  std::vector<std::array<int64_t, 3>> ctas; ///< the CTAs run, in order
+  std::vector<std::vector<GlobalShadow>> globalShadow; ///< per buffer, lazy
   std::vector<CpAsyncState> cpStates;        ///< per thread
   std::vector<std::vector<Range>> cpCurrent; ///< per thread: uncommitted
   std::vector<std::deque<std::vector<Range>>> cpGroups; ///< per thread

@@ -35,6 +35,7 @@ void Stats::print(llvm::raw_ostream &os, llvm::StringRef kernelName) const {
   line("cp.async wait_group (warp)", cpAsyncWaits);
   line("global loads (warp instrs)", globalLoads);
   line("global stores (warp instrs)", globalStores);
+  line("global atomics (warp instrs)", globalAtomics);
   line("global bytes read", globalBytesRead);
   line("global bytes written", globalBytesWritten);
   line("shared loads (warp instrs)", sharedLoads);

@@ -196,7 +196,8 @@ bool execCpAsync(Executor &ex, const Instr &I, const ActiveThreads &threads) {
         if (srcSize > 0) {
           uint8_t *addr;
           if (!mem.checkGlobal(I, t, S[t].i, srcSize,
-                               std::min<int64_t>(srcSize, 16), false, addr))
+                               std::min<int64_t>(srcSize, 16),
+                               GlobalAccess::Read, addr))
             return false;
           src = addr;
         }

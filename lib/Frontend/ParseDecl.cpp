@@ -70,9 +70,10 @@ bool Parser::parseParam(KernelDecl &k) {
   p.elementType = ty;
   if (is(Tok::LBracket)) {
     p.isTensor = true;
-    if (ty != "f16" && ty != "bf16" && ty != "f32" && ty != "i32") {
+    if (ty != "f16" && ty != "bf16" && ty != "f32" && ty != "i32" &&
+        ty != "bool") {
       error(p.typeLoc, "unknown tensor element type '" + ty +
-                           "' (expected f16, bf16, f32 or i32)");
+                           "' (expected f16, bf16, f32, i32 or bool)");
       return false;
     }
     llvm::SMLoc open = tok().loc;

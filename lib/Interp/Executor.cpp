@@ -221,6 +221,8 @@ bool Executor::exec(const Inst &inst) {
     return execLoadScalar(inst);
   case Opc::Store:
     return execStore(inst);
+  case Opc::AtomicAdd:
+    return execAtomicAdd(inst);
   case Opc::ExpandDims:
   case Opc::TensorReshape:
     return execReshape(inst);

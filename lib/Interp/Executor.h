@@ -5,8 +5,8 @@
 //   Executor.cpp      blocks, scf.for / scf.if, constants, the dispatch
 //   ArithMathOps.cpp  the arith / math ops, through flashc/Semantics
 //   TileOps.cpp       grid coordinates, splat, iota, broadcast, trans, reduce
-//   WindowOps.cpp     tile.load / tile.store through windows (gathered rows
-//                     too), tile.load_scalar
+//   WindowOps.cpp     tile.load / tile.store / tile.atomic_add through windows
+//                     (gathered rows too), tile.load_scalar
 //   AttentionOps.cpp  tile.mma, tile.online_softmax and its finalize
 //   TensorOps.cpp     the tensor.* ops canonicalization may leave behind
 //
@@ -56,6 +56,9 @@ private:
   bool execLoad(const Inst &inst);
   bool execLoadScalar(const Inst &inst);
   bool execStore(const Inst &inst);
+  bool execAtomicAdd(const Inst &inst);
+  bool writeWindow(const Inst &inst, llvm::ArrayRef<int64_t> window,
+                   bool hasMask, bool accumulate);
   bool execBroadcast(const Inst &inst);
   bool execTrans(const Inst &inst);
   bool execReduce(const Inst &inst);

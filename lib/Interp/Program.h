@@ -39,6 +39,7 @@ enum class Opc : uint8_t {
   Load,
   LoadScalar,
   Store,
+  AtomicAdd,
   ExpandDims,
   Broadcast,
   Trans,

@@ -1,8 +1,8 @@
-//===- WindowOps.cpp - tile.load and tile.store through windows -----------===//
+//===- WindowOps.cpp - tile.load, tile.store, tile.atomic_add -------------===//
 //
 // A window maps each tile dimension to a dimension of a global tensor at
 // given offsets; elements outside the global read the pad value and are not
-// written.
+// written (nor are those a store's or an atomic's mask turns off).
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,30 +193,54 @@ bool Executor::execLoadScalar(const Inst &inst) {
   return true;
 }
 
-bool Executor::execStore(const Inst &inst) {
-  auto store = mlir::cast<tile::StoreOp>(inst.op);
+/// tile.store and tile.atomic_add: element t of the value goes to its
+/// window element unless that is out of bounds or the mask is false there;
+/// `accumulate` adds it (rounded to the tensor's type) instead of writing.
+/// Additions happen one element at a time in row-major tile order, and
+/// program instances run one after another, so an atomic_add is exact
+/// program order.
+bool Executor::writeWindow(const Inst &inst, llvm::ArrayRef<int64_t> window,
+                           bool hasMask, bool accumulate) {
   const RtValue &v = val(inst.in[0]);
   const RtValue &dst = val(inst.in[1]);
   if (!dst.global)
     return internalError(inst, "store to a non-global value");
   GlobalBuffer &g = *dst.global;
-  if (inst.in.size() - 2 != g.shape.size())
+  if (inst.in.size() - 2 - hasMask != g.shape.size())
     return internalError(inst, "offset count does not match the rank");
   llvm::SmallVector<int64_t, 4> offsets;
   readOffsets(inst, 2, g.shape.size(), offsets);
-  llvm::ArrayRef<int64_t> window = store.getWindow();
   if (window.size() != v.shape.size())
     return internalError(inst, "window rank does not match the tile");
+  const double *pm = hasMask ? val(inst.in.back()).data.data() : nullptr;
+  if (pm && val(inst.in.back()).data.size() != v.data.size())
+    return internalError(inst, "the mask's size differs from the value's");
   const double *pv = v.data.data();
   double *pg = g.data.data();
   bool sameType = v.elem == g.elem;
   ElemType gt = g.elem;
   forEachWindowElement(v.shape, g.shape, offsets, window,
                        [&](int64_t t, int64_t gi) {
-                         if (gi >= 0)
+                         if (gi < 0 || (pm && pm[t] == 0))
+                           return;
+                         if (accumulate)
+                           pg[gi] = roundTo(gt, pg[gi] + pv[t]);
+                         else
                            pg[gi] = sameType ? pv[t] : roundTo(gt, pv[t]);
                        });
   return true;
+}
+
+bool Executor::execStore(const Inst &inst) {
+  auto store = mlir::cast<tile::StoreOp>(inst.op);
+  return writeWindow(inst, store.getWindow(), bool(store.getMask()),
+                     /*accumulate=*/false);
+}
+
+bool Executor::execAtomicAdd(const Inst &inst) {
+  auto add = mlir::cast<tile::AtomicAddOp>(inst.op);
+  return writeWindow(inst, add.getWindow(), bool(add.getMask()),
+                     /*accumulate=*/true);
 }
 
 } // namespace flash::interp

@@ -46,6 +46,8 @@ bool npyDTypeOf(const std::string &dtype, npy::DType &out) {
     out = npy::DType::F32;
   else if (dtype == "i32")
     out = npy::DType::I32;
+  else if (dtype == "bool")
+    out = npy::DType::Bool;
   else
     return false;
   return true;
@@ -63,6 +65,8 @@ const char *sidecarDType(npy::DType d) {
     return "i32";
   case npy::DType::U16:
     return "uint16";
+  case npy::DType::Bool:
+    return "bool";
   }
   return "?";
 }
@@ -148,7 +152,7 @@ bool ArgChecker::array(const SidecarParam &p, npy::Array &arr) {
   if (!npyDTypeOf(p.dtype, want)) {
     error = "parameter '" + p.name + "' has element type " + p.dtype +
             ", which the launcher cannot provide (supported: f16, bf16, f32, "
-            "i32)";
+            "i32, bool)";
     return false;
   }
   if (!npy::viewAs(arr, want)) {

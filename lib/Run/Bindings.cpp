@@ -82,12 +82,14 @@ bool ArgumentBinder::checkArray(Param &p) {
     diag.error("parameter '" + p.name + "' has element type " +
                typeText(p.elemType) +
                ", which .npy arguments cannot provide (supported: f16, bf16, "
-               "f32, i32)");
+               "f32, i32, bool)");
     return false;
   }
   if (!npy::viewAs(p.array, *want)) {
+    std::string declared =
+        *want == npy::DType::Bool ? "bool" : typeText(p.elemType);
     diag.error("argument '" + p.name + "' is " + npy::dtypeName(p.array.dtype) +
-               " but the kernel declares " + typeText(p.elemType) +
+               " but the kernel declares " + declared +
                (*want == npy::DType::BF16
                     ? " (pass an ml_dtypes.bfloat16 array, or its bits as "
                       "uint16)"

@@ -154,6 +154,8 @@ std::optional<npy::DType> npyDTypeFor(interp::ElemType e) {
   case interp::ElemType::Int:
     if (e.width == 32)
       return npy::DType::I32;
+    if (e.width == 1)
+      return npy::DType::Bool;
     return std::nullopt;
   default:
     return std::nullopt;

@@ -15,6 +15,8 @@ namespace npy {
 
 size_t elementSize(DType dtype) {
   switch (dtype) {
+  case DType::Bool:
+    return 1;
   case DType::F16:
   case DType::BF16:
   case DType::U16:
@@ -28,6 +30,8 @@ size_t elementSize(DType dtype) {
 
 const char *descr(DType dtype) {
   switch (dtype) {
+  case DType::Bool:
+    return "|b1";
   case DType::F16:
     return "<f2";
   case DType::BF16:
@@ -44,6 +48,8 @@ const char *descr(DType dtype) {
 
 const char *dtypeName(DType dtype) {
   switch (dtype) {
+  case DType::Bool:
+    return "bool";
   case DType::F16:
     return "float16";
   case DType::BF16:
@@ -72,7 +78,8 @@ static bool dtypeOfDescr(const std::string &d, DType &out, std::string &error) {
     const char *descr;
     DType dtype;
   } known[] = {{"<f2", DType::F16}, {"<V2", DType::BF16}, {"|V2", DType::BF16},
-               {"<f4", DType::F32}, {"<i4", DType::I32},  {"<u2", DType::U16}};
+               {"<f4", DType::F32}, {"<i4", DType::I32},  {"<u2", DType::U16},
+               {"|b1", DType::Bool}};
   for (const auto &k : known)
     if (d == k.descr) {
       out = k.dtype;
@@ -83,7 +90,7 @@ static bool dtypeOfDescr(const std::string &d, DType &out, std::string &error) {
   else
     error = "unsupported dtype '" + d +
             "' (supported: <f2 float16, <V2 bfloat16 (ml_dtypes), <f4 "
-            "float32, <i4 int32, <u2 uint16 (bfloat16 bits))";
+            "float32, <i4 int32, <u2 uint16 (bfloat16 bits), |b1 bool)";
   return false;
 }
 
@@ -129,6 +136,8 @@ static void storeLE(uint8_t *p, uint32_t v, size_t n) {
 double Array::get(size_t i) const {
   const uint8_t *p = data.data() + i * elementSize(dtype);
   switch (dtype) {
+  case DType::Bool:
+    return p[0] != 0;
   case DType::F16:
     return halfBitsToDouble(static_cast<uint16_t>(loadLE(p, 2)));
   case DType::BF16:
@@ -150,6 +159,9 @@ double Array::get(size_t i) const {
 void Array::set(size_t i, double v) {
   uint8_t *p = data.data() + i * elementSize(dtype);
   switch (dtype) {
+  case DType::Bool:
+    p[0] = v != 0;
+    return;
   case DType::F16:
     storeLE(p, doubleToHalfBits(v), 2);
     return;

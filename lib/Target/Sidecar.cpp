@@ -36,6 +36,12 @@ std::string typeName(Type type) {
   return s;
 }
 
+/// The dtype of a tensor's elements: a bool tensor (i1 in the IR) is "bool",
+/// one byte per element as numpy stores it.
+std::string tensorDType(Type element) {
+  return element.isInteger(1) ? "bool" : typeName(element);
+}
+
 /// A dim label: a symbol ("Nq") or a static size ("64", written as a number).
 llvm::json::Value dimValue(llvm::StringRef label) {
   int64_t value;
@@ -172,7 +178,11 @@ FailureOr<SmallVector<ParamInfo>> paramsFromAttr(Operation *kernel,
         (kind.getValue() != "tensor" && kind.getValue() != "scalar"))
       return kernel->emitError()
              << "malformed '" << "params" << "' entry " << attr;
-    ParamInfo info{name.str(), kind.str(), typeName(element.getValue()), {}};
+    bool tensor = kind.getValue() == "tensor";
+    ParamInfo info{name.str(), kind.str(),
+                   tensor ? tensorDType(element.getValue())
+                          : typeName(element.getValue()),
+                   {}};
     if (kind.getValue() == "tensor") {
       auto dims = dict.getAs<ArrayAttr>("dims");
       if (!dims)
@@ -204,7 +214,7 @@ SmallVector<ParamInfo> paramsFromGrid(func::FuncOp grid) {
     Type type = grid.getArgument(i).getType();
     if (auto global = dyn_cast<flash::tile::GlobalType>(type)) {
       info.kind = "tensor";
-      info.dtype = typeName(global.getElementType());
+      info.dtype = tensorDType(global.getElementType());
       for (unsigned d = 0; d < global.getRank(); ++d)
         info.dims.push_back(global.getDimLabel(d));
     } else {

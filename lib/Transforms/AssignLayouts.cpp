@@ -1,7 +1,8 @@
 //===- AssignLayouts.cpp - give every tile a distributed layout -----------===//
 //
 // Values that must share a layout (operands and results of element-wise ops,
-// the inputs and outputs of a broadcast, loop-carried values) form classes;
+// the inputs and outputs of a broadcast, loop-carried values, a store's value
+// and mask) form classes;
 // each class gets one layout, chosen from what its members are used for:
 // accumulators of an MMA take the MMA layout, operands of an MMA their
 // operand layout, reductions and the row/column vectors they feed a slice of
@@ -259,6 +260,13 @@ private:
         uniteTensors(all);
       } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
         uniteTensors({broadcast.getInput(), broadcast.getResult()});
+      } else if (auto store = dyn_cast<StoreOp>(op)) {
+        // Each thread's mask registers guard its value registers.
+        if (Value mask = store.getMask())
+          uniteTensors({store.getValue(), mask});
+      } else if (auto add = dyn_cast<AtomicAddOp>(op)) {
+        if (Value mask = add.getMask())
+          uniteTensors({add.getValue(), mask});
       } else if (auto forOp = dyn_cast<scf::ForOp>(op)) {
         for (auto [init, arg, result, yielded] :
              llvm::zip(forOp.getInitArgs(), forOp.getRegionIterArgs(),

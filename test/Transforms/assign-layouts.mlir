@@ -182,6 +182,34 @@ func.func @gather_rows(%X: !tile.global<[N, 64], f32>, %Y: !tile.global<[M, 64],
 
 // -----
 
+// A store's mask joins its value's class, whatever else it is computed
+// from: a mask of the signs of an MMA operand is computed in the MMA layout
+// (the operand converted to the A layout at the MMA), so that every thread
+// holds the mask bits of the elements it writes.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
+// CHECK-LABEL: func.func @masked_accumulator
+// CHECK: %[[L:.*]] = tile.load {{.*}} -> tensor<64x64xf16, #[[MMA]]>
+// CHECK: %[[LA:.*]] = tile.convert_layout %[[L]] : tensor<64x64xf16, #[[MMA]]> -> tensor<64x64xf16, #[[A]]>
+// CHECK: %[[S:.*]] = tile.mma %[[LA]], {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CHECK: %[[M:.*]] = arith.cmpf ogt, %[[L]], {{.*}} : tensor<64x64xf16, #[[MMA]]>
+// CHECK: tile.store %[[S]], {{.*}} mask %[[M]] : tensor<64x64xf32, #[[MMA]]>, tensor<64x64xi1, #[[MMA]]>
+// CHECK: tile.atomic_add %[[S]], {{.*}} mask %[[M]] : tensor<64x64xf32, #[[MMA]]>, tensor<64x64xi1, #[[MMA]]>
+func.func @masked_accumulator(%A: !tile.global<[N, 64], f16>, %O: !tile.global<[N, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %zero16 = arith.constant dense<0.0> : tensor<64x64xf16>
+  %a = tile.load %A[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %s = tile.mma %a, %a, %zero {transpose_b} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+  %m = arith.cmpf ogt, %a, %zero16 : tensor<64x64xf16>
+  tile.store %s, %O[%c0, %c0] window [0, 1] mask %m : tensor<64x64xf32>, tensor<64x64xi1> -> !tile.global<[N, 64], f32>
+  tile.atomic_add %s, %O[%c0, %c0] window [0, 1] mask %m : tensor<64x64xf32>, tensor<64x64xi1> -> !tile.global<[N, 64], f32>
+  return
+}
+
+// -----
+
 // ALiBi: a per-head slope loaded as a [1, 1] tile and broadcast into the
 // scores joins the scores' class and takes their MMA layout (size-1 dims
 // broadcast into any layout: every thread holds the one element).

@@ -291,6 +291,159 @@ TEST_F(EmulatorTest, InactiveThreadsDoNotTouchMemory) {
   EXPECT_EQ(y[31], 31000);
 }
 
+// Every thread of two CTAs adds into one f32 and keeps the old value.
+const char *kAtomicAdd = R"(
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %cta = nvvm.read.ptx.sreg.ctaid.x : i32
+  %c64 = arith.constant 64 : i32
+  %base = arith.muli %cta, %c64 : i32
+  %i = arith.addi %base, %tid : i32
+  %q = llvm.getelementptr %X[%i] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  %v = llvm.load %q : !llvm.ptr<1> -> f32
+  %at = llvm.getelementptr %S[%off] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  %old = llvm.atomicrmw fadd %at, %v syncscope("device") monotonic {alignment = 4 : i64} : !llvm.ptr<1>, f32
+  %r = llvm.getelementptr %Y[%i] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  llvm.store %old, %r : f32, !llvm.ptr<1>)";
+
+TEST_F(EmulatorTest, AtomicAddsInThreadOrderThenCTAOrder) {
+  // Values of very different magnitudes, so that the order of the f32
+  // additions shows in the result: it must be the documented one, threads
+  // in order within a CTA, CTAs in grid order. Atomics by different threads
+  // to one address are no race.
+  std::vector<float> x(128);
+  for (int i = 0; i < 128; ++i)
+    x[i] = (i % 3 ? 1.0f / (i + 1) : 1000.0f * (i + 1)) * (i % 2 ? -1 : 1);
+  float sum = 0.5f;
+  std::vector<float> olds;
+  for (float v : x) {
+    olds.push_back(sum);
+    sum += v;
+  }
+  std::string args = "%X: !llvm.ptr<1>, %S: !llvm.ptr<1>, %Y: !llvm.ptr<1>, "
+                     "%off: i32";
+  ASSERT_EQ(run(kernel(args, kAtomicAdd, 64),
+                {bytes(x), bytes(std::vector<float>{0, 0.5f}),
+                 std::vector<uint8_t>(128 * 4)},
+                {1}, {{2, 1, 1}}),
+            "");
+  EXPECT_EQ(as<float>(1)[1], sum);
+  EXPECT_EQ(as<float>(2), olds);
+  EXPECT_EQ(stats.globalAtomics, 4); // 2 warps x 2 CTAs
+  EXPECT_EQ(stats.globalBytesWritten, 128 * 4 + 128 * 4);
+}
+
+TEST_F(EmulatorTest, OutOfBoundsAtomicIsReported) {
+  std::string args = "%X: !llvm.ptr<1>, %S: !llvm.ptr<1>, %Y: !llvm.ptr<1>, "
+                     "%off: i32";
+  std::string err = run(kernel(args, kAtomicAdd, 64),
+                        {std::vector<uint8_t>(128 * 4),
+                         std::vector<uint8_t>(8), std::vector<uint8_t>(128 * 4)},
+                        {2}, {{2, 1, 1}});
+  EXPECT_NE(err.find("error: llvm.atomicrmw: out-of-bounds global atomic add "
+                     "of 4 bytes at byte offset 8 of 'buf1' (8 bytes"),
+            std::string::npos)
+      << err;
+}
+
+// Each thread of a CTA stores to its own element of Y, which every CTA
+// writes; with `shift` = 1, lane l also stores to element l + 1 (after a
+// barrier when `barrier` is set).
+const char *kGlobalStores = R"(
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %p = llvm.getelementptr %Y[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  %v = arith.sitofp %tid : i32 to f32
+  llvm.store %v, %p : f32, !llvm.ptr<1>
+  %c1 = arith.constant 1 : i32
+  %is = arith.cmpi eq, %shift, %c1 : i32
+  scf.if %is {
+    %nb = arith.cmpi eq, %barrier, %c1 : i32
+    scf.if %nb {
+      nvvm.barrier0
+    }
+    %j = arith.addi %tid, %c1 : i32
+    %q = llvm.getelementptr %Y[%j] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+    llvm.store %v, %q : f32, !llvm.ptr<1>
+  }
+)";
+
+TEST_F(EmulatorTest, PlainGlobalStoresOfTwoCTAsRace) {
+  std::string args = "%Y: !llvm.ptr<1>, %shift: i32, %barrier: i32";
+  // One CTA, each thread its own element: clean.
+  ASSERT_EQ(run(kernel(args, kGlobalStores, 32),
+                {std::vector<uint8_t>(33 * 4)}, {0, 0}),
+            "");
+  // Two CTAs store to the same elements: a race, whichever value wins.
+  std::string err = run(kernel(args, kGlobalStores, 32),
+                        {std::vector<uint8_t>(33 * 4)}, {0, 0}, {{2, 1, 1}});
+  EXPECT_NE(err.find("error: llvm.store: global-memory race: thread 0 (warp "
+                     "0, lane 0) writes byte 0 of 'buf0' that thread 0 (warp "
+                     "0, lane 0) of CTA (0, 0, 0) wrote"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(EmulatorTest, PlainGlobalStoresOfOneCTANeedABarrier) {
+  std::string args = "%Y: !llvm.ptr<1>, %shift: i32, %barrier: i32";
+  // Thread l + 1's element written again by thread l: a race without a
+  // barrier between, none with one.
+  std::string err = run(kernel(args, kGlobalStores, 32),
+                        {std::vector<uint8_t>(33 * 4)}, {1, 0});
+  EXPECT_NE(err.find("global-memory race: thread 0 (warp 0, lane 0) writes "
+                     "byte 4 of 'buf0' that thread 1 (warp 0, lane 1) of CTA "
+                     "(0, 0, 0) wrote"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(run(kernel(args, kGlobalStores, 32),
+                {std::vector<uint8_t>(33 * 4)}, {1, 1}),
+            "");
+}
+
+// Each thread adds 1 to its element of Y, atomically, except that with
+// `mode` 1 CTA 0 stores instead, with `mode` 2 the other CTAs do.
+const char *kStoreOrAdd = R"(
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %cta = nvvm.read.ptx.sreg.ctaid.x : i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %one = arith.constant 1.0 : f32
+  %p = llvm.getelementptr %Y[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  %first = arith.cmpi eq, %cta, %c0 : i32
+  %later = arith.cmpi ne, %cta, %c0 : i32
+  %m1 = arith.cmpi eq, %mode, %c1 : i32
+  %m2 = arith.cmpi eq, %mode, %c2 : i32
+  %s1 = arith.andi %m1, %first : i1
+  %s2 = arith.andi %m2, %later : i1
+  %plain = arith.ori %s1, %s2 : i1
+  scf.if %plain {
+    llvm.store %one, %p : f32, !llvm.ptr<1>
+  } else {
+    %old = llvm.atomicrmw fadd %p, %one syncscope("device") monotonic {alignment = 4 : i64} : !llvm.ptr<1>, f32
+  }
+)";
+
+TEST_F(EmulatorTest, AtomicsRaceOnlyWithPlainStores) {
+  std::string args = "%Y: !llvm.ptr<1>, %mode: i32";
+  ASSERT_EQ(run(kernel(args, kStoreOrAdd, 32), {std::vector<uint8_t>(32 * 4)},
+                {0}, {{3, 1, 1}}),
+            "");
+  EXPECT_EQ(as<float>(0), std::vector<float>(32, 3.0f));
+  std::string err = run(kernel(args, kStoreOrAdd, 32),
+                        {std::vector<uint8_t>(32 * 4)}, {1}, {{3, 1, 1}});
+  EXPECT_NE(err.find("global-memory race: thread 0 (warp 0, lane 0) "
+                     "atomically adds to byte 0 of 'buf0' that thread 0 (warp "
+                     "0, lane 0) of CTA (0, 0, 0) wrote"),
+            std::string::npos)
+      << err;
+  err = run(kernel(args, kStoreOrAdd, 32), {std::vector<uint8_t>(32 * 4)},
+            {2}, {{3, 1, 1}});
+  EXPECT_NE(err.find("global-memory race: thread 0 (warp 0, lane 0) writes "
+                     "byte 0 of 'buf0' that thread 0 (warp 0, lane 0) of CTA "
+                     "(0, 0, 0) added to"),
+            std::string::npos)
+      << err;
+}
+
 const char *kSmemPtr = R"(
   %tid = nvvm.read.ptx.sreg.tid.x : i32
   %base = llvm.mlir.addressof @smem : !llvm.ptr<3>

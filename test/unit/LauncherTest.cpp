@@ -239,6 +239,26 @@ TEST(LauncherResolve, GridLimits) {
             "grid expression 'B * Z': unknown symbol 'Z'");
 }
 
+TEST(LauncherResolve, BoolTensors) {
+  // A bool tensor's dtype is "bool": a numpy bool array, one byte per
+  // element, and nothing else.
+  Sidecar sc;
+  std::string err;
+  ASSERT_TRUE(parseSidecar(R"J({"entry":"k","arch":"sm_80","params":[
+      {"name":"M","kind":"tensor","dtype":"bool","dims":["N"],"abi":["ptr","i32"]}],
+      "grid":["N","1","1"],"threads_per_cta":32})J",
+                           sc, err))
+      << err;
+  npy::Array mask(npy::DType::Bool, {5});
+  std::vector<Arg> args{{"M", &mask, 0, false}};
+  Resolved r;
+  ASSERT_TRUE(resolve(sc, args, r, err)) << err;
+  EXPECT_EQ(r.grid[0], 5);
+  mask = npy::Array(npy::DType::I32, {5});
+  EXPECT_EQ(resolveError(sc, args),
+            "argument 'M' is i32 but the kernel declares bool");
+}
+
 template <typename T> T as(const std::vector<uint8_t> &b) {
   EXPECT_EQ(b.size(), sizeof(T));
   T v{};

@@ -90,6 +90,27 @@ TEST(Npy, RoundTripEachDType) {
   }
 }
 
+TEST(Npy, BoolIsOneBytePerElement) {
+  // numpy writes bool arrays as '|b1', one byte 0 or 1 per element.
+  Array a;
+  std::string err;
+  ASSERT_TRUE(parseBytes(makeNpy(1, "{'descr': '|b1', 'fortran_order': "
+                                    "False, 'shape': (4,), }",
+                                 {1, 0, 0, 1}),
+                         a, err))
+      << err;
+  EXPECT_EQ(a.dtype, DType::Bool);
+  EXPECT_EQ(elementSize(a.dtype), 1u);
+  EXPECT_EQ(std::vector<double>({a.get(0), a.get(1), a.get(2), a.get(3)}),
+            std::vector<double>({1, 0, 0, 1}));
+  a.set(1, 0.5); // anything nonzero is true, stored as 1
+  EXPECT_EQ(a.data[1], 1);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(serialize(a, bytes, err)) << err;
+  EXPECT_NE(std::string(bytes.begin(), bytes.end()).find("'descr': '|b1'"),
+            std::string::npos);
+}
+
 TEST(Npy, WrittenHeaderIsNumpyCompatible) {
   Array a(DType::F32, {5});
   std::vector<uint8_t> bytes;

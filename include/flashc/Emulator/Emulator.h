@@ -81,6 +81,7 @@ struct Stats {
   int64_t cpAsyncBytesRead = 0; ///< of them read from global memory
   int64_t cpAsyncCommits = 0, cpAsyncWaits = 0; ///< warp instructions
   int64_t globalLoads = 0, globalStores = 0;    ///< warp instructions
+  int64_t globalAtomics = 0; ///< warp instructions (bytes count as read and written)
   int64_t globalBytesRead = 0, globalBytesWritten = 0;
   int64_t sharedLoads = 0, sharedStores = 0; ///< warp instructions (ld/st)
   int64_t sharedBytesRead = 0, sharedBytesWritten = 0; ///< incl. ldmatrix

@@ -2,11 +2,11 @@
 //
 // Reads and writes NumPy .npy files (format versions 1.0, 2.0 and 3.0) holding
 // little-endian, C-ordered float16 (<f2), bfloat16, float32 (<f4), int32
-// (<i4) or uint16 (<u2) arrays. NumPy has no bfloat16: `np.save` of an
-// `ml_dtypes.bfloat16` array writes the 2-byte void descr `<V2` (np.load
-// then gives `|V2`); both read as bf16, and bf16 is written as `<V2`, so that
-// `np.load(f).view(ml_dtypes.bfloat16)` gives the values back and arithmetic
-// on a forgotten view fails loudly. uint16 is how bf16 travels as raw bits
+// (<i4), uint16 (<u2) or bool (|b1, one byte per element) arrays. NumPy has
+// no bfloat16: `np.save` of an `ml_dtypes.bfloat16` array writes the 2-byte
+// void descr `<V2` (np.load then gives `|V2`); both read as bf16, and bf16 is
+// written as `<V2`, so that `np.load(f).view(ml_dtypes.bfloat16)` gives the
+// values back and arithmetic on a forgotten view fails loudly. uint16 is how bf16 travels as raw bits
 // (`x.view(np.uint16)`): viewAs() turns it into bf16.
 // Data stays as raw little-endian bytes; element accessors convert to and
 // from double (f16/bf16 rounding is round-to-nearest-even from double).
@@ -25,13 +25,13 @@
 namespace flash {
 namespace npy {
 
-enum class DType { F16, BF16, F32, I32, U16 };
+enum class DType { F16, BF16, F32, I32, U16, Bool };
 
 /// Bytes per element.
 size_t elementSize(DType dtype);
-/// The .npy descriptor written: "<f2", "<V2", "<f4", "<i4", "<u2".
+/// The .npy descriptor written: "<f2", "<V2", "<f4", "<i4", "<u2", "|b1".
 const char *descr(DType dtype);
-/// NumPy's name: "float16", "bfloat16", "float32", "int32", "uint16".
+/// NumPy's name: "float16", "bfloat16", "float32", "int32", "uint16", "bool".
 const char *dtypeName(DType dtype);
 
 struct Array {
@@ -44,11 +44,12 @@ struct Array {
   Array(DType dtype, std::vector<int64_t> shape);
 
   int64_t numElements() const;
-  /// Element `i` (row-major) as a double (exact for every dtype).
+  /// Element `i` (row-major) as a double (exact for every dtype; a bool is 1
+  /// for any nonzero byte).
   double get(size_t i) const;
   /// Stores `v` into element `i`: f16 and bf16 round to nearest even, f32
   /// rounds through float, i32 and u16 truncate toward zero and wrap
-  /// (NaN -> 0).
+  /// (NaN -> 0), bool is v != 0.
   void set(size_t i, double v);
 };
 

@@ -1,12 +1,14 @@
-//===- LoadStoreOpToSIMT.cpp - tile.load and tile.store of global windows -===//
+//===- LoadStoreOpToSIMT.cpp - tile.load, tile.store, tile.atomic_add -----===//
 //
 // Each register of the tile is one element of the window; runs of registers
 // that are consecutive and aligned in memory move as one vector
 // (chooseVectorWidth). A gathered load adds each register's row index, read
 // from the index tiles' registers, to its address. tile.load_scalar is one
-// load of the same address in every thread. Loads give the pad value outside the tensor, stores
-// write nothing there, and of the threads holding copies of an element only
-// the first stores it.
+// load of the same address in every thread. Loads give the pad value outside
+// the tensor, stores and atomics write nothing there nor where their mask is
+// false, and of the threads holding copies of an element only the first
+// writes it (an atomic add from every holder would add it several times).
+// Bools are bytes in memory.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -74,48 +76,91 @@ Value registerRun(OpBuilder &b, Location loc, Value value, int64_t first,
   return vector::ShuffleOp::create(b, loc, value, value, indices);
 }
 
+/// What a window write does with each register run it keeps.
+enum class WriteKind { Store, AtomicAdd };
+
+/// tile.store and tile.atomic_add: each register run that has a writer is
+/// written under the tile-wide bounds, its own bounds, its first-holder lane
+/// predicate and its mask bit. Stores keep their vectors when the mask is
+/// uniform over each vector (markUniformMasks); otherwise, and for atomics,
+/// every element is its own access.
+template <typename Op>
+LogicalResult lowerWindowWrite(Op op, typename Op::Adaptor adaptor,
+                               ConversionPatternRewriter &rewriter,
+                               WriteKind kind) {
+  auto tile = TileInfo::get(op.getValue().getType());
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  IndexBuilder ib{b, loc};
+  auto view = getGlobalView(op.getDest(), &ib);
+  if (!view)
+    return op.emitOpError("destination is not a kernel tensor parameter");
+  Type elem = tile->type.getElementType();
+  int64_t numWarps = getNumWarps(op);
+  auto writers = firstHolderMasks(tile->table(numWarps * kWarp),
+                                  tile->numElements(), numWarps);
+  ArrayRef<int64_t> window = op.getWindow();
+  Value mask = adaptor.getMask();
+  bool vectors = kind == WriteKind::Store &&
+                 (!mask || op->hasAttr(kUniformMaskAttrName));
+  int64_t width = vectors ? chooseVectorWidth(*tile, window, *view,
+                                              op.getOffsets().back(), numWarps,
+                                              &writers)
+                          : 1;
+  ThreadIds ids = getThreadIds(b, op);
+  IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+  WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(), op,
+                              window, AccessMap::of(*tile), numWarps * kWarp,
+                              warp, lane);
+  Value value = adaptor.getValue();
+  for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
+    if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
+      continue;
+    AccessPoint at = addressing.at(r0);
+    Value pred = andPredicates(b, loc, addressing.uniformInBounds(),
+                               andPredicates(b, loc, at.inBounds,
+                                             lanePredicate(b, loc, ids,
+                                                           writers[r0])));
+    if (mask)
+      pred = andPredicates(b, loc, pred,
+                           vector::ExtractOp::create(b, loc, mask, r0));
+    Value part = registerRun(b, loc, value, r0, width);
+    emitGuarded(b, loc, pred, [&] {
+      if (kind == WriteKind::AtomicAdd) {
+        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd, at.address,
+                                  part, LLVM::AtomicOrdering::monotonic,
+                                  StringRef("device"), byteWidth(elem));
+        return;
+      }
+      if (elem.isInteger(1)) // bools are bytes in memory
+        part = arith::ExtUIOp::create(b, loc, b.getI8Type(), part);
+      LLVM::StoreOp::create(b, loc, part, at.address,
+                            width * byteWidth(elem));
+    });
+  }
+  rewriter.eraseOp(op);
+  return success();
+}
+
 struct StoreLowering : OpConversionPattern<StoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(StoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto tile = TileInfo::get(op.getValue().getType());
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
-    IndexBuilder ib{b, loc};
-    auto view = getGlobalView(op.getDest(), &ib);
-    if (!view)
-      return op.emitOpError("destination is not a kernel tensor parameter");
-    Type elem = tile->type.getElementType();
-    int64_t numWarps = getNumWarps(op);
-    auto writers = firstHolderMasks(tile->table(numWarps * kWarp),
-                                    tile->numElements(), numWarps);
-    ArrayRef<int64_t> window = op.getWindow();
-    int64_t width = chooseVectorWidth(*tile, window, *view,
-                                      op.getOffsets().back(), numWarps,
-                                      &writers);
-    ThreadIds ids = getThreadIds(b, op);
-    IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
-    WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(), op,
-                                window, AccessMap::of(*tile), numWarps * kWarp,
-                                warp, lane);
-    Value value = adaptor.getValue();
-    for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
-      if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
-        continue;
-      AccessPoint at = addressing.at(r0);
-      Value pred = andPredicates(b, loc, addressing.uniformInBounds(),
-                                 andPredicates(b, loc, at.inBounds,
-                                               lanePredicate(b, loc, ids,
-                                                             writers[r0])));
-      Value part = registerRun(b, loc, value, r0, width);
-      int64_t align = width * byteWidth(elem);
-      emitGuarded(b, loc, pred, [&] {
-        LLVM::StoreOp::create(b, loc, part, at.address, align);
-      });
-    }
-    rewriter.eraseOp(op);
-    return success();
+    return lowerWindowWrite(op, adaptor, rewriter, WriteKind::Store);
+  }
+};
+
+/// Relaxed (monotonic), device-scope `atomicrmw fadd`s whose results are
+/// unused: the NVPTX back end emits atom.global.add.f32 (PTX's defaults:
+/// .relaxed, .gpu), which ptxas may issue as a reduction (RED) since nothing
+/// reads the old value.
+struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AtomicAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return lowerWindowWrite(op, adaptor, rewriter, WriteKind::AtomicAdd);
   }
 };
 
@@ -123,6 +168,7 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
 
 void flash::simt::populateLoadStoreOpToSIMTPatterns(
     TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<LoadLowering, LoadScalarLowering, StoreLowering>(
+  patterns.add<LoadLowering, LoadScalarLowering, StoreLowering,
+               AtomicAddLowering>(
       converter, patterns.getContext());
 }

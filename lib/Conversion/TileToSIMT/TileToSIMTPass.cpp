@@ -301,6 +301,7 @@ struct ConvertTileToSIMTPass
     for (func::FuncOp kernel : kernels) {
       markLoadsFusedIntoMma(kernel);
       markWindowsInBounds(kernel);
+      markUniformMasks(kernel);
       reserveSharedBuffers(kernel);
       recordLaunchParams(kernel);
       expandSignature(kernel);

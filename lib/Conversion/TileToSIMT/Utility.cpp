@@ -255,8 +255,7 @@ Value flash::simt::scratchBase(OpBuilder &b, Location loc, Operation *op) {
                : global;
 }
 
-/// Storage type of an element in shared memory (i1 as i8).
-static Type sharedElementType(Type elem) {
+Type flash::simt::storageType(Type elem) {
   if (elem.isInteger(1))
     return IntegerType::get(elem.getContext(), 8);
   return elem;
@@ -265,7 +264,7 @@ static Type sharedElementType(Type elem) {
 static Value sharedAddress(OpBuilder &b, Location loc, Value base, Type elem,
                            Value index) {
   auto ptr3 = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  return LLVM::GEPOp::create(b, loc, ptr3, sharedElementType(elem), base,
+  return LLVM::GEPOp::create(b, loc, ptr3, storageType(elem), base,
                              ValueRange{index});
 }
 
@@ -275,12 +274,12 @@ void flash::simt::storeShared(OpBuilder &b, Location loc, Value base,
   if (elem.isInteger(1))
     value = arith::ExtUIOp::create(b, loc, b.getI8Type(), value);
   LLVM::StoreOp::create(b, loc, value, sharedAddress(b, loc, base, elem, index),
-                        byteWidth(sharedElementType(elem)));
+                        byteWidth(storageType(elem)));
 }
 
 Value flash::simt::loadShared(OpBuilder &b, Location loc, Value base,
                               Type elem, Value index) {
-  Type stored = sharedElementType(elem);
+  Type stored = storageType(elem);
   Value v = LLVM::LoadOp::create(b, loc, stored,
                                  sharedAddress(b, loc, base, elem, index),
                                  byteWidth(stored));

@@ -125,6 +125,8 @@ llvm::SmallVector<mlir::Value> extractAll(mlir::OpBuilder &b,
 
 /// Bytes of an element in memory (i1 takes a byte).
 int64_t byteWidth(mlir::Type elem);
+/// The type an element is loaded and stored as in memory (i1 as i8).
+mlir::Type storageType(mlir::Type elem);
 
 //===----------------------------------------------------------------------===//
 // Shared memory: @__flashc_smem holds the kernel's buffers (their offsets

@@ -218,7 +218,8 @@ Value WindowAddressing::linear(ArrayRef<IndexValue> idx) {
 
 Value WindowAddressing::gep(Value ptr, Value elements) {
   auto ptr1 = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  return LLVM::GEPOp::create(b, loc, ptr1, view.type.getElementType(), ptr,
+  return LLVM::GEPOp::create(b, loc, ptr1,
+                             storageType(view.type.getElementType()), ptr,
                              ValueRange{elements});
 }
 
@@ -254,7 +255,8 @@ flash::simt::prepareWindowLoad(OpBuilder &b, Location loc, IndexBuilder *ib,
   auto view = getGlobalView(op.getSource(), ib);
   if (!view)
     return op.emitOpError("source is not a kernel tensor parameter");
-  Type elem = tile->type.getElementType();
+  // Bools are bytes in memory (any nonzero byte is true; see fromMemory).
+  Type elem = storageType(tile->type.getElementType());
   Value pad = padConstant(b, loc, op.getPad(), elem);
   if (!pad)
     return op.emitOpError("unsupported pad value ") << op.getPad();
@@ -286,6 +288,14 @@ flash::simt::prepareWindowLoad(OpBuilder &b, Location loc, IndexBuilder *ib,
                     *tile,      width,
                     accessType, padValue,
                     IndexValue(ib, ids.warp), IndexValue(ib, ids.lane)};
+}
+
+/// A scalar loaded as `storageType(elem)` as a value of `elem`.
+static Value fromMemory(OpBuilder &b, Location loc, Value v, Type elem) {
+  if (v.getType() == elem)
+    return v;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType()));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
 }
 
 /// `body()` where `pred` holds (null: always), `pad` elsewhere.
@@ -321,7 +331,7 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
                 .getResult();
           });
       if (load.width == 1)
-        elems.push_back(loaded);
+        elems.push_back(fromMemory(b, loc, loaded, elem));
       else
         llvm::append_range(elems, extractAll(b, loc, loaded, load.width));
     }
@@ -331,7 +341,7 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
   auto vectorType = VectorType::get({count}, elem);
   Value padVector = vector::BroadcastOp::create(
       b, loc, vectorType,
-      load.width == 1 ? load.padValue
+      load.width == 1 ? fromMemory(b, loc, load.padValue, elem)
                       : vector::ExtractOp::create(b, loc, load.padValue, 0)
                             .getResult());
   return loadGuarded(b, loc, addressing.uniformInBounds(), vectorType,

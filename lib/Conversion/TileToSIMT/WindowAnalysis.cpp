@@ -228,6 +228,50 @@ void flash::simt::markWindowsInBounds(Operation *kernel) {
 }
 
 //===----------------------------------------------------------------------===//
+// Masks
+//===----------------------------------------------------------------------===//
+
+/// Whether the i1 tile `mask` provably has one value along tile dim `dim`
+/// wherever its other coordinates are fixed.
+static bool uniformAlong(Value mask, int64_t dim, int depth = 0) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  if (type.getDimSize(dim) == 1)
+    return true;
+  Operation *def = mask.getDefiningOp();
+  if (!def || depth > 12)
+    return false;
+  if (isa<SplatOp>(def))
+    return true;
+  if (auto c = dyn_cast<arith::ConstantOp>(def))
+    return isa<SplatElementsAttr>(c.getValue());
+  if (isa<BroadcastOp, ConvertLayoutOp>(def))
+    return uniformAlong(def->getOperand(0), dim, depth + 1);
+  if (auto expand = dyn_cast<ExpandDimsOp>(def))
+    return uniformAlong(expand.getInput(),
+                        dim < int64_t(expand.getAxis()) ? dim : dim - 1,
+                        depth + 1);
+  if (!isa<arith::ArithDialect>(def->getDialect()))
+    return false;
+  // Element-wise: uniform where every tile operand is.
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return !isa<RankedTensorType>(operand.getType()) ||
+           uniformAlong(operand, dim, depth + 1);
+  });
+}
+
+void flash::simt::markUniformMasks(Operation *kernel) {
+  kernel->walk([&](StoreOp store) {
+    if (!store.getMask())
+      return;
+    int64_t last = store.getDest().getType().getRank() - 1;
+    auto it = llvm::find(store.getWindow(), last);
+    if (it == store.getWindow().end() ||
+        uniformAlong(store.getMask(), it - store.getWindow().begin()))
+      store->setAttr(kUniformMaskAttrName, UnitAttr::get(store.getContext()));
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // Vector width
 //===----------------------------------------------------------------------===//
 

@@ -3,8 +3,8 @@
 // Facts about the global window accesses of a kernel (tile.load, tile.store,
 // tile.async_copy, tile.load_scalar), proven at compile time from the IR that computes their
 // offsets: along which dims a window provably stays inside its tensor (so
-// its registers need no bounds check there), and how many registers can move
-// as one aligned vector.
+// its registers need no bounds check there), how many registers can move
+// as one aligned vector, and whether a store's mask allows that.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASH_LIB_CONVERSION_TILETOSIMT_WINDOWANALYSIS_H
@@ -20,6 +20,13 @@ namespace flash::simt {
 /// before the conversion, while the loops and offsets are intact;
 /// WindowAddressing reads the marks.
 void markWindowsInBounds(mlir::Operation *kernel);
+
+/// Marks (kUniformMaskAttrName) each masked tile.store whose mask provably
+/// has one value along the tile dim that runs along the tensor's last dim
+/// (a row mask broadcast over the columns, a splat, element-wise ops of
+/// such masks): its registers may still be stored as vectors, one mask bit
+/// per vector. Other masked stores store element by element.
+void markUniformMasks(mlir::Operation *kernel);
 
 /// The widest vector (elements) in which runs of registers of `tile` can be
 /// accessed in the window `window` (tileWindow: one global dim per tile dim)

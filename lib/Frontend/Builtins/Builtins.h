@@ -89,8 +89,11 @@ public:
                                      unsigned rank = 0);
 };
 
-/// The statement `store(WINDOW, value);`, after resolveCall accepted it.
+/// The statement `store(WINDOW, value[, mask = M]);`, after resolveCall
+/// accepted it.
 bool emitStore(IRGen &gen, const ast::Expr &call);
+/// The statement `atomic_add(WINDOW, value[, mask = M]);`, likewise.
+bool emitAtomicAdd(IRGen &gen, const ast::Expr &call);
 
 } // namespace flash::frontend
 

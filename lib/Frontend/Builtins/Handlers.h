@@ -42,7 +42,7 @@ OptVal emitFinalize(BuiltinCall &call);
 
 // Memory.cpp: windows of tensor parameters.
 OptVal emitLoad(BuiltinCall &call);
-/// store() used as an expression: it has no value.
+/// store() or atomic_add() used as an expression: they have no value.
 OptVal emitStoreValue(BuiltinCall &call);
 
 } // namespace flash::frontend

@@ -1,9 +1,9 @@
 //===- Memory.cpp - Windows of tensor parameters, load and store ----------===//
 //
 // A window `X[b, m : m + BLOCK_M, :]` picks one element along each indexed
-// dim and a compile-time number of elements along each sliced dim; load and
-// store move a tile of the sliced dims' sizes. Two more forms are loads
-// only: every entry a scalar reads one element as a scalar
+// dim and a compile-time number of elements along each sliced dim; load,
+// store and atomic_add move a tile of the sliced dims' sizes. Two more forms
+// are loads only: every entry a scalar reads one element as a scalar
 // (tile.load_scalar), and 1-D i32 tiles as entries gather rows
 // (`K[pages, slots, h, :]`: row r at page pages[r], slot slots[r]).
 //
@@ -282,6 +282,12 @@ static std::optional<mlir::TypedAttr> padAttr(BuiltinCall &call,
                           "constant, got " + describe(*p));
     pv = *p;
   }
+  if (elt.isInteger(1)) {
+    if (pv.kind != Val::Bool && !(pv.kind == Val::Int && (pv.i == 0 || pv.i == 1)))
+      return cx.error(pl, "the pad value of a bool window must be true or "
+                          "false, got " + describe(pv));
+    return call.builder().getBoolAttr(pv.kind == Val::Bool ? pv.b : pv.i);
+  }
   if (mlir::isa<mlir::FloatType>(elt)) {
     if (pv.kind == Val::Bool)
       return cx.error(pl, "cannot pad a " + eltName(elt) +
@@ -316,38 +322,84 @@ OptVal frontend::emitLoad(BuiltinCall &call) {
 }
 
 OptVal frontend::emitStoreValue(BuiltinCall &call) {
-  return call.cx.error(call.loc(), "store() does not return a value; use it "
-                                   "as a statement: store(X[...], value);");
+  return call.cx.error(call.loc(), call.name() + "() does not return a "
+                                   "value; use it as a statement: " +
+                                   call.name() + "(X[...], value);");
+}
+
+/// Checks that `shape` (a tile's) broadcasts to the window's shape.
+static bool checkBroadcastsToWindow(FrontendContext &cx, mlir::Type t,
+                                    SMLoc loc, const Window &w,
+                                    llvm::StringRef builtin,
+                                    llvm::StringRef what) {
+  if (!isTile(t))
+    return true;
+  auto s = shapeOf(t);
+  bool ok = s.size() == w.shape.size();
+  for (size_t i = 0; ok && i < s.size(); ++i)
+    ok = s[i] == w.shape[i] || s[i] == 1;
+  if (!ok)
+    cx.error(loc, "shape mismatch in " + builtin + ": the " + what + " is " +
+                      shapeStr(s) + " but the window is " +
+                      shapeStr(w.shape));
+  return ok;
 }
 
 /// The value to store into window `w`: a constant becomes a tile of the
 /// window's type, a runtime value must have its element type and broadcast.
 static std::optional<mlir::Value> storedValue(IRGen &gen, const Val &v,
-                                              SMLoc loc, const Window &w) {
+                                              SMLoc loc, const Window &w,
+                                              llvm::StringRef builtin) {
   FrontendContext &cx = gen.cx;
   const std::string &param = cx.kernel.params[w.param].name;
   if (v.isConst()) {
-    if (v.kind == Val::Bool)
-      return cx.error(loc, "cannot store a bool into '" + param + "' (" +
-                               eltName(w.elt) + ")");
+    if (v.kind == Val::Bool && !w.elt.isInteger(1))
+      return cx.error(loc, "cannot " + builtin + " a bool into '" + param +
+                               "' (" + eltName(w.elt) + ")");
     return materialize(cx, v, loc, tileType(w.shape, w.elt));
   }
   mlir::Type t = v.v.getType();
   if (elementType(t) != w.elt)
-    return cx.error(loc, "store: the value has element type " + eltName(t) +
-                             " but '" + param + "' holds " + eltName(w.elt) +
-                             "; use cast(x, " + eltName(w.elt) + ")");
-  if (isTile(t)) {
-    auto s = shapeOf(t);
-    bool ok = s.size() == w.shape.size();
-    for (size_t i = 0; ok && i < s.size(); ++i)
-      ok = s[i] == w.shape[i] || s[i] == 1;
-    if (!ok)
-      return cx.error(loc, "shape mismatch in store: the value is " +
-                               shapeStr(s) + " but the window is " +
-                               shapeStr(w.shape));
-  }
+    return cx.error(loc, builtin + ": the value has element type " +
+                             eltName(t) + " but '" + param + "' holds " +
+                             eltName(w.elt) + "; use cast(x, " +
+                             eltName(w.elt) + ")");
+  if (!checkBroadcastsToWindow(cx, t, loc, w, builtin, "value"))
+    return std::nullopt;
   return broadcastTo(cx, v.v, w.shape, loc);
+}
+
+namespace {
+/// The `mask` keyword of store/atomic_add, resolved.
+struct WriteMask {
+  mlir::Value tile;     // null: every element (no mask, or mask = true)
+  bool nothing = false; // mask = false: no element at all
+};
+} // namespace
+
+/// The `mask` keyword of store/atomic_add: a bool scalar or tile that
+/// broadcasts to the window.
+static std::optional<WriteMask> maskOf(IRGen &gen, const Expr &call,
+                                       const Window &w) {
+  FrontendContext &cx = gen.cx;
+  const KeywordArg *kw = nullptr;
+  for (const KeywordArg &k : call.kwargs)
+    if (k.name == "mask")
+      kw = &k;
+  if (!kw)
+    return WriteMask{};
+  SMLoc loc = kw->value->loc;
+  OptVal m = gen.evalPlain(*kw->value);
+  if (!m)
+    return std::nullopt;
+  if (m->kind == Val::Bool)
+    return WriteMask{mlir::Value(), !m->b};
+  if (m->kind != Val::Runtime || !elementType(m->v.getType()).isInteger(1))
+    return cx.error(loc, "the mask of " + call.name + "() must be bool (a "
+                         "comparison, or a bool tile), got " + describe(*m));
+  if (!checkBroadcastsToWindow(cx, m->v.getType(), loc, w, call.name, "mask"))
+    return std::nullopt;
+  return WriteMask{broadcastTo(cx, m->v, w.shape, loc)};
 }
 
 bool frontend::emitStore(IRGen &gen, const Expr &call) {
@@ -368,10 +420,40 @@ bool frontend::emitStore(IRGen &gen, const Expr &call) {
   OptVal v = gen.evalPlain(*call.args[1]);
   if (!v)
     return false;
-  auto value = storedValue(gen, *v, call.args[1]->loc, w);
+  auto value = storedValue(gen, *v, call.args[1]->loc, w, "store");
   if (!value)
     return false;
-  tile::StoreOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc), *value,
-                        w.global, w.offsets, w.window);
+  auto mask = maskOf(gen, call, w);
+  if (!mask)
+    return false;
+  if (!mask->nothing)
+    tile::StoreOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc), *value,
+                          w.global, w.offsets, w.window, mask->tile);
+  return true;
+}
+
+bool frontend::emitAtomicAdd(IRGen &gen, const Expr &call) {
+  FrontendContext &cx = gen.cx;
+  Window w;
+  if (!evalWindow(gen, *call.args[0], "atomic_add", w))
+    return false;
+  if (!w.elt.isF32()) {
+    cx.error(call.args[0]->loc,
+             "atomic_add() adds into f32 tensors only, but '" +
+                 cx.kernel.params[w.param].name + "' holds " + eltName(w.elt));
+    return false;
+  }
+  OptVal v = gen.evalPlain(*call.args[1]);
+  if (!v)
+    return false;
+  auto value = storedValue(gen, *v, call.args[1]->loc, w, "atomic_add");
+  if (!value)
+    return false;
+  auto mask = maskOf(gen, call, w);
+  if (!mask)
+    return false;
+  if (!mask->nothing)
+    tile::AtomicAddOp::create(cx.builder, cx.loc(call.nameLoc), *value,
+                              w.global, w.offsets, w.window, mask->tile);
   return true;
 }

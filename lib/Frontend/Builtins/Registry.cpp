@@ -60,7 +60,10 @@ static std::vector<Builtin> buildRegistry() {
       {"finalize", 2, 2, {}, "finalize(acc, l)", NoFlags, emitFinalize},
       {"load", 1, 1, {"pad"}, "load(WINDOW[, pad = VALUE])", NoFlags,
        emitLoad},
-      {"store", 2, 2, {}, "store(WINDOW, value)", NoFlags, emitStoreValue},
+      {"store", 2, 2, {"mask"}, "store(WINDOW, value[, mask = M])", NoFlags,
+       emitStoreValue},
+      {"atomic_add", 2, 2, {"mask"}, "atomic_add(WINDOW, value[, mask = M])",
+       NoFlags, emitStoreValue},
   };
   all.insert(all.end(), std::make_move_iterator(rest.begin()),
              std::make_move_iterator(rest.end()));

@@ -170,6 +170,7 @@ std::optional<mlir::Type> KernelGen::paramType(const Param &p) {
   mlir::Type e = p.elementType == "f16"    ? mlir::Type(b.getF16Type())
                  : p.elementType == "bf16" ? mlir::Type(b.getBF16Type())
                  : p.elementType == "f32"  ? mlir::Type(b.getF32Type())
+                 : p.elementType == "bool" ? mlir::Type(b.getI1Type())
                                            : mlir::Type(b.getI32Type());
   if (!p.isTensor)
     return e;

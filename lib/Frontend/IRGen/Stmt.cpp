@@ -458,11 +458,13 @@ bool IRGen::emitExprStmt(const Stmt &s) {
              false;
     return true;
   }
-  if (e.kind != ExprKind::Call || e.name != "store")
+  if (e.kind != ExprKind::Call ||
+      (e.name != "store" && e.name != "atomic_add"))
     return cx.error(e.loc, "expression result is unused; only a call to "
-                           "store(...) can be used as a statement"),
+                           "store(...) or atomic_add(...) can be used as a "
+                           "statement"),
            false;
   if (!resolveBuiltin(e))
     return false;
-  return emitStore(*this, e);
+  return e.name == "store" ? emitStore(*this, e) : emitAtomicAdd(*this, e);
 }

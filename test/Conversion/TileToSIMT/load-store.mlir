@@ -147,6 +147,93 @@ func.func @scalar_and_gather(%X: !tile.global<[N, 64], f32> {tile.name = "X"},
 
 // -----
 
+// Masked stores and bool tensors. A mask read from a bool tensor (bytes,
+// loaded one at a time: any nonzero byte is true) differs from element to
+// element: each f32 is stored on its own, under its mask bit. A row mask
+// broadcast along the columns is the same over each 4-element vector: the
+// vectors stay, one mask bit each. A bool tile is stored as bytes.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<1, #blocked>
+// CHECK-LABEL: gpu.func @masked_store
+// CHECK: %[[B:.*]] = scf.if %{{.*}} -> (i8) {
+// CHECK:   llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr<1> -> i8
+// CHECK: arith.cmpi ne, %[[B]], %c0_i8 : i8
+// CHECK: %[[M:.*]] = vector.from_elements %{{.*}} : vector<8xi1>
+// CHECK: %[[BIT:.*]] = vector.extract %[[M]][0] : i1 from vector<8xi1>
+// CHECK: %[[P:.*]] = arith.andi %{{.*}}, %[[BIT]] : i1
+// CHECK: scf.if %[[P]] {
+// CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-COUNT-7: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+// CHECK-NOT: : f32, !llvm.ptr<1>
+// CHECK: %[[R:.*]] = vector.extract %{{.*}}[0] : i1 from vector<8xi1>
+// CHECK: scf.if %{{.*}} {
+// CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: vector.extract %{{.*}}[4] : i1 from vector<8xi1>
+// CHECK:   llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: arith.extui %{{.*}} : i1 to i8
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 1 : i64} : i8, !llvm.ptr<1>
+func.func @masked_store(%X: !tile.global<[N, 64], f32> {tile.name = "X"},
+                        %M: !tile.global<[N, 64], i1> {tile.name = "M"},
+                        %Y: !tile.global<[N, 64], f32> {tile.name = "Y"},
+                        %Z: !tile.global<[N, 64], f32> {tile.name = "Z"},
+                        %P: !tile.global<[N, 64], i1> {tile.name = "P"},
+                        %limit: i32 {tile.name = "limit"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %pid = tile.program_id 0 : i32
+  %r0 = arith.muli %pid, %c16 : i32
+  %x = tile.load %X[%r0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[N, 64], f32> -> tensor<16x64xf32, #blocked>
+  %m = tile.load %M[%r0, %c0] window [0, 1] pad false : !tile.global<[N, 64], i1> -> tensor<16x64xi1, #blocked>
+  tile.store %x, %Y[%r0, %c0] window [0, 1] mask %m : tensor<16x64xf32, #blocked>, tensor<16x64xi1, #blocked> -> !tile.global<[N, 64], f32>
+  %iota = tile.iota : tensor<16xi32, #rows>
+  %lim = tile.splat %limit : i32 -> tensor<16xi32, #rows>
+  %lt = arith.cmpi slt, %iota, %lim : tensor<16xi32, #rows>
+  %col = tile.expand_dims %lt axis = 1 : tensor<16xi1, #rows> -> tensor<16x1xi1, #blocked>
+  %rowmask = tile.broadcast %col : tensor<16x1xi1, #blocked> -> tensor<16x64xi1, #blocked>
+  tile.store %x, %Z[%r0, %c0] window [0, 1] mask %rowmask : tensor<16x64xf32, #blocked>, tensor<16x64xi1, #blocked> -> !tile.global<[N, 64], f32>
+  tile.store %m, %P[%r0, %c0] window [0, 1] : tensor<16x64xi1, #blocked> -> !tile.global<[N, 64], i1>
+  return
+}
+
+// -----
+
+// tile.atomic_add: one relaxed device-scope atomicrmw fadd per element, by
+// its first holder only (the lanes of a row hold copies of a row maximum;
+// adding from every copy would add it several times), under the bounds and
+// the mask.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<1, #blocked>
+// CHECK-LABEL: gpu.func @atomic_add
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: %[[LANES:.*]] = arith.shrui %{{.*}}, %{{.*}} : i32
+// CHECK: scf.if %{{.*}} {
+// CHECK:   llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("device") monotonic {alignment = 4 : i64} : !llvm.ptr<1>, f32
+// CHECK: }
+// CHECK: vector.extract %{{.*}}[0] : i1 from vector<8xi1>
+// CHECK: scf.if %{{.*}} {
+// CHECK:   llvm.atomicrmw fadd %{{.*}}, %{{.*}} syncscope("device") monotonic {alignment = 4 : i64} : !llvm.ptr<1>, f32
+// CHECK-COUNT-7: llvm.atomicrmw fadd
+// CHECK-NOT: llvm.atomicrmw
+func.func @atomic_add(%X: !tile.global<[N, 64], f32> {tile.name = "X"},
+                      %S: !tile.global<[N], f32> {tile.name = "S"},
+                      %T: !tile.global<[N, 64], f32> {tile.name = "T"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %pid = tile.program_id 0 : i32
+  %r0 = arith.muli %pid, %c16 : i32
+  %x = tile.load %X[%r0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[N, 64], f32> -> tensor<16x64xf32, #blocked>
+  %m = tile.reduce max %x axis = 1 : tensor<16x64xf32, #blocked> -> tensor<16xf32, #rows>
+  tile.atomic_add %m, %S[%c0] window [0] : tensor<16xf32, #rows> -> !tile.global<[N], f32>
+  %zero = arith.constant dense<0.0> : tensor<16x64xf32, #blocked>
+  %pos = arith.cmpf ogt, %x, %zero : tensor<16x64xf32, #blocked>
+  tile.atomic_add %x, %T[%c0, %c0] window [0, 1] mask %pos : tensor<16x64xf32, #blocked>, tensor<16x64xi1, #blocked> -> !tile.global<[N, 64], f32>
+  return
+}
+
+// -----
+
 // Eight rows padded to the atom's 16: a thread's registers 2, 3 (row
 // g + 8) hold its registers 0, 1 (row g) again; only the first register of
 // the first thread holding an element stores it: one 8-byte store per

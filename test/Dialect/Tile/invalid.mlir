@@ -1,6 +1,6 @@
 // RUN: flash-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @below {{global tensor element type must be f16, bf16, f32 or i32, got 'f64'}}
+// expected-error @below {{global tensor element type must be f16, bf16, f32, i32 or i1, got 'f64'}}
 func.func private @bad_global_elt(!tile.global<[N], f64>)
 
 // -----
@@ -109,6 +109,55 @@ func.func @store_offsets(%g: !tile.global<[M, N], f32>, %t: tensor<16xf32>, %i: 
 func.func @store_element_type(%g: !tile.global<[M, N], f32>, %t: tensor<16xf16>, %i: i32) {
   // expected-error @below {{tile element type 'f16' does not match the global tensor's 'f32'}}
   tile.store %t, %g[%i, %i] window [1] : tensor<16xf16> -> !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+func.func @store_mask_type(%g: !tile.global<[M, N], f32>, %t: tensor<16xf32>, %m: tensor<16xi32>, %i: i32) {
+  // expected-error @below {{mask must be a tile of i1, got 'tensor<16xi32>'}}
+  tile.store %t, %g[%i, %i] window [1] mask %m : tensor<16xf32>, tensor<16xi32> -> !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+func.func @store_mask_shape(%g: !tile.global<[M, N], f32>, %t: tensor<16xf32>, %m: tensor<8xi1>, %i: i32) {
+  // expected-error @below {{mask shape [8] differs from the value's [16]}}
+  tile.store %t, %g[%i, %i] window [1] mask %m : tensor<16xf32>, tensor<8xi1> -> !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+func.func @store_mask_layout(%g: !tile.global<[M, N], f32>, %t: tensor<16x64xf32, #blocked>, %m: tensor<16x64xi1>, %i: i32) {
+  // expected-error @below {{mask 'tensor<16x64xi1>' and value 'tensor<16x64xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>' have different layouts}}
+  tile.store %t, %g[%i, %i] window [0, 1] mask %m : tensor<16x64xf32, #blocked>, tensor<16x64xi1> -> !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+func.func @atomic_add_type(%g: !tile.global<[M, N], f16>, %t: tensor<16xf16>, %i: i32) {
+  // expected-error @below {{adds f32 tiles only, got 'f16'}}
+  tile.atomic_add %t, %g[%i, %i] window [1] : tensor<16xf16> -> !tile.global<[M, N], f16>
+  return
+}
+
+// -----
+
+func.func @atomic_add_window(%g: !tile.global<[M, N], f32>, %t: tensor<16xf32>, %i: i32) {
+  // expected-error @below {{window dim 2 is out of range for a global tensor of rank 2}}
+  tile.atomic_add %t, %g[%i, %i] window [2] : tensor<16xf32> -> !tile.global<[M, N], f32>
+  return
+}
+
+// -----
+
+func.func @atomic_add_mask_shape(%g: !tile.global<[M, N], f32>, %t: tensor<16xf32>, %m: tensor<16x1xi1>, %i: i32) {
+  // expected-error @below {{mask shape [16, 1] differs from the value's [16]}}
+  tile.atomic_add %t, %g[%i, %i] window [1] mask %m : tensor<16xf32>, tensor<16x1xi1> -> !tile.global<[M, N], f32>
   return
 }
 

@@ -83,3 +83,20 @@ func.func @kernel(%Q: !tile.global<[B, H, Nq, 64], f16> {tile.name = "Q"},
   return
 }
 
+// A masked store, an atomic add with and without a mask, and a bool tensor.
+// CHECK-LABEL: func.func @masked_writes
+func.func @masked_writes(%Y: !tile.global<[N, 64], f32>, %M: !tile.global<[N, 64], i1>,
+                         %i: i32) {
+  // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}] window [0, 1] pad false : !tile.global<[N, 64], i1> -> tensor<16x64xi1>
+  %keep = tile.load %M[%i, %i] window [0, 1] pad false : !tile.global<[N, 64], i1> -> tensor<16x64xi1>
+  %v = arith.constant dense<1.0> : tensor<16x64xf32>
+  // CHECK: tile.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] window [0, 1] mask %{{.*}} : tensor<16x64xf32>, tensor<16x64xi1> -> !tile.global<[N, 64], f32>
+  tile.store %v, %Y[%i, %i] window [0, 1] mask %keep : tensor<16x64xf32>, tensor<16x64xi1> -> !tile.global<[N, 64], f32>
+  // CHECK: tile.atomic_add %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] window [0, 1] : tensor<16x64xf32> -> !tile.global<[N, 64], f32>
+  tile.atomic_add %v, %Y[%i, %i] window [0, 1] : tensor<16x64xf32> -> !tile.global<[N, 64], f32>
+  // CHECK: tile.atomic_add %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] window [1] mask %{{.*}} : tensor<64xf32>, tensor<64xi1> -> !tile.global<[N, 64], f32>
+  %row = arith.constant dense<2.0> : tensor<64xf32>
+  %rowkeep = arith.constant dense<true> : tensor<64xi1>
+  tile.atomic_add %row, %Y[%i, %i] window [1] mask %rowkeep : tensor<64xf32>, tensor<64xi1> -> !tile.global<[N, 64], f32>
+  return
+}

@@ -57,6 +57,10 @@ inline constexpr llvm::StringLiteral kSharedGlobalName = "__flashc_smem";
 inline constexpr llvm::StringLiteral kFusedIntoMmaAttrName =
     "flashc.fused_into_mma";
 inline constexpr llvm::StringLiteral kInBoundsAttrName = "flashc.in_bounds";
+/// Conversion-internal mark: a masked store whose mask is the same along the
+/// tile dim its vectors would run along, so that it may still store vectors.
+inline constexpr llvm::StringLiteral kUniformMaskAttrName =
+    "flashc.uniform_mask";
 } // namespace flash::simt
 
 #endif // FLASHC_DIALECT_TILE_ATTRIBUTES_H

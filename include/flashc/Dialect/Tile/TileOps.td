@@ -159,22 +159,55 @@ def Tile_LoadScalarOp : Tile_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments,
+                                     MemoryEffects<[MemWrite]>]> {
   let summary = "write a tile into a rectangular window of a global tensor";
   let description = [{
     The inverse of `tile.load` with the same window rules; elements whose
-    global index is out of bounds are never written.
+    global index is out of bounds are never written, nor are the elements
+    where the optional `mask` (an i1 tile of the value's shape and layout)
+    is false.
 
     ```mlir
     tile.store %o, %O[%b, %h, %m0, %c0] window [2, 3]
         : tensor<128x64xf16> -> !tile.global<[B, H, Nq, 64], f16>
+    tile.store %o, %O[%m0, %c0] window [0, 1] mask %keep
+        : tensor<128x64xf32>, tensor<128x64xi1> -> !tile.global<[N, 64], f32>
     ```
   }];
   let arguments = (ins Tile_Tile:$value, Tile_GlobalType:$dest,
-                       Variadic<I32>:$offsets, DenseI64ArrayAttr:$window);
+                       Variadic<I32>:$offsets, DenseI64ArrayAttr:$window,
+                       Optional<Tile_Tile>:$mask);
   let assemblyFormat = [{
-    $value `,` $dest `[` $offsets `]` `window` $window attr-dict
-    `:` type($value) `->` qualified(type($dest))
+    $value `,` $dest `[` $offsets `]` `window` $window (`mask` $mask^)?
+    attr-dict `:` type($value) (`,` type($mask)^)? `->` qualified(type($dest))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicAddOp : Tile_Op<"atomic_add", [AttrSizedOperandSegments,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "atomically add an f32 tile into a window of a global tensor";
+  let description = [{
+    Adds every element of `value` to the element of the f32 tensor `dest`
+    it lands on (the window rules of `tile.store`: out-of-bounds elements,
+    and those where the optional `mask` is false, are left alone), each
+    addition one relaxed, device-scope atomic read-modify-write rounded to
+    f32 (PTX `atom.global.add.f32` / `red.global.add.f32`). Additions from
+    different program instances to one element commute up to f32 rounding;
+    no other order is promised. Nothing is returned.
+
+    ```mlir
+    tile.atomic_add %dq, %DQ[%b, %m0, %c0] window [1, 2]
+        : tensor<64x64xf32> -> !tile.global<[B, N, 64], f32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$value, Tile_GlobalType:$dest,
+                       Variadic<I32>:$offsets, DenseI64ArrayAttr:$window,
+                       Optional<Tile_Tile>:$mask);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $offsets `]` `window` $window (`mask` $mask^)?
+    attr-dict `:` type($value) (`,` type($mask)^)? `->` qualified(type($dest))
   }];
   let hasVerifier = 1;
 }
