@@ -81,11 +81,11 @@ MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps,
   });
   if (rows == 0)
     return {};
-  int64_t atoms = llvm::divideCeil(rows, layout::kAtomM);
+  int64_t atoms = llvm::divideCeilSigned(rows, layout::kAtomM);
   int64_t warpsM = rowsMeet ? numWarps : std::gcd(numWarps, atoms);
   return MmaLayoutAttr::get(kernel.getContext(),
                             {warpsM, numWarps / warpsM, 1},
-                            {llvm::divideCeil(atoms, warpsM), 1, 1});
+                            {llvm::divideCeilSigned(atoms, warpsM), 1, 1});
 }
 
 RankedTensorType withLayout(Type type, Attribute layout) {
