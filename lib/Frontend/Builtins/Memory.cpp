@@ -402,58 +402,76 @@ static std::optional<WriteMask> maskOf(IRGen &gen, const Expr &call,
   return WriteMask{broadcastTo(cx, m->v, w.shape, loc)};
 }
 
-bool frontend::emitStore(IRGen &gen, const Expr &call) {
+/// The window, value and mask of a store() or atomic_add() (`builtin`,
+/// `action` its verb for the scalar-window error, `f32Only` for atomics): a
+/// window that slices at least one dim and gathers nothing, the value
+/// broadcast to it.
+struct WindowWrite {
   Window w;
-  if (!evalWindow(gen, *call.args[0], "store", w))
-    return false;
-  if (w.isScalar()) {
-    gen.cx.error(call.args[0]->opLoc,
-                 "store() needs a window that slices at least one dim ('lo "
-                 ": hi' or ':'); storing a single element is not supported");
-    return false;
-  }
-  if (!w.gather.empty()) {
-    gen.cx.error(w.firstIndexTile, "store() takes no index tiles: only "
-                                   "load() gathers rows");
-    return false;
-  }
+  mlir::Value value;
+  WriteMask mask;
+};
+
+static std::optional<WindowWrite> evalWindowWrite(IRGen &gen, const Expr &call,
+                                                  const char *builtin,
+                                                  const char *action,
+                                                  bool f32Only) {
+  FrontendContext &cx = gen.cx;
+  WindowWrite write;
+  Window &w = write.w;
+  if (!evalWindow(gen, *call.args[0], builtin, w))
+    return std::nullopt;
+  if (w.isScalar())
+    return cx.error(call.args[0]->opLoc,
+                    std::string(builtin) +
+                        "() needs a window that slices at least one dim ('lo "
+                        ": hi' or ':'); " + action +
+                        " a single element is not supported");
+  if (!w.gather.empty())
+    return cx.error(w.firstIndexTile, std::string(builtin) +
+                                          "() takes no index tiles: only "
+                                          "load() gathers rows");
+  if (f32Only && !w.elt.isF32())
+    return cx.error(call.args[0]->loc,
+                    "atomic_add() adds into f32 tensors only, but '" +
+                        cx.kernel.params[w.param].name + "' holds " +
+                        eltName(w.elt));
   OptVal v = gen.evalPlain(*call.args[1]);
   if (!v)
-    return false;
-  auto value = storedValue(gen, *v, call.args[1]->loc, w, "store");
+    return std::nullopt;
+  auto value = storedValue(gen, *v, call.args[1]->loc, w, builtin);
   if (!value)
-    return false;
+    return std::nullopt;
   auto mask = maskOf(gen, call, w);
   if (!mask)
+    return std::nullopt;
+  write.value = *value;
+  write.mask = *mask;
+  return write;
+}
+
+bool frontend::emitStore(IRGen &gen, const Expr &call) {
+  auto write = evalWindowWrite(gen, call, "store", "storing",
+                               /*f32Only=*/false);
+  if (!write)
     return false;
-  if (!mask->nothing)
-    tile::StoreOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc), *value,
-                          w.global, w.offsets, w.window, mask->tile);
+  const Window &w = write->w;
+  if (!write->mask.nothing)
+    tile::StoreOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc),
+                          write->value, w.global, w.offsets, w.window,
+                          write->mask.tile);
   return true;
 }
 
 bool frontend::emitAtomicAdd(IRGen &gen, const Expr &call) {
-  FrontendContext &cx = gen.cx;
-  Window w;
-  if (!evalWindow(gen, *call.args[0], "atomic_add", w))
+  auto write = evalWindowWrite(gen, call, "atomic_add", "adding into",
+                               /*f32Only=*/true);
+  if (!write)
     return false;
-  if (!w.elt.isF32()) {
-    cx.error(call.args[0]->loc,
-             "atomic_add() adds into f32 tensors only, but '" +
-                 cx.kernel.params[w.param].name + "' holds " + eltName(w.elt));
-    return false;
-  }
-  OptVal v = gen.evalPlain(*call.args[1]);
-  if (!v)
-    return false;
-  auto value = storedValue(gen, *v, call.args[1]->loc, w, "atomic_add");
-  if (!value)
-    return false;
-  auto mask = maskOf(gen, call, w);
-  if (!mask)
-    return false;
-  if (!mask->nothing)
-    tile::AtomicAddOp::create(cx.builder, cx.loc(call.nameLoc), *value,
-                              w.global, w.offsets, w.window, mask->tile);
+  const Window &w = write->w;
+  if (!write->mask.nothing)
+    tile::AtomicAddOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc),
+                              write->value, w.global, w.offsets, w.window,
+                              write->mask.tile);
   return true;
 }
