@@ -4,6 +4,7 @@
 #include "Parser.h"
 
 #include "Builtins/Builtins.h"
+#include "flashc/Frontend/SourceText.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Path.h"
@@ -130,9 +131,9 @@ bool Loader::loadImport(const ImportDecl &imp, llvm::StringRef importerDir) {
     return false;
   }
   // The buffer's name is the path as resolved, so that diagnostics name the
-  // file as the user would (relative to where flashc runs).
-  auto named = llvm::MemoryBuffer::getMemBufferCopy((*buffer)->getBuffer(),
-                                                    *path);
+  // file as the user would (relative to where flashc runs); LF line endings
+  // (SourceText.h).
+  auto named = withLineFeeds(std::move(*buffer), *path);
   unsigned id = sm.AddNewSourceBuffer(std::move(named), imp.loc);
   loaded[key] = id;
   return loadFile(id);

@@ -1,6 +1,7 @@
 //===- VirtualFiles.cpp ---------------------------------------------------===//
 
 #include "flashc/Frontend/VirtualFiles.h"
+#include "flashc/Frontend/SourceText.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -22,7 +23,9 @@ static llvm::StringRef markerName(llvm::StringRef line) {
   return plain ? name : llvm::StringRef();
 }
 
-VirtualFiles flash::splitVirtualFiles(llvm::StringRef text) {
+VirtualFiles flash::splitVirtualFiles(llvm::StringRef rawText) {
+  std::string lineFeeds = withLineFeeds(rawText);
+  llvm::StringRef text = lineFeeds;
   VirtualFiles files;
   files.fileSystem = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   (void)files.fileSystem->setCurrentWorkingDirectory(kRoot);

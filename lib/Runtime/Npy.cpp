@@ -1,6 +1,7 @@
 //===- Npy.cpp - Minimal .npy reader/writer -------------------------------===//
 
 #include "flashc/Runtime/Npy.h"
+#include "flashc/Runtime/AtomicFile.h"
 #include "flashc/Runtime/Float16.h"
 
 #include <cctype>
@@ -491,24 +492,8 @@ bool writeFile(const std::string &path, const Array &array,
   std::vector<uint8_t> bytes;
   if (!serialize(array, bytes, error))
     return false;
-  errno = 0;
-  FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    error = std::string("cannot open file for writing: ") + std::strerror(errno);
-    return false;
-  }
-  size_t n = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  int err = errno;
-  bool ok = n == bytes.size();
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    error = std::string("cannot write file: ") + std::strerror(err);
-    return false;
-  }
-  return true;
+  // A failed write keeps the previous file (e.g. the input of a --out).
+  return writeFileAtomically(path, bytes.data(), bytes.size(), error);
 }
 
 } // namespace npy

@@ -3,6 +3,7 @@
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/InitAllDialects.h"
 #include "flashc/Runtime/Arch.h"
+#include "flashc/Runtime/AtomicFile.h"
 #include "flashc/Target/Sidecar.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -35,7 +36,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -59,7 +59,6 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
@@ -241,13 +240,16 @@ struct SIMTToLLVMOptions : PassPipelineOptions<SIMTToLLVMOptions> {
                   llvm::cl::init(0)};
 };
 
+/// `text` to `path` ("-": stdout), replacing a file only once all of it is
+/// written.
 LogicalResult writeText(Operation *op, StringRef path, StringRef text) {
+  if (path == "-") {
+    llvm::outs() << text;
+    return success();
+  }
   std::string error;
-  auto file = openOutputFile(path, &error);
-  if (!file)
-    return op->emitError() << "cannot open '" << path << "': " << error;
-  file->os() << text;
-  file->keep();
+  if (!flash::writeFileAtomically(path.str(), text.data(), text.size(), error))
+    return op->emitError() << "cannot write '" << path << "': " << error;
   return success();
 }
 

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace flash;
@@ -317,6 +319,35 @@ TEST(Npy, FileErrors) {
   Array b(DType::F32, {1});
   EXPECT_FALSE(writeFile("/nonexistent-dir/x.npy", b, err));
   EXPECT_NE(err.find("cannot open"), std::string::npos) << err;
+}
+
+/// Files are replaced only once complete (AtomicFile.h): a write that fails
+/// at the rename (the target is a directory) leaves no temporary behind, and
+/// a successful one replaces the previous contents.
+TEST(Npy, WritesReplaceAtomically) {
+  std::string dir = tempPath("atomic_dir");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  Array b(DType::F32, {1});
+  std::string err;
+  EXPECT_FALSE(writeFile(dir, b, err));
+  EXPECT_NE(err.find("cannot replace"), std::string::npos) << err;
+  std::string prefix = dir.substr(dir.rfind('/') + 1) + ".tmp-";
+  DIR *listing = ::opendir(testing::TempDir().c_str());
+  ASSERT_NE(listing, nullptr);
+  while (dirent *entry = ::readdir(listing))
+    EXPECT_NE(std::string(entry->d_name).rfind(prefix, 0), 0u)
+        << "temporary left behind: " << entry->d_name;
+  ::closedir(listing);
+  ::rmdir(dir.c_str());
+
+  std::string path = tempPath("atomic.npy");
+  Array one(DType::F32, {1}), two(DType::F32, {2});
+  ASSERT_TRUE(writeFile(path, one, err)) << err;
+  ASSERT_TRUE(writeFile(path, two, err)) << err;
+  Array back;
+  ASSERT_TRUE(readFile(path, back, err)) << err;
+  EXPECT_EQ(back.shape, std::vector<int64_t>({2}));
+  std::remove(path.c_str());
 }
 
 } // namespace

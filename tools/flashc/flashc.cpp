@@ -11,6 +11,7 @@
 
 #include "flashc/Conversion/Passes.h"
 #include "flashc/Frontend/IRGen.h"
+#include "flashc/Frontend/SourceText.h"
 #include "flashc/Frontend/VirtualFiles.h"
 #include "flashc/Target/PTX.h"
 #include "flashc/Target/Sidecar.h"
@@ -20,13 +21,13 @@
 #include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
 #include "flashc/Runtime/Arch.h"
+#include "flashc/Runtime/AtomicFile.h"
 #include "flashc/Support/SourceDiagnostics.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -35,7 +36,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -270,7 +270,8 @@ bool loadInput(llvm::SourceMgr &sourceMgr) {
                  << "': " << ec.message() << "\n";
     return false;
   }
-  sourceMgr.AddNewSourceBuffer(std::move(*fileOrErr), llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(flash::withLineFeeds(std::move(*fileOrErr)),
+                               llvm::SMLoc());
   return true;
 }
 
@@ -355,11 +356,25 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   return flash::runKernel(module, request);
 }
 
+/// `text` to `path` ("-": stdout). A file is replaced only once all of it
+/// is written: a failure keeps the previous output.
+bool writeOutputFile(const std::string &path, llvm::StringRef text) {
+  if (path == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    return true;
+  }
+  std::string error;
+  if (flash::writeFileAtomically(path, text.data(), text.size(), error))
+    return true;
+  llvm::errs() << "flashc: error: " << path << ": " << error << "\n";
+  return false;
+}
+
 /// PTX (or a cubin) to the output, and to OUT.json the sidecar a launcher
-/// needs.
+/// needs; nothing is written unless both were produced.
 int writeMachineCode(mlir::ModuleOp module,
-                     const flash::TargetOptions &target,
-                     llvm::ToolOutputFile &output) {
+                     const flash::TargetOptions &target) {
   mlir::FailureOr<std::string> sidecar =
       flash::writeLaunchSidecar(module, target);
   mlir::FailureOr<std::string> ptx = flash::emitPTX(module, target);
@@ -375,35 +390,22 @@ int writeMachineCode(mlir::ModuleOp module,
     }
     payload = std::move(*cubin);
   }
-  output.os() << payload;
-  output.keep();
-  if (outputFile == "-")
-    return 0;
-  std::string errorMessage;
-  auto json = mlir::openOutputFile(outputFile + ".json", &errorMessage);
-  if (!json) {
-    llvm::errs() << "flashc: error: " << errorMessage << "\n";
+  if (!writeOutputFile(outputFile, payload))
     return 1;
-  }
-  json->os() << *sidecar;
-  json->keep();
+  if (outputFile != "-" && !writeOutputFile(outputFile + ".json", *sidecar))
+    return 1;
   return 0;
 }
 
 /// The module at the --emit level to -o.
 int writeOutput(mlir::ModuleOp module, const flash::TargetOptions &target) {
-  std::string errorMessage;
-  auto output = mlir::openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    llvm::errs() << "flashc: error: " << errorMessage << "\n";
-    return 1;
-  }
   if (emitKind >= EmitKind::PTX)
-    return writeMachineCode(module, target, *output);
-  module->print(output->os());
-  output->os() << "\n";
-  output->keep();
-  return 0;
+    return writeMachineCode(module, target);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  os << "\n";
+  return writeOutputFile(outputFile, text) ? 0 : 1;
 }
 
 } // namespace

@@ -1,0 +1,24 @@
+//===- AtomicFile.h - Replace a file only once its new bytes are on disk --===//
+//
+// Plain C++17 and POSIX (the launcher builds without LLVM): the bytes go to a
+// temporary file in the target's directory, which is renamed over the target
+// only after every byte was written and the file closed. A failure leaves the
+// previous file as it was and no temporary behind.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHC_RUNTIME_ATOMICFILE_H
+#define FLASHC_RUNTIME_ATOMICFILE_H
+
+#include <cstddef>
+#include <string>
+
+namespace flash {
+
+/// Writes `size` bytes at `data` to `path` atomically. On failure returns
+/// false and sets `error` to a message naming the cause (not the path).
+bool writeFileAtomically(const std::string &path, const void *data,
+                         size_t size, std::string &error);
+
+} // namespace flash
+
+#endif // FLASHC_RUNTIME_ATOMICFILE_H

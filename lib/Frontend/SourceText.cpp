@@ -1,0 +1,28 @@
+//===- SourceText.cpp - Source files as the front end reads them ----------===//
+#include "flashc/Frontend/SourceText.h"
+
+std::string flash::withLineFeeds(llvm::StringRef text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out.push_back(text[i]);
+      continue;
+    }
+    out.push_back('\n');
+    if (i + 1 < text.size() && text[i + 1] == '\n')
+      ++i;
+  }
+  return out;
+}
+
+std::unique_ptr<llvm::MemoryBuffer>
+flash::withLineFeeds(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                     llvm::StringRef name) {
+  llvm::StringRef text = buffer->getBuffer();
+  if (!text.contains('\r') && name.empty())
+    return buffer;
+  std::string bufferName =
+      name.empty() ? buffer->getBufferIdentifier().str() : name.str();
+  return llvm::MemoryBuffer::getMemBufferCopy(withLineFeeds(text), bufferName);
+}
