@@ -240,6 +240,15 @@ bool packScalar(const SidecarParam &p, double v,
                 std::vector<std::vector<uint8_t>> &values, std::string &error) {
   const std::string &t = p.abi[0];
   unsigned bits;
+  double rounded = t == "f32"    ? static_cast<double>(static_cast<float>(v))
+                   : t == "f16"  ? roundToHalf(v)
+                   : t == "bf16" ? roundToBF16(v)
+                                 : v;
+  if (std::isfinite(v) && !std::isfinite(rounded)) {
+    error = "argument '" + p.name + "' is " + std::to_string(v) +
+            ", which does not fit in " + t + " (it would round to infinity)";
+    return false;
+  }
   if (t == "f32") {
     values.push_back(bytesOf<float>(static_cast<float>(v)));
   } else if (t == "f64") {

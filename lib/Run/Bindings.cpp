@@ -4,6 +4,8 @@
 #include "ParseNumber.h"
 
 #include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
 #include "llvm/ADT/StringSet.h"
 
 #include <limits>
@@ -40,6 +42,11 @@ void ArgumentBinder::bindScalar(Param &p) {
   }
   if (p.elem.isFloat()) {
     p.scalar = interp::roundTo(p.elem, d);
+    // A finite number beyond the type's range would silently become inf.
+    if (std::isfinite(d) && !std::isfinite(p.scalar))
+      diag.error("argument '" + p.name + "' is " + s +
+                 ", which does not fit in " + p.declared +
+                 " (it would round to infinity)");
     return;
   }
   long long v;

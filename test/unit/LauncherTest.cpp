@@ -318,6 +318,12 @@ TEST(LauncherPack, ScalarTypes) {
   ASSERT_TRUE(resolve(sc, args, r, err)) << err;
   EXPECT_FALSE(packParams(sc, r, {}, values, err));
   EXPECT_NE(err.find("does not fit in i1"), std::string::npos) << err;
+  // A finite float beyond f16's range is an error, not a silent inf.
+  args[3].scalar = 1;
+  args[2].scalar = 1e5;
+  ASSERT_TRUE(resolve(sc, args, r, err)) << err;
+  EXPECT_FALSE(packParams(sc, r, {}, values, err));
+  EXPECT_NE(err.find("does not fit in f16"), std::string::npos) << err;
 }
 
 //===----------------------------------------------------------------------===//
