@@ -2,6 +2,7 @@
 
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Interp/Interpreter.h"
+#include "flashc/Runtime/Arch.h"
 
 #include "mlir/IR/SymbolTable.h"
 
@@ -76,10 +77,12 @@ bool evaluateGrid(func::FuncOp gridFn, llvm::ArrayRef<RtValue> args,
       return false;
     }
     int64_t v = sem::asSigned(static_cast<int64_t>(r.data[0]), r.elem.width);
-    if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+    if (v < 0 || v > kMaxGridDims[axis]) {
       error = {ErrorKind::Runtime,
                "grid size along axis " + std::to_string(axis) + " is " +
-                   std::to_string(v) + " (must be in [0, 2^31))"};
+                   std::to_string(v) + " (must be in [0, " +
+                   std::to_string(kMaxGridDims[axis]) +
+                   "], the GPU's limit)"};
       return false;
     }
     grid[axis] = v;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Launcher/Launch.h"
+#include "flashc/Runtime/Arch.h"
 #include "flashc/Runtime/Float16.h"
 
 #include <cctype>
@@ -224,7 +225,7 @@ bool evaluateGrid(const Sidecar &sidecar, Resolved &r, std::string &error) {
   for (int k = 0; k < 3; ++k) {
     if (!grid::evaluate(sidecar.grid[k], r.symbols, r.grid[k], error))
       return false;
-    int64_t limit = k == 0 ? std::numeric_limits<int32_t>::max() : 65535;
+    int64_t limit = kMaxGridDims[k];
     if (r.grid[k] < 0 || r.grid[k] > limit) {
       error = std::string("grid.") + axis[k] + " = " + sidecar.grid[k] + " = " +
               std::to_string(r.grid[k]) + " is outside 0.." +

@@ -20,6 +20,11 @@ struct ArchInfo {
   int64_t maxShared;     // static + dynamic shared memory per CTA, bytes
 };
 
+/// The largest grid per axis (x, y, z) of every supported arch (CUDA C
+/// Programming Guide, "Technical Specifications per Compute Capability"):
+/// a launch beyond them fails on a GPU, so every target refuses it.
+inline constexpr int64_t kMaxGridDims[3] = {2147483647, 65535, 65535};
+
 /// CUDA C Programming Guide, "Technical Specifications per Compute
 /// Capability".
 inline constexpr ArchInfo kSupportedArchs[] = {
