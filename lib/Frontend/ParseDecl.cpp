@@ -119,6 +119,35 @@ bool Parser::parseParam(KernelDecl &k) {
   return true;
 }
 
+bool Parser::parseParamList(llvm::StringRef what, llvm::StringRef owner,
+                            size_t limit, llvm::function_ref<bool()> parseOne,
+                            llvm::function_ref<size_t()> count) {
+  if (!is(Tok::LParen)) {
+    error(tok().loc, "expected '(' to begin the parameter list of " + what +
+                         " '" + owner + "', found " + describeToken(tok()));
+    return false;
+  }
+  llvm::SMLoc open = tok().loc;
+  consume();
+  while (!is(Tok::RParen)) {
+    if (!parseOne())
+      return false;
+    if (count() > limit) {
+      error(tok().loc, "too many parameters (the limit is " +
+                           std::to_string(limit) + ")");
+      return false;
+    }
+    if (consumeIf(Tok::Comma))
+      continue;
+    if (!is(Tok::RParen)) {
+      expectClose(Tok::RParen, Tok::LParen, open, "after parameter");
+      return false;
+    }
+  }
+  consume(); // )
+  return true;
+}
+
 std::unique_ptr<KernelDecl> Parser::parseKernel() {
   auto k = std::make_unique<KernelDecl>();
   k->loc = tok().loc;
@@ -146,25 +175,10 @@ std::unique_ptr<KernelDecl> Parser::parseKernel() {
     }
     consume();
   }
-  if (!is(Tok::LParen))
-    return error(tok().loc, "expected '(' to begin the parameter list of "
-                            "kernel '" +
-                                k->name + "', found " + describeToken(tok()));
-  llvm::SMLoc open = tok().loc;
-  consume();
-  while (!is(Tok::RParen)) {
-    if (!parseParam(*k))
-      return nullptr;
-    if (k->params.size() > 256)
-      return error(tok().loc, "too many parameters");
-    if (consumeIf(Tok::Comma))
-      continue;
-    if (!is(Tok::RParen)) {
-      expectClose(Tok::RParen, Tok::LParen, open, "after parameter");
-      return nullptr;
-    }
-  }
-  consume(); // )
+  if (!parseParamList(
+          "kernel", k->name, 256, [&] { return parseParam(*k); },
+          [&] { return k->params.size(); }))
+    return nullptr;
   if (!parseBlock(k->body, "the kernel body"))
     return nullptr;
   return k;
@@ -346,25 +360,10 @@ std::unique_ptr<FunctionDecl> Parser::parseFunction() {
   f->name = tok().text.str();
   f->loc = tok().loc;
   consume();
-  if (!is(Tok::LParen))
-    return error(tok().loc, "expected '(' to begin the parameter list of "
-                            "function '" +
-                                f->name + "', found " + describeToken(tok()));
-  llvm::SMLoc open = tok().loc;
-  consume();
-  while (!is(Tok::RParen)) {
-    if (!parseFnParam(*f))
-      return nullptr;
-    if (f->params.size() > 64)
-      return error(tok().loc, "too many parameters (the limit is 64)");
-    if (consumeIf(Tok::Comma))
-      continue;
-    if (!is(Tok::RParen)) {
-      expectClose(Tok::RParen, Tok::LParen, open, "after parameter");
-      return nullptr;
-    }
-  }
-  consume(); // )
+  if (!parseParamList(
+          "function", f->name, 64, [&] { return parseFnParam(*f); },
+          [&] { return f->params.size(); }))
+    return nullptr;
   if (!parseResultTypes(*f))
     return nullptr;
   function = f.get();

@@ -13,6 +13,8 @@
 #include "Lexer.h"
 #include "Parser.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -152,6 +154,12 @@ private:
   bool parseImport(SourceFile &file);
   std::unique_ptr<FunctionDecl> parseFunction();
   bool parseFnParam(FunctionDecl &f);
+  /// `( P, P, ... )` after the name of kernel or function `owner` (`what`:
+  /// "kernel" or "function"): `parseOne` reads one P and `count` says how
+  /// many there are, at most `limit`.
+  bool parseParamList(llvm::StringRef what, llvm::StringRef owner,
+                      size_t limit, llvm::function_ref<bool()> parseOne,
+                      llvm::function_ref<size_t()> count);
   bool parseTypeAnnot(TypeAnnot &t, const llvm::Twine &what);
   bool parseResultTypes(FunctionDecl &f);
 };
