@@ -14,7 +14,8 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
-void flash::buildLayoutPipeline(mlir::OpPassManager &pm) {
+void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
+                                const LayoutPipelineOptions &options) {
   buildTilePipeline(pm);
   auto &kernel = pm.nest<mlir::func::FuncOp>();
   kernel.addPass(createTileDecomposeOnlineSoftmax());
@@ -29,7 +30,10 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm) {
   kernel.addPass(createTilePipelineCopies());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
-  kernel.addPass(createTileAllocateShared());
+  TileAllocateSharedOptions allocate;
+  allocate.maxSharedBytes = options.maxSharedBytes;
+  allocate.arch = options.arch;
+  kernel.addPass(createTileAllocateShared(allocate));
 }
 
 void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm) {
@@ -41,8 +45,9 @@ void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createLoopInvariantCodeMotionPass());
 }
 
-void flash::buildSIMTPipeline(mlir::OpPassManager &pm) {
-  buildLayoutPipeline(pm);
+void flash::buildSIMTPipeline(mlir::OpPassManager &pm,
+                              const LayoutPipelineOptions &options) {
+  buildLayoutPipeline(pm, options);
   buildLayoutToSIMTPipeline(pm);
 }
 
@@ -56,7 +61,7 @@ void flash::registerFlashPipelines() {
       "flashc-layout",
       "Tile IR with a distributed layout on every tile: what `flashc "
       "--emit=layout` prints",
-      buildLayoutPipeline);
+      [](mlir::OpPassManager &pm) { buildLayoutPipeline(pm); });
   mlir::PassPipelineRegistration<>(
       "flashc-layout-to-simt",
       "Layout-assigned tile IR (`flashc --emit=layout`) -> the SIMT level: "
@@ -66,5 +71,5 @@ void flash::registerFlashPipelines() {
       "flashc-simt",
       "The SIMT level, one thread's program: what `flashc --emit=simt` "
       "prints and the emulator runs",
-      buildSIMTPipeline);
+      [](mlir::OpPassManager &pm) { buildSIMTPipeline(pm); });
 }

@@ -245,8 +245,31 @@ struct TileAllocateSharedPass
     : flash::impl::TileAllocateSharedBase<TileAllocateSharedPass> {
   using TileAllocateSharedBase::TileAllocateSharedBase;
   void runOnOperation() override {
-    if (failed(Allocator(getOperation()).run()))
+    if (failed(Allocator(getOperation()).run()) || failed(checkLimit()))
       signalPassFailure();
+  }
+
+  /// The kernel's buffers against the target's shared memory per CTA: a
+  /// kernel that cannot launch fails here, not after its whole lowering.
+  LogicalResult checkLimit() {
+    func::FuncOp func = getOperation();
+    auto total = func->getAttrOfType<IntegerAttr>(tile::kSharedBytesAttrName);
+    int64_t limit = maxSharedBytes;
+    if (limit <= 0 || !total || total.getInt() <= limit)
+      return success();
+    InFlightDiagnostic diag = func.emitError()
+                              << "the kernels need " << total.getInt()
+                              << " bytes of shared memory per CTA, more than "
+                                 "the "
+                              << limit << " that "
+                              << (arch.empty() ? std::string("the target")
+                                               : std::string(arch))
+                              << " allows";
+    func.walk([&](tile::LocalAllocOp alloc) {
+      diag.attachNote(alloc.getLoc())
+          << "staged in shared memory as " << alloc.getType();
+    });
+    return failure();
   }
 };
 } // namespace

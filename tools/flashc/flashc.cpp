@@ -319,12 +319,16 @@ int runPipeline(mlir::ModuleOp module, bool runMode,
   mlir::TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
   bool lowering = !runMode && emitKind != EmitKind::Tile;
+  // Shared memory is checked against the arch as soon as it is placed.
+  flash::LayoutPipelineOptions layout;
+  layout.maxSharedBytes = flash::maxSharedBytesPerCTA(target.arch);
+  layout.arch = target.arch;
   if (!lowering)
     flash::buildTilePipeline(pm);
   else if (emitKind == EmitKind::Layout)
-    flash::buildLayoutPipeline(pm);
+    flash::buildLayoutPipeline(pm, layout);
   else
-    flash::buildSIMTPipeline(pm);
+    flash::buildSIMTPipeline(pm, layout);
   if (lowering && emitKind == EmitKind::LLVM)
     flash::buildSIMTToLLVMPipeline(pm, target);
   unsigned before = diagnostics.numErrors();

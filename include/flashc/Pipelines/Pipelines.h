@@ -8,26 +8,39 @@
 #ifndef FLASH_LIB_TRANSFORMS_PIPELINES_H
 #define FLASH_LIB_TRANSFORMS_PIPELINES_H
 
+#include <cstdint>
+#include <string>
+
 namespace mlir {
 class OpPassManager;
 } // namespace mlir
 
 namespace flash {
+/// What the layout pipeline checks against the target, before any lowering
+/// (0 / empty: nothing; flash-opt's registered pipelines check nothing).
+struct LayoutPipelineOptions {
+  int64_t maxSharedBytes = 0; ///< per CTA (flash::maxSharedBytesPerCTA)
+  std::string arch;           ///< named in the message
+};
+
 /// Tile IR as the front end hands it over -> the canonical tile IR that
 /// `flashc --emit=tile` prints and the interpreter runs.
 void buildTilePipeline(mlir::OpPassManager &pm);
 
 /// Canonical tile IR -> tile IR in which every tile has a distributed layout
 /// (what `flashc --emit=layout` prints): online softmax decomposed, layouts
-/// assigned, redundant conversions folded away.
-void buildLayoutPipeline(mlir::OpPassManager &pm);
+/// assigned, redundant conversions folded away, shared memory placed (and,
+/// with `options`, checked against the target's limit).
+void buildLayoutPipeline(mlir::OpPassManager &pm,
+                         const LayoutPipelineOptions &options = {});
 
 /// Layout-assigned tile IR -> the SIMT level: one thread's program in a
 /// gpu.module, with mma.sync, shuffles and explicit memory accesses.
 void buildLayoutToSIMTPipeline(mlir::OpPassManager &pm);
 
 /// buildLayoutPipeline then buildLayoutToSIMTPipeline (`--emit=simt`).
-void buildSIMTPipeline(mlir::OpPassManager &pm);
+void buildSIMTPipeline(mlir::OpPassManager &pm,
+                       const LayoutPipelineOptions &options = {});
 
 /// Registers the pipelines above with MLIR's pass registry (for flash-opt).
 void registerFlashPipelines();

@@ -99,7 +99,17 @@ def TileAllocateShared : Pass<"tile-allocate-shared", "mlir::func::FuncOp"> {
     Buffers may be used only by `tile.async_copy` and `tile.local_load`, in a
     single-block function body. Re-running the pass recomputes the offsets
     and adds no barrier: it is idempotent.
+
+    With `max-shared-bytes`, a kernel whose buffers need more is an error
+    at the kernel, with a note at each buffer's load, before any lowering
+    (flashc passes its arch's limit).
   }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"0",
+           "Shared memory per CTA the target allows (0: no check)">,
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "The target named in the error">,
+  ];
 }
 
 #endif // FLASH_TRANSFORMS_PASSES_TD
