@@ -573,18 +573,8 @@ def render(before, after):
 
 
 def update_perf(path, section):
-    with open(path) as f:
-        text = f.read()
-    block = BEGIN_MARKER + "\n" + section.rstrip() + "\n" + END_MARKER
-    b, e = text.find(BEGIN_MARKER), text.find(END_MARKER)
-    if b >= 0 and e > b:
-        text = text[:b] + block + text[e + len(END_MARKER):]
-    elif b >= 0 or e >= 0:
-        raise ValueError("%s: unbalanced issue6-report markers" % path)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+    benchlib.update_marked_file(path, BEGIN_MARKER, END_MARKER, "issue6-report",
+                                section)
 
 
 def load_report(path):

@@ -1,5 +1,6 @@
 """Markdown of the SASS comparison (bench/sass_compare.py's JSON) for docs/perf.md."""
 
+import benchlib
 from sassprof import classify, model
 from sassprof.render import md_table, per_mma
 
@@ -136,15 +137,5 @@ def render(reports):
 
 
 def update_perf(path, section):
-    with open(path) as f:
-        text = f.read()
-    block = BEGIN_MARKER + "\n" + section.rstrip() + "\n" + END_MARKER
-    b, e = text.find(BEGIN_MARKER), text.find(END_MARKER)
-    if b >= 0 and e > b:
-        text = text[:b] + block + text[e + len(END_MARKER):]
-    elif b >= 0 or e >= 0:
-        raise ValueError("%s: unbalanced sass-compare markers" % path)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+    benchlib.update_marked_file(path, BEGIN_MARKER, END_MARKER, "sass-compare",
+                                section)
