@@ -270,6 +270,14 @@ OptVal frontend::emitWhere(BuiltinCall &call) {
                         describe(*c));
   if (c->kind == Val::Bool && a->isConst() && b->isConst())
     return c->b ? *a : *b;
+  // A grid size is one expression of the launch (the sidecar has no select):
+  // the condition picks a branch at compile time.
+  if (gen.inGrid) {
+    if (c->kind != Val::Bool)
+      return cx.error(call.argLoc(0), "the condition of 'where' in grid() must "
+                                      "be a compile-time bool (of constants)");
+    return c->b ? *a : *b;
+  }
   Val vals[2] = {*a, *b};
   SMLoc locs[2] = {call.argLoc(1), call.argLoc(2)};
   llvm::SmallVector<mlir::Value> ops;

@@ -46,7 +46,7 @@ static std::vector<Builtin> buildRegistry() {
   };
   appendUnaryMathBuiltins(all); // abs, exp, exp2, log, sqrt, ...
   std::vector<Builtin> rest = {
-      {"where", 3, 3, {}, "where(cond, a, b)", NoFlags, emitWhere},
+      {"where", 3, 3, {}, "where(cond, a, b)", InGrid, emitWhere},
       {"cast", 2, 2, {}, "cast(x, T)", NoFlags, emitCast},
       {"arange", 2, 2, {}, "arange(lo, hi)", NoFlags, emitArange},
       {"zeros", 2, 2, {}, "zeros([dims], T)", NoFlags, emitZerosOrFull},
