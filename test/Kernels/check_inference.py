@@ -12,7 +12,9 @@ KIND:
 - varlen: flash_attn_varlen over sequences of key lengths --lengths and query
   lengths --q-lengths (default: the same) packed into Q, K and V; --alone
   also runs kernels/flash_attn.tile on each sequence alone (interp) and
-  requires both targets' varlen output to equal it.
+  requires both targets' varlen output to equal it. --stats: the emulator's
+  cp.async reads each Q row once per head and, per program, the K/V rows of
+  its own sequence only.
 - kvcache: flash_attn_kvcache (O and LSE) with Nq queries per sequence and
   cache_seqlens --lengths over a cache of --page-token pages in shuffled
   order. Every page no sequence uses, every slot past a sequence's end and
@@ -205,11 +207,38 @@ def check_varlen(c):
         " bf16" if a.bf16 else "", lq, lk, a.H, a.H_KV, a.D, " ".join(a.defines))
     outs = {}
     for target in ("interp", "emulate"):
-        outs[target] = c.run("flash_attn_varlen", target, inputs, ["O"])[0]["O"]
+        extra = ["--stats"] if target == "emulate" and a.stats else []
+        got, text = c.run("flash_attn_varlen", target, inputs, ["O"], extra=extra)
+        outs[target] = got["O"]
         c.check("%s on %s: O" % (what, target), outs[target], want)
+        if extra:
+            check_varlen_stats(c, text, lq, lk)
     c.check("%s emulate vs interp: O" % what, outs["emulate"], outs["interp"].astype(np.float64))
     if a.alone:
         check_alone(c, q, k, v, cu_q, cu_k, outs)
+
+
+def check_varlen_stats(c, text, lq, lk):
+    """cp.async reads each Q row once per head and, per program, the K and V
+    rows of its own sequence: nothing of another sequence."""
+    a = c.args
+    assert not c.causal and c.left < 0 and c.right < 0, "--stats: every key is visible"
+    defines = dict(d.split("=", 1) for d in a.defines)
+    block_m = int(defines.get("BLOCK_M", 128 if a.D <= 64 else 64))
+    row = a.D * 2
+    q_bytes = sum(lq) * a.H * row
+    kv_bytes = 2 * sum(math.ceil(nq / block_m) * a.H * nk * row for nq, nk in zip(lq, lk))
+    copied = stat(text, r"cp.async bytes read \(global\)")
+    good = copied == q_bytes + kv_bytes
+    print("%s varlen stats: cp.async read %d bytes = Q %d + each program's own K/V rows %d "
+          "(K and V are %d bytes)" % ("PASS" if good else "FAIL", copied, q_bytes, kv_bytes,
+                                      2 * sum(lk) * a.H_KV * row))
+    c.ok = c.ok and good
+
+
+def stat(text, name):
+    match = re.search(name + r"\s+(\d+)", text)
+    return int(match.group(1)) if match else -1
 
 
 def check_alone(c, q, k, v, cu_q, cu_k, outs):
@@ -323,16 +352,14 @@ def check_stats(c, text, lens):
     q_bytes = len(lens) * a.nq * a.H * row
     kv_bytes = 2 * programs * sum(lens) * row
     in_use = 2 * sum(lens) * a.H_KV * row
-    match = re.search(r"cp.async bytes read \(global\)\s+(\d+)", text)
-    total = re.search(r"global bytes read\s+(\d+)", text)
-    copied = int(match.group(1)) if match else -1
+    copied = stat(text, r"cp.async bytes read \(global\)")
     good = copied == q_bytes + kv_bytes
     print("%s kvcache stats: cp.async read %d bytes = Q %d + K/V rows %d (the cache's slots "
           "in use: %d bytes, %s); global bytes read %d (the rest: cache_seqlens and "
           "block-table entries)" % (
               "PASS" if good else "FAIL", copied, q_bytes, kv_bytes, in_use,
               "each read once" if kv_bytes == in_use else "read by %d programs each"
-              % (kv_bytes // in_use), int(total.group(1)) if total else -1))
+              % (kv_bytes // in_use), stat(text, "global bytes read")))
     c.ok = c.ok and good
 
 
