@@ -252,6 +252,24 @@ OptVal frontend::emitMax(BuiltinCall &call) {
 // where
 //===----------------------------------------------------------------------===//
 
+/// The branch of where(c, a, b) that a compile-time c picks when both
+/// branches are constants, or in grid() whatever they are (a grid size is
+/// one expression of the launch: the sidecar has no select; a runtime c is an
+/// error there). nullopt: where() must select at run time.
+static std::optional<OptVal> whereAtCompileTime(BuiltinCall &call, const Val &c,
+                                                const Val &a, const Val &b) {
+  bool constant = c.kind == Val::Bool;
+  if (constant && a.isConst() && b.isConst())
+    return OptVal(c.b ? a : b);
+  if (!call.gen.inGrid)
+    return std::nullopt;
+  if (!constant)
+    return OptVal(call.cx.error(call.argLoc(0),
+                                "the condition of 'where' in grid() must be a "
+                                "compile-time bool (of constants)"));
+  return OptVal(c.b ? a : b);
+}
+
 OptVal frontend::emitWhere(BuiltinCall &call) {
   FrontendContext &cx = call.cx;
   IRGen &gen = call.gen;
@@ -268,16 +286,8 @@ OptVal frontend::emitWhere(BuiltinCall &call) {
     return cx.error(call.argLoc(0),
                     "the condition of 'where' must be bool, got " +
                         describe(*c));
-  if (c->kind == Val::Bool && a->isConst() && b->isConst())
-    return c->b ? *a : *b;
-  // A grid size is one expression of the launch (the sidecar has no select):
-  // the condition picks a branch at compile time.
-  if (gen.inGrid) {
-    if (c->kind != Val::Bool)
-      return cx.error(call.argLoc(0), "the condition of 'where' in grid() must "
-                                      "be a compile-time bool (of constants)");
-    return c->b ? *a : *b;
-  }
+  if (std::optional<OptVal> picked = whereAtCompileTime(call, *c, *a, *b))
+    return *picked;
   Val vals[2] = {*a, *b};
   SMLoc locs[2] = {call.argLoc(1), call.argLoc(2)};
   llvm::SmallVector<mlir::Value> ops;
