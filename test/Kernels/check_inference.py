@@ -6,7 +6,7 @@ run` on the interpreter and on the emulator and checks them against float64
   check_inference.py --flashc F --workdir W --kernel KIND [--bf16] [-D X=V]...
                      [--lengths N,N,...] [--q-lengths N,...] [--nq N] [--H N]
                      [--H_KV N] [--D N] [--page N] [--splits S,S,...]
-                     [--nnew N] [--alone] [--stats]
+                     [--nnew N] [--alone] [--dense] [--stats]
 
 KIND:
 - varlen: flash_attn_varlen over sequences of key lengths --lengths and query
@@ -19,7 +19,9 @@ KIND:
   cache_seqlens --lengths over a cache of --page-token pages in shuffled
   order. Every page no sequence uses, every slot past a sequence's end and
   every block-table entry past its last page hold NaN (or name a NaN page),
-  so that reading one poisons the output. --stats: the emulator's cp.async
+  so that reading one poisons the output. --dense: also equal to
+  kernels/flash_attn_lse.tile over each sequence's K/V gathered from the
+  cache (interp). --stats: the emulator's cp.async
   reads exactly Q once plus the K/V rows each program uses (with PACK_GQA
   and one query token: the cache's slots in use, once).
 - split: flash_attn_kvcache_split with each S of --splits, then
@@ -63,6 +65,7 @@ def parse_args():
     ap.add_argument("--splits", default="1,3,8")
     ap.add_argument("--nnew", type=int, default=3)
     ap.add_argument("--alone", action="store_true")
+    ap.add_argument("--dense", action="store_true")
     ap.add_argument("--stats", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args()
@@ -315,13 +318,47 @@ def kvcache_inputs(c):
               "cache_seqlens": np.array(lens, np.int32)}
     what = "page %d lengths %s Nq %d H %d H_KV %d D %d %s" % (
         a.page, lens, a.nq, a.H, a.H_KV, a.D, " ".join(a.defines))
-    return inputs, want_o, want_lse, what
+    return inputs, want_o, want_lse, what, seqs
+
+
+def check_dense(c, q, seqs, outs):
+    """Each sequence's gathered K/V (dense, [1, H_KV, n, D]) through
+    kernels/flash_attn_lse.tile on the interpreter: both targets' paged O and
+    LSE must equal it."""
+    worst = [0.0, 0.0]
+    heads = lambda x: np.ascontiguousarray(x.transpose(1, 0, 2)[None])
+    for b, (ks, vs) in enumerate(seqs):
+        nq = q.shape[1]
+        if len(ks) == 0:
+            dense_o, dense_lse = np.zeros(q[b].shape), np.full((c.args.H, nq), np.inf)
+        else:
+            o = c.run("flash_attn_lse", "interp",
+                      {"Q": heads(q[b]), "K": heads(ks), "V": heads(vs),
+                       "O": np.full(heads(q[b]).shape, np.nan, c.half),
+                       "LSE": np.full((1, c.args.H, nq), np.nan, np.float32),
+                       "sm_scale": c.scale}, ["O", "LSE"],
+                      defines=[d for d in c.args.defines
+                               if d.split("=")[0] in ("CAUSAL", "WINDOW_LEFT", "WINDOW_RIGHT",
+                                                      "SOFTCAP")])[0]
+            dense_o = o["O"][0].transpose(1, 0, 2).astype(np.float64)
+            dense_lse = o["LSE"][0].astype(np.float64)
+        for out in outs.values():
+            worst[0] = max(worst[0], float(np.max(np.abs(out["O"][b] - dense_o))))
+            inf = np.isinf(dense_lse)
+            if not np.array_equal(np.isinf(out["LSE"][b]), inf):
+                worst[1] = np.inf
+            elif (~inf).any():
+                err = np.abs(out["LSE"][b][~inf] - dense_lse[~inf])
+                worst[1] = max(worst[1], float(np.max(err / np.maximum(1, np.abs(dense_lse[~inf])))))
+    good = worst[0] < c.tol[1] and worst[1] < 1e-4
+    print("%s kvcache vs flash_attn_lse on each sequence's gathered K/V (interp and emulate): "
+          "O max abs %.1e, LSE max scaled abs %.1e" % ("PASS" if good else "FAIL", *worst))
+    c.ok = c.ok and good
 
 
 def check_kvcache(c):
     a = c.args
-    inputs, want_o, want_lse, what = kvcache_inputs(c)
-    B = want_o.shape[0]
+    inputs, want_o, want_lse, what, seqs = kvcache_inputs(c)
     inputs.update({"O": np.full(want_o.shape, np.nan, c.half),
                    "LSE": np.full(want_lse.shape, np.nan, np.float32), "sm_scale": c.scale})
     what = "flash_attn_kvcache%s %s" % (" bf16" if a.bf16 else "", what)
@@ -336,6 +373,8 @@ def check_kvcache(c):
             check_stats(c, text, lengths(a.lengths))
     c.check("%s emulate vs interp: O" % what, outs["emulate"]["O"],
             outs["interp"]["O"].astype(np.float64))
+    if a.dense:
+        check_dense(c, inputs["Q"], seqs, outs)
 
 
 def check_stats(c, text, lens):
@@ -365,8 +404,7 @@ def check_stats(c, text, lens):
 
 def check_split(c):
     a = c.args
-    inputs, want_o, want_lse, what = kvcache_inputs(c)
-    B = want_o.shape[0]
+    inputs, want_o, want_lse, what, _ = kvcache_inputs(c)
     combine_defines = []
     for target in ("interp", "emulate"):
         whole = c.run("flash_attn_kvcache", target,
