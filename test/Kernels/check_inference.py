@@ -6,15 +6,15 @@ run` on the interpreter and on the emulator and checks them against float64
   check_inference.py --flashc F --workdir W --kernel KIND [--bf16] [-D X=V]...
                      [--lengths N,N,...] [--q-lengths N,...] [--nq N] [--H N]
                      [--H_KV N] [--D N] [--page N] [--splits S,S,...]
-                     [--nnew N] [--alone] [--dense] [--stats]
+                     [--nnew N] [--dense] [--stats]
 
 KIND:
-- varlen: flash_attn_varlen over sequences of key lengths --lengths and query
-  lengths --q-lengths (default: the same) packed into Q, K and V; --alone
-  also runs kernels/flash_attn.tile on each sequence alone (interp) and
-  requires both targets' varlen output to equal it. --stats: the emulator's
-  cp.async reads each Q row once per head and, per program, the K/V rows of
-  its own sequence only.
+- varlen: flash_attn_varlen (O and LSE) over sequences of key lengths
+  --lengths and query lengths --q-lengths (default: the same) packed into Q,
+  K and V; --dense also runs kernels/flash_attn_lse.tile on each sequence
+  alone (interp) and requires both targets' varlen output to equal it.
+  --stats: the emulator's cp.async reads each Q row once per head and, per
+  program, the K/V rows of its own sequence only.
 - kvcache: flash_attn_kvcache (O and LSE) with Nq queries per sequence and
   cache_seqlens --lengths over a cache of --page-token pages in shuffled
   order. Every page no sequence uses, every slot past a sequence's end and
@@ -64,7 +64,6 @@ def parse_args():
     ap.add_argument("--page", type=int, default=16)
     ap.add_argument("--splits", default="1,3,8")
     ap.add_argument("--nnew", type=int, default=3)
-    ap.add_argument("--alone", action="store_true")
     ap.add_argument("--dense", action="store_true")
     ap.add_argument("--stats", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
@@ -199,26 +198,35 @@ def check_varlen(c):
     q = c.normal((int(cu_q[-1]), a.H, a.D))
     k = c.normal((int(cu_k[-1]), a.H_KV, a.D))
     v = c.normal((int(cu_k[-1]), a.H_KV, a.D))
-    want = np.zeros(q.shape)
-    for b in range(len(lk)):
-        qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
-        want[qs] = attention(c, q[qs], k[ks], v[ks])[0]
+    want_o = np.zeros(q.shape)
+    want_lse = np.zeros((a.H, len(q)))
+    seqs = [(slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])) for b in range(len(lk))]
+    for qs, ks in seqs:
+        want_o[qs], want_lse[:, qs] = attention(c, q[qs], k[ks], v[ks])
     inputs = {"Q": q, "K": k, "V": v, "cu_seqlens_q": cu_q, "cu_seqlens_k": cu_k,
-              "O": np.full(q.shape, np.nan, c.half), "max_seqlen_q": max(lq),
+              "O": np.full(q.shape, np.nan, c.half),
+              "LSE": np.full(want_lse.shape, np.nan, np.float32), "max_seqlen_q": max(lq),
               "sm_scale": c.scale}
     what = "flash_attn_varlen%s q lengths %s k lengths %s H %d H_KV %d D %d %s" % (
         " bf16" if a.bf16 else "", lq, lk, a.H, a.H_KV, a.D, " ".join(a.defines))
     outs = {}
     for target in ("interp", "emulate"):
         extra = ["--stats"] if target == "emulate" and a.stats else []
-        got, text = c.run("flash_attn_varlen", target, inputs, ["O"], extra=extra)
-        outs[target] = got["O"]
-        c.check("%s on %s: O" % (what, target), outs[target], want)
+        outs[target], text = c.run("flash_attn_varlen", target, inputs, ["O", "LSE"],
+                                   extra=extra)
+        c.check("%s on %s: O" % (what, target), outs[target]["O"], want_o)
+        c.check("%s on %s: LSE" % (what, target), outs[target]["LSE"], want_lse, lse=True)
         if extra:
             check_varlen_stats(c, text, lq, lk)
-    c.check("%s emulate vs interp: O" % what, outs["emulate"], outs["interp"].astype(np.float64))
-    if a.alone:
-        check_alone(c, q, k, v, cu_q, cu_k, outs)
+    c.check("%s emulate vs interp: O" % what, outs["emulate"]["O"],
+            outs["interp"]["O"].astype(np.float64))
+    if a.dense:
+        pairs = []
+        for qs, ks in seqs:
+            if qs.stop > qs.start:
+                dense = dense_kernel(c, q[qs], k[ks], v[ks])
+                pairs += [((out["O"][qs], out["LSE"][:, qs]), dense) for out in outs.values()]
+        check_dense(c, "varlen vs flash_attn_lse on each sequence alone", pairs)
 
 
 def check_varlen_stats(c, text, lq, lk):
@@ -242,32 +250,6 @@ def check_varlen_stats(c, text, lq, lk):
 def stat(text, name):
     match = re.search(name + r"\s+(\d+)", text)
     return int(match.group(1)) if match else -1
-
-
-def check_alone(c, q, k, v, cu_q, cu_k, outs):
-    """Each sequence alone through kernels/flash_attn.tile ([1, H, N, D]
-    layout) on the interpreter; both targets' varlen rows must equal it."""
-    worst = 0.0
-    for b in range(len(cu_q) - 1):
-        qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
-        if qs.stop == qs.start:
-            continue
-        if ks.stop == ks.start:
-            alone = np.zeros(q[qs].shape)
-        else:
-            heads = lambda x: np.ascontiguousarray(x.transpose(1, 0, 2)[None])
-            o = c.run("flash_attn", "interp",
-                      {"Q": heads(q[qs]), "K": heads(k[ks]), "V": heads(v[ks]),
-                       "O": np.full(heads(q[qs]).shape, np.nan, c.half),
-                       "sm_scale": c.scale}, ["O"],
-                      defines=[d for d in c.args.defines if not d.startswith("BLOCK_")])[0]["O"]
-            alone = o[0].transpose(1, 0, 2).astype(np.float64)
-        for out in outs.values():
-            worst = max(worst, float(np.max(np.abs(out[qs].astype(np.float64) - alone))))
-    good = worst < c.tol[1]
-    print("%s varlen vs flash_attn on each sequence alone (interp and emulate): max abs %.1e"
-          % ("PASS" if good else "FAIL", worst))
-    c.ok = c.ok and good
 
 
 def paged_cache(c, lens, capacity):
@@ -321,38 +303,38 @@ def kvcache_inputs(c):
     return inputs, want_o, want_lse, what, seqs
 
 
-def check_dense(c, q, seqs, outs):
-    """Each sequence's gathered K/V (dense, [1, H_KV, n, D]) through
-    kernels/flash_attn_lse.tile on the interpreter: both targets' paged O and
-    LSE must equal it."""
-    worst = [0.0, 0.0]
+def dense_kernel(c, q, k, v):
+    """kernels/flash_attn_lse.tile (interp, the -D options that it shares) on
+    one sequence: q [nq, H, D], k and v [nk, H_KV, D]; (O [nq, H, D], LSE [H,
+    nq]). Without keys: O = 0, LSE = +inf."""
+    if len(k) == 0:
+        return np.zeros(q.shape), np.full((q.shape[1], q.shape[0]), np.inf)
     heads = lambda x: np.ascontiguousarray(x.transpose(1, 0, 2)[None])
-    for b, (ks, vs) in enumerate(seqs):
-        nq = q.shape[1]
-        if len(ks) == 0:
-            dense_o, dense_lse = np.zeros(q[b].shape), np.full((c.args.H, nq), np.inf)
-        else:
-            o = c.run("flash_attn_lse", "interp",
-                      {"Q": heads(q[b]), "K": heads(ks), "V": heads(vs),
-                       "O": np.full(heads(q[b]).shape, np.nan, c.half),
-                       "LSE": np.full((1, c.args.H, nq), np.nan, np.float32),
-                       "sm_scale": c.scale}, ["O", "LSE"],
-                      defines=[d for d in c.args.defines
-                               if d.split("=")[0] in ("CAUSAL", "WINDOW_LEFT", "WINDOW_RIGHT",
-                                                      "SOFTCAP")])[0]
-            dense_o = o["O"][0].transpose(1, 0, 2).astype(np.float64)
-            dense_lse = o["LSE"][0].astype(np.float64)
-        for out in outs.values():
-            worst[0] = max(worst[0], float(np.max(np.abs(out["O"][b] - dense_o))))
-            inf = np.isinf(dense_lse)
-            if not np.array_equal(np.isinf(out["LSE"][b]), inf):
-                worst[1] = np.inf
-            elif (~inf).any():
-                err = np.abs(out["LSE"][b][~inf] - dense_lse[~inf])
-                worst[1] = max(worst[1], float(np.max(err / np.maximum(1, np.abs(dense_lse[~inf])))))
+    shared = ("CAUSAL", "WINDOW_LEFT", "WINDOW_RIGHT", "SOFTCAP")
+    o = c.run("flash_attn_lse", "interp",
+              {"Q": heads(q), "K": heads(k), "V": heads(v),
+               "O": np.full(heads(q).shape, np.nan, c.half),
+               "LSE": np.full((1, q.shape[1], q.shape[0]), np.nan, np.float32),
+               "sm_scale": c.scale}, ["O", "LSE"],
+              defines=[d for d in c.args.defines if d.split("=")[0] in shared])[0]
+    return o["O"][0].transpose(1, 0, 2).astype(np.float64), o["LSE"][0].astype(np.float64)
+
+
+def check_dense(c, what, pairs):
+    """pairs: (O, LSE) of a sequence from both targets with the dense
+    kernel's; prints the largest differences."""
+    worst = [0.0, 0.0]
+    for (o, lse), (dense_o, dense_lse) in pairs:
+        worst[0] = max(worst[0], float(np.max(np.abs(o.astype(np.float64) - dense_o))))
+        inf = np.isinf(dense_lse)
+        if not np.array_equal(np.isinf(lse), inf):
+            worst[1] = np.inf
+        elif (~inf).any():
+            err = np.abs(lse[~inf] - dense_lse[~inf]) / np.maximum(1, np.abs(dense_lse[~inf]))
+            worst[1] = max(worst[1], float(np.max(err)))
     good = worst[0] < c.tol[1] and worst[1] < 1e-4
-    print("%s kvcache vs flash_attn_lse on each sequence's gathered K/V (interp and emulate): "
-          "O max abs %.1e, LSE max scaled abs %.1e" % ("PASS" if good else "FAIL", *worst))
+    print("%s %s (interp and emulate): O max abs %.1e, LSE max scaled abs %.1e" % (
+        "PASS" if good else "FAIL", what, *worst))
     c.ok = c.ok and good
 
 
@@ -374,7 +356,11 @@ def check_kvcache(c):
     c.check("%s emulate vs interp: O" % what, outs["emulate"]["O"],
             outs["interp"]["O"].astype(np.float64))
     if a.dense:
-        check_dense(c, inputs["Q"], seqs, outs)
+        pairs = []
+        for b, (ks, vs) in enumerate(seqs):
+            dense = dense_kernel(c, inputs["Q"][b], ks, vs)
+            pairs += [((out["O"][b], out["LSE"][b]), dense) for out in outs.values()]
+        check_dense(c, "kvcache vs flash_attn_lse on each sequence's gathered K/V", pairs)
 
 
 def check_stats(c, text, lens):
