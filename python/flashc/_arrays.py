@@ -1,7 +1,7 @@
 """Host arrays to and from the extension: (name, dtype, shape, bytes)."""
 import numpy as np
 
-# NumPy dtype name -> the name the runner binds (lib/Runtime/Npy.h).
+# The NumPy dtype names the runner binds (npy::dtypeName, lib/Runtime/Npy.h).
 _DTYPES = {"float16", "bfloat16", "float32", "int32", "uint16", "bool"}
 
 

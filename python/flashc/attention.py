@@ -9,6 +9,7 @@ given a wrong gradient.
 import functools
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class _Torch:
 def _backend(q):
     if isinstance(q, np.ndarray):
         return _Numpy()
-    torch = __import__("sys").modules.get("torch")
+    torch = sys.modules.get("torch")
     if torch is not None and isinstance(q, torch.Tensor):
         if q.requires_grad:
             raise NotImplementedError(

@@ -2,7 +2,7 @@
 import json
 import os
 
-from . import _arrays, _flashc, cache
+from . import _arrays, _device, _flashc, cache
 
 #: The --emit levels, in pipeline order.
 LEVELS = ("tile", "layout", "simt", "llvm", "ptx", "cubin")
@@ -111,8 +111,6 @@ class Kernel:
         """
         if target not in TARGETS:
             raise ValueError(f"unknown target '{target}' (one of {', '.join(TARGETS)})")
-        from . import _device
-
         if target == "cuda" and _device.has_device_arrays(args):
             return _device.launch(self, args, stream)
         arrays, scalars = {}, []
