@@ -92,6 +92,8 @@ def test_argument_errors(fa2):
         fa2(Q=q.astype(np.float32), K=k, V=v, O=o, sm_scale=0.125)
     with pytest.raises(flashc.RunError, match="dtype float64 cannot be passed"):
         fa2(Q=q.astype(np.float64), K=k, V=v, O=o, sm_scale=0.125)
+    with pytest.raises(flashc.RunError, match="'sm_scale' is a scalar f32 parameter and needs a number, not 'an array'"):
+        fa2(Q=q, K=k, V=v, O=o, sm_scale=np.float32([0.125]))
     with pytest.raises(TypeError, match="argument 'sm_scale' must be an array or a number"):
         fa2(Q=q, K=k, V=v, O=o, sm_scale="0.125")
     with pytest.raises(ValueError, match="unknown target 'gpu'"):
