@@ -28,11 +28,14 @@ fi
 
 # The numeric tests compare against a float64 reference written with numpy
 # (bf16 arrays with ml_dtypes); the benchmark report draws its plots with
-# matplotlib.
-for module in numpy ml_dtypes matplotlib; do
+# matplotlib. The Python package builds with nanobind and scikit-build-core
+# and is tested with pytest (module:package).
+for entry in numpy ml_dtypes matplotlib nanobind \
+             scikit_build_core:scikit-build-core pytest; do
+  module=${entry%%:*} package=${entry#*:}
   if ! python3 -c "import $module" 2>/dev/null; then
-    echo "setup: installing $module"
-    python3 -m pip install --quiet "$module"
+    echo "setup: installing $package"
+    python3 -m pip install --quiet "$package"
   fi
 done
 
@@ -41,9 +44,15 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [ ! -f build/build.ninja ]; then
   cmake -G Ninja -S . -B build -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT="$llvm_bin/lit" "${launcher[@]}"
+    -DLLVM_EXTERNAL_LIT="$llvm_bin/lit" "${launcher[@]}" \
+    -DFLASHC_PYTHON=ON -DPython_EXECUTABLE="$(python3 -c 'import sys; print(sys.executable)')"
 fi
 cmake --build build
+
+# The Python package (docs/python.md): pip builds in build/ too
+# (pyproject.toml), so this links the extension if the build above has not,
+# and installs it.
+python3 -m pip install --quiet --no-build-isolation .
 
 [ "${FLASH_SKIP_MAIN_JOB:-0}" = 1 ] && exit 0
 bash scripts/main-job.sh

@@ -16,34 +16,40 @@ void Stats::print(llvm::raw_ostream &os, llvm::StringRef kernelName) const {
      << ", " << grid[1] << ", " << grid[2] << "), " << ctas << " CTAs of "
      << threadsPerCTA << " threads (" << (threadsPerCTA + 31) / 32
      << " warps), " << sharedBytesPerCTA << " shared bytes per CTA\n";
-  auto line = [&](const char *name, int64_t v) {
-    os << "  " << name;
-    for (size_t i = strlen(name); i < 42; ++i)
+  for (const Counter &c : counters()) {
+    os << "  " << c.label;
+    for (size_t i = strlen(c.label); i < 42; ++i)
       os << ' ';
-    os << v << "\n";
+    os << c.value << "\n";
+  }
+}
+
+std::vector<Stats::Counter> Stats::counters() const {
+  return {
+      {"ops", "ops dispatched (CTA-wide)", opsExecuted},
+      {"mma", "mma.sync (warp instrs)", mma},
+      {"ldmatrix", "ldmatrix (warp instrs)", ldmatrix},
+      {"shfl", "shfl.sync (warp instrs)", shfl},
+      {"barriers", "barriers (per CTA)", barriers},
+      {"barrier_warps", "barriers (warp instrs)", barrierWarps},
+      {"cp_async", "cp.async (warp instrs)", cpAsync},
+      {"cp_async_bytes", "cp.async bytes", cpAsyncBytes},
+      {"cp_async_bytes_read", "cp.async bytes read (global)", cpAsyncBytesRead},
+      {"cp_async_commits", "cp.async commit_group (warp)", cpAsyncCommits},
+      {"cp_async_waits", "cp.async wait_group (warp)", cpAsyncWaits},
+      {"global_loads", "global loads (warp instrs)", globalLoads},
+      {"global_stores", "global stores (warp instrs)", globalStores},
+      {"global_atomics", "global atomics (warp instrs)", globalAtomics},
+      {"global_bytes_read", "global bytes read", globalBytesRead},
+      {"global_bytes_written", "global bytes written", globalBytesWritten},
+      {"shared_loads", "shared loads (warp instrs)", sharedLoads},
+      {"shared_stores", "shared stores (warp instrs)", sharedStores},
+      {"shared_bytes_read", "shared bytes read", sharedBytesRead},
+      {"shared_bytes_written", "shared bytes written", sharedBytesWritten},
+      {"shared_requests", "shared requests (warp-wide)", sharedRequests},
+      {"bank_conflicts", "shared bank conflicts (extra wavefronts)",
+       bankConflicts},
   };
-  line("ops dispatched (CTA-wide)", opsExecuted);
-  line("mma.sync (warp instrs)", mma);
-  line("ldmatrix (warp instrs)", ldmatrix);
-  line("shfl.sync (warp instrs)", shfl);
-  line("barriers (per CTA)", barriers);
-  line("barriers (warp instrs)", barrierWarps);
-  line("cp.async (warp instrs)", cpAsync);
-  line("cp.async bytes", cpAsyncBytes);
-  line("cp.async bytes read (global)", cpAsyncBytesRead);
-  line("cp.async commit_group (warp)", cpAsyncCommits);
-  line("cp.async wait_group (warp)", cpAsyncWaits);
-  line("global loads (warp instrs)", globalLoads);
-  line("global stores (warp instrs)", globalStores);
-  line("global atomics (warp instrs)", globalAtomics);
-  line("global bytes read", globalBytesRead);
-  line("global bytes written", globalBytesWritten);
-  line("shared loads (warp instrs)", sharedLoads);
-  line("shared stores (warp instrs)", sharedStores);
-  line("shared bytes read", sharedBytesRead);
-  line("shared bytes written", sharedBytesWritten);
-  line("shared requests (warp-wide)", sharedRequests);
-  line("shared bank conflicts (extra wavefronts)", bankConflicts);
 }
 
 } // namespace flash::emu

@@ -124,7 +124,8 @@ public:
   bool tensor(const SidecarParam &p, const Arg &a);
 
 private:
-  bool array(const SidecarParam &p, npy::Array &arr);
+  /// `hasData`: the host data comes with it (not a device pointer).
+  bool array(const SidecarParam &p, npy::Array &arr, bool hasData);
   bool dim(const SidecarParam &p, size_t d, int64_t size);
 
   Resolved &r;
@@ -148,7 +149,7 @@ bool ArgChecker::scalar(const SidecarParam &p, const Arg &a) {
 
 /// A uint16 array bound to a bf16 param becomes bf16 (the same bits), so
 /// that it is copied back and written as bf16.
-bool ArgChecker::array(const SidecarParam &p, npy::Array &arr) {
+bool ArgChecker::array(const SidecarParam &p, npy::Array &arr, bool hasData) {
   npy::DType want;
   if (!npyDTypeOf(p.dtype, want)) {
     error = "parameter '" + p.name + "' has element type " + p.dtype +
@@ -168,8 +169,8 @@ bool ArgChecker::array(const SidecarParam &p, npy::Array &arr) {
             p.dtype + shapeText(p.dims);
     return false;
   }
-  if (arr.data.size() !=
-      static_cast<size_t>(arr.numElements()) * npy::elementSize(arr.dtype)) {
+  if (hasData && arr.data.size() != static_cast<size_t>(arr.numElements()) *
+                                        npy::elementSize(arr.dtype)) {
     error = "argument '" + p.name + "' holds " +
             std::to_string(arr.data.size()) + " bytes, not its shape's";
     return false;
@@ -211,7 +212,7 @@ bool ArgChecker::tensor(const SidecarParam &p, const Arg &a) {
             shapeText(p.dims) + ") but got no array";
     return false;
   }
-  if (!array(p, *a.tensor))
+  if (!array(p, *a.tensor, a.devicePtr == 0))
     return false;
   for (size_t d = 0; d < p.dims.size(); ++d)
     if (!dim(p, d, a.tensor->shape[d]))

@@ -275,9 +275,9 @@ bool Driver::memset8(CUdeviceptr dst, unsigned char value, size_t bytes,
 
 bool Driver::launch(CUfunction fn, const unsigned grid[3],
                     const unsigned block[3], unsigned sharedBytes,
-                    void **params, std::string &error) {
+                    void **params, std::string &error, CUstream stream) {
   FLASH_CU_CHECK(api->cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0],
-                                     block[1], block[2], sharedBytes, nullptr,
+                                     block[1], block[2], sharedBytes, stream,
                                      params, nullptr),
                  "cuLaunchKernel");
   return true;

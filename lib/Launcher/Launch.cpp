@@ -33,6 +33,10 @@ bool copyIn(const Sidecar &sidecar, const Resolved &r, DeviceResources &res,
   for (size_t i = 0; i < sidecar.params.size(); ++i) {
     if (!sidecar.params[i].tensor)
       continue;
+    if (r.argOf[i]->devicePtr) {
+      ptrs[i] = r.argOf[i]->devicePtr;
+      continue;
+    }
     const npy::Array &arr = *r.argOf[i]->tensor;
     cuda::CUdeviceptr p = 0;
     size_t bytes = arr.data.size();
@@ -62,12 +66,14 @@ bool launchTimed(cuda::Driver &driver, cuda::CUfunction fn, const Resolved &r,
     return true;
   auto shared = static_cast<unsigned>(r.dynamicSharedBytes);
   for (int w = 0; w < options.warmup; ++w)
-    if (!driver.launch(fn, grid, block, shared, params.data(), error) ||
+    if (!driver.launch(fn, grid, block, shared, params.data(), error,
+                       options.stream) ||
         !driver.synchronize(error))
       return false;
   auto start = std::chrono::steady_clock::now();
   for (int it = 0; it < options.iterations; ++it)
-    if (!driver.launch(fn, grid, block, shared, params.data(), error))
+    if (!driver.launch(fn, grid, block, shared, params.data(), error,
+                       options.stream))
       return false;
   if (!driver.synchronize(error))
     return false;
@@ -82,7 +88,8 @@ bool copyBack(cuda::Driver &driver, const Sidecar &sidecar, const Resolved &r,
               const std::vector<uint64_t> &ptrs, std::string &error) {
   for (size_t i = 0; i < sidecar.params.size(); ++i) {
     const Arg *a = r.argOf[i];
-    if (!sidecar.params[i].tensor || !a->copyBack || a->tensor->data.empty())
+    if (!sidecar.params[i].tensor || !a->copyBack || a->devicePtr ||
+        a->tensor->data.empty())
       continue;
     if (!driver.copyToHost(a->tensor->data.data(), ptrs[i],
                            a->tensor->data.size(), error))

@@ -72,14 +72,16 @@ void ArgumentBinder::bindScalar(Param &p) {
 /// Reads the array and checks its dtype and rank.
 bool ArgumentBinder::checkArray(Param &p) {
   double ignored;
-  if (parseNumber(p.text, ignored)) {
+  if (p.inMemory) {
+    // Already loaded.
+  } else if (parseNumber(p.text, ignored)) {
     diag.error("argument '" + p.name + "' is a tensor parameter (" +
                p.declared + ") and needs an .npy file, not the number '" +
                p.text + "'");
     return false;
   }
   std::string why;
-  if (!npy::readFile(p.text, p.array, why)) {
+  if (!p.inMemory && !npy::readFile(p.text, p.array, why)) {
     diag.error("cannot read argument '" + p.name + "' from '" + p.text +
                "': " + why);
     return false;
@@ -148,22 +150,37 @@ void ArgumentBinder::bindTensor(Param &p) {
               npy::shapeToString(p.array.shape) + " and holds no elements");
 }
 
-/// Records each --arg's text on its parameter; names the missing ones.
+/// The parameter `name` names, unless it is unknown or already given.
+Param *matchOne(ParamList &params, const std::string &name,
+                Diagnostics &diag) {
+  Param *p = params.find(name);
+  if (!p) {
+    diag.error("unknown argument '" + name +
+               "' (the kernel's parameters are: " + params.names() + ")");
+    return nullptr;
+  }
+  if (p->given) {
+    diag.error("argument '" + name + "' is given twice");
+    return nullptr;
+  }
+  p->given = true;
+  return p;
+}
+
+/// Records each --arg's text (or in-memory array) on its parameter; names
+/// the missing ones.
 void matchArguments(ParamList &params, const RunRequest &request,
                     Diagnostics &diag) {
-  for (const auto &[name, value] : request.args) {
-    Param *p = params.find(name);
-    if (!p) {
-      diag.error("unknown argument '" + name +
-                 "' (the kernel's parameters are: " + params.names() + ")");
-      continue;
+  for (const auto &[name, value] : request.args)
+    if (Param *p = matchOne(params, name, diag))
+      p->text = value;
+  for (const auto &[name, array] : request.arrays) {
+    if (Param *p = matchOne(params, name, diag)) {
+      // A scalar parameter rejects the text, naming what it got.
+      p->inMemory = p->tensor;
+      p->array = array;
+      p->text = "an array";
     }
-    if (p->given) {
-      diag.error("argument '" + name + "' is given twice");
-      continue;
-    }
-    p->given = true;
-    p->text = value;
   }
   std::string missing;
   for (const Param &p : params)

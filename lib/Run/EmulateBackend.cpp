@@ -147,9 +147,16 @@ int EmulateBackend::launch(const std::array<int64_t, 3> &grid,
   llvm::TimeRecord start = llvm::TimeRecord::getCurrentTime(true);
   bool ok = k.launch(grid, args, buffers, stats, e, opts);
   llvm::TimeRecord end = llvm::TimeRecord::getCurrentTime(false);
+  RunResults *results = context.request.results;
   if (!ok) {
     context.diag.error(e.loc, e.message);
+    if (results)
+      results->sanitizerFinding = e.kind == emu::Error::Kind::Runtime;
     return e.kind == emu::Error::Kind::Internal ? 2 : 1;
+  }
+  if (results) {
+    results->emulatorStats = stats;
+    results->emulationSeconds = end.getWallTime() - start.getWallTime();
   }
   if (context.request.stats) {
     llvm::raw_ostream &os = statsStream(context.request);

@@ -10,7 +10,8 @@
 
 namespace flash::run {
 
-/// Writes each --out parameter's final contents, as `contents` gives them.
+/// Writes each --out parameter's final contents, as `contents` gives them
+/// (into request.results->outputs when the caller asked for results).
 /// Returns 0, or 1 if a file could not be written (each one is reported).
 int writeOutputs(const RunRequest &request, ParamList &params,
                  llvm::function_ref<npy::Array(Param &)> contents,

@@ -35,6 +35,7 @@ struct Param {
   interp::ElemType elem;
   // What the user bound: the --arg text, then the loaded array or number.
   bool given = false;
+  bool inMemory = false; // `array` came with the request, not from a file
   std::string text;
   npy::Array array;
   double scalar = 0;

@@ -15,7 +15,8 @@
  * When the primary context is released the stub prints how many allocations
  * and modules are still live (the launcher must free everything).
  * Pointers print as buf<N>+<offset> (N: allocation order), so output is
- * deterministic.
+ * deterministic; others (a caller's device memory) print as numbers, and a
+ * launch on a stream other than the default one prints the stream.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -273,7 +274,6 @@ CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t bytes) {
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shared,
                         void *stream, void **params, void **extra) {
-  (void)stream;
   struct Func *f = fn;
   if (is("launch-fails"))
     return OUT_OF_RESOURCES;
@@ -283,6 +283,9 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
           "stub-cuda: launch %s grid=(%u,%u,%u) block=(%u,%u,%u) shared=%u "
           "params=%d\n",
           f->name, gx, gy, gz, bx, by, bz, shared, f->numParams);
+  if (stream) /* a caller's stream (the Python module's zero-copy path) */
+    fprintf(stderr, "stub-cuda: stream %llu\n",
+            (unsigned long long)(uintptr_t)stream);
   for (int i = 0; i < f->numParams; ++i) {
     const char *t = f->types[i];
     fprintf(stderr, "stub-cuda: param %d .%s = ", i, t);

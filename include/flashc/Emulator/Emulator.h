@@ -90,6 +90,16 @@ struct Stats {
   int64_t bankConflicts = 0; ///< extra wavefronts over all shared requests
   int64_t opsExecuted = 0; ///< SIMT-level ops dispatched (all threads at once)
 
+  /// One counter: a short key (the Python module's stats dict) and the
+  /// label --stats prints.
+  struct Counter {
+    const char *key;
+    const char *label;
+    int64_t value;
+  };
+  /// The counters below the header line of print(), in its order.
+  std::vector<Counter> counters() const;
+
   void print(llvm::raw_ostream &os, llvm::StringRef kernelName) const;
 };
 

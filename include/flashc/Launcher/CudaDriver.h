@@ -92,8 +92,10 @@ public:
                   std::string &error);
   bool memset8(CUdeviceptr dst, unsigned char value, size_t bytes,
                std::string &error);
+  /// On `stream` (null: the legacy default stream).
   bool launch(CUfunction fn, const unsigned grid[3], const unsigned block[3],
-              unsigned sharedBytes, void **params, std::string &error);
+              unsigned sharedBytes, void **params, std::string &error,
+              CUstream stream = nullptr);
   bool synchronize(std::string &error);
 
   /// "NAME failed: CUDA_ERROR_X (description)".

@@ -67,6 +67,10 @@ struct Arg {
   npy::Array *tensor = nullptr; ///< tensors: the host data (not owned)
   double scalar = 0;            ///< scalars
   bool copyBack = false;        ///< tensors: copy the device data back
+  /// Tensors already in device memory (zero-copy callers such as the Python
+  /// module): the pointer; `tensor` then gives only dtype and shape (no
+  /// data), and nothing is copied in or back.
+  uint64_t devicePtr = 0;
 };
 
 struct Resolved {
@@ -94,6 +98,9 @@ struct LaunchOptions {
   /// Timed launches (>= 1); the outputs come from the last one. Every
   /// tensor is copied in once, before the first launch.
   int iterations = 1;
+  /// The stream the kernel is launched on (the caller's, for zero-copy
+  /// tensors); null: the legacy default stream.
+  cuda::CUstream stream = nullptr;
 };
 
 struct LaunchResult {

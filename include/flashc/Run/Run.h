@@ -3,15 +3,33 @@
 #ifndef FLASH_RUN_RUN_H
 #define FLASH_RUN_RUN_H
 
+#include "flashc/Emulator/Emulator.h"
+#include "flashc/Runtime/Npy.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace flash {
+
+/// What a run hands back to a library caller (the Python module) instead of
+/// writing files and printing counters.
+struct RunResults {
+  /// The final contents of each tensor that `outs` names.
+  std::map<std::string, npy::Array> outputs;
+  /// emulate: the emulator's counters and the launch's wall time.
+  std::optional<emu::Stats> emulatorStats;
+  double emulationSeconds = 0;
+  /// emulate: the run stopped at a runtime error of the emulator, which is
+  /// the sanitizer (out of bounds, race, uninitialized shared read, ...).
+  bool sanitizerFinding = false;
+};
 
 struct RunRequest {
   /// Execution target: "interp" (the tile program), "emulate" (the SIMT
@@ -38,6 +56,12 @@ struct RunRequest {
   /// diagnostics; without it (or for other files) the files that locations
   /// name are read from disk.
   llvm::SourceMgr *sources = nullptr;
+  /// Tensor arguments held in memory (library callers), bound exactly like
+  /// the .npy files of `args`: by name, dtype, rank and shape symbols.
+  std::vector<std::pair<std::string, npy::Array>> arrays;
+  /// When set, the outputs `outs` names are stored here (their file names
+  /// are not used) along with the emulator's stats and findings.
+  RunResults *results = nullptr;
 };
 
 /// Adds `--arg NAME=VALUE` and `--out NAME=FILE` strings to `request`;

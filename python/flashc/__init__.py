@@ -1,0 +1,24 @@
+"""flashc from Python: compile tile programs, inspect every IR level and the
+PTX, and run kernels on NumPy arrays (interpreter, emulator) or on the GPU.
+
+    import flashc
+    k = flashc.compile("kernels/fa2.tile", HEAD_DIM=64)
+    k(Q=q, K=k_, V=v, O=o, sm_scale=0.125, target="emulate")
+
+docs/python.md describes the package.
+"""
+from ._flashc import CompileError, Error, RunError, SanitizerError
+from . import cache
+from .kernel import Kernel, compile
+from .attention import attention
+
+__all__ = [
+    "CompileError",
+    "Error",
+    "Kernel",
+    "RunError",
+    "SanitizerError",
+    "attention",
+    "cache",
+    "compile",
+]

@@ -1,0 +1,137 @@
+"""flashc.compile and the Kernel it returns."""
+import json
+import os
+
+from . import _arrays, _device, _flashc, cache
+
+#: The --emit levels, in pipeline order.
+LEVELS = ("tile", "layout", "simt", "llvm", "ptx", "cubin")
+TARGETS = ("interp", "emulate", "cuda")
+
+
+def _constant_text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _read_source(path_or_source):
+    """(text, name): a file's text and path, or source text as '<string>'."""
+    path = os.fspath(path_or_source)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    if path.endswith(".tile") and "\n" not in path:
+        raise FileNotFoundError(f"no such kernel file: '{path}'")
+    return path, "<string>"
+
+
+def compile(path_or_source, arch="sm_80", import_dirs=(), **constants):
+    """Compiles a tile program (a file's path or its source text).
+
+    `constants` override the kernel's compile-time constants
+    (`flashc -D NAME=VALUE`); `import_dirs` are searched for imports after the
+    importing file's directory (`flashc -I DIR`). Raises CompileError, whose
+    message has file:line:col, the source line and a caret.
+    """
+    text, name = _read_source(path_or_source)
+    defines = [(k, _constant_text(v)) for k, v in constants.items()]
+    handle = _flashc.compile(text, name, defines, [os.fspath(d) for d in import_dirs])
+    return Kernel(handle, name, defines, arch)
+
+
+class Kernel:
+    """A compiled tile program: its IR at every level, its PTX and launch
+    metadata (for `arch`), and a callable that runs it on arrays."""
+
+    def __init__(self, handle, name, defines, arch):
+        self._handle = handle
+        self.name = name
+        self.constants = dict(defines)
+        self.arch = arch
+        self._lowered = None
+
+    def _lower(self):
+        """(PTX, sidecar JSON), from the disk cache when it has them."""
+        if self._lowered is None:
+            key = cache.key(self._handle.sources(), self.constants.items(), self.arch)
+            self._lowered = cache.load(key)
+            if self._lowered is None:
+                self._lowered = self._handle.lower(self.arch)
+                cache.store(key, *self._lowered)
+        return self._lowered
+
+    @property
+    def ptx(self):
+        """The PTX, as `flashc --emit=ptx --arch=ARCH` prints it."""
+        return self._lower()[0]
+
+    @property
+    def metadata(self):
+        """The launch sidecar (lib/Target/Sidecar.h) as a dict: entry, arch,
+        params, grid (expressions over shape symbols and integer scalars),
+        threads_per_cta, num_warps, shared_memory, constants."""
+        return json.loads(self._lower()[1])
+
+    @property
+    def grid(self):
+        """The grid as three expressions, e.g. ['cdiv(Nq, 128)', 'B * H', '1']."""
+        return self.metadata["grid"]
+
+    @property
+    def threads(self):
+        return self.metadata["threads_per_cta"]
+
+    @property
+    def shared_bytes(self):
+        shared = self.metadata["shared_memory"]
+        return shared["static_bytes"] + shared["dynamic_bytes"]
+
+    @property
+    def params(self):
+        return self.metadata["params"]
+
+    def ir(self, level="tile"):
+        """The program at an --emit level: tile, layout, simt, llvm, ptx
+        (text), or cubin (bytes, through ptxas)."""
+        if level == "ptx":
+            return self.ptx
+        if level == "cubin":
+            return _flashc.assemble_cubin(self.ptx, self.arch)
+        if level not in LEVELS:
+            raise ValueError(f"unknown level '{level}' (one of {', '.join(LEVELS)})")
+        return self._handle.emit(level, self.arch)
+
+    def __call__(self, target="interp", check_races=True, stream=None, **args):
+        """Runs the kernel on `target` (interp, emulate or cuda), binding
+        arrays and numbers to parameters by name and shape symbols as
+        `flashc run` does; every array passed is updated with the kernel's
+        writes. Returns the emulator's counters (a dict) for emulate, else
+        None. Raises RunError, or SanitizerError for the emulator's findings.
+        """
+        if target not in TARGETS:
+            raise ValueError(f"unknown target '{target}' (one of {', '.join(TARGETS)})")
+        if target == "cuda" and _device.has_device_arrays(args):
+            return _device.launch(self, args, stream)
+        arrays, scalars = {}, []
+        for name, value in args.items():
+            if _arrays.is_host_array(value):
+                arrays[name] = value
+            else:
+                scalars.append((name, _arrays.scalar_text(name, value)))
+        result = _flashc.run(
+            self._handle,
+            target,
+            scalars,
+            [_arrays.to_argument(n, a) for n, a in arrays.items()],
+            list(arrays),
+            check_races,
+            self.arch if target == "cuda" else "",
+        )
+        for name, array in arrays.items():
+            _arrays.write_back(array, result["outputs"][name])
+        return result["stats"]
+
+    def __repr__(self):
+        constants = "".join(f", {k}={v}" for k, v in self.constants.items())
+        return f"flashc.Kernel('{self.name}', arch='{self.arch}'{constants})"

@@ -1,0 +1,93 @@
+"""flashc.attention: flash_attn_func's interface, [B, N, H, D] tensors,
+against the float64 reference of the attention variants' tests."""
+import numpy as np
+import pytest
+
+import flashc
+from check_variant import reference
+from conftest import relative_error
+
+TOLERANCE = 3e-3
+
+
+def inputs(b=1, h=4, h_kv=2, nq=37, nk=53, d=64, dtype=np.float16, seed=1):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((b, nq, h, d)).astype(dtype)
+    k = rng.standard_normal((b, nk, h_kv, d)).astype(dtype)
+    v = rng.standard_normal((b, nk, h_kv, d)).astype(dtype)
+    return q, k, v
+
+
+def expected(q, k, v, scale, causal=False, window=(-1, -1), softcap=0.0, slopes=None):
+    """float64 (out [B, Nq, H, D], lse [B, H, Nq])."""
+    x = {n: a.transpose(0, 2, 1, 3) for n, a in (("Q", q), ("K", k), ("V", v))}
+    x["sm_scale"] = scale
+    if slopes is not None:
+        x["Slopes"] = slopes
+    sizes = {"B": q.shape[0], "H": q.shape[2], "H_KV": k.shape[2], "Nq": q.shape[1], "Nk": k.shape[1]}
+    opts = {"causal": causal, "left": window[0], "right": window[1], "softcap": softcap}
+    out, lse = reference(x, opts, sizes)
+    return out.transpose(0, 2, 1, 3), lse
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"causal": True},
+    {"window_size": (8, 4)},
+    {"softcap": 5.0, "causal": True},
+])
+def test_options(options):
+    q, k, v = inputs()
+    out = flashc.attention(q, k, v, **options)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    want, _ = expected(q, k, v, 0.125, options.get("causal", False),
+                       options.get("window_size", (-1, -1)), options.get("softcap", 0.0))
+    assert relative_error(out, want) < TOLERANCE
+
+
+def test_alibi_and_scale():
+    q, k, v = inputs()
+    slopes = (2.0 ** -np.arange(1, 5)).astype(np.float32)
+    out = flashc.attention(q, k, v, softmax_scale=0.2, alibi_slopes=slopes)
+    want, _ = expected(q, k, v, 0.2, slopes=slopes)
+    assert relative_error(out, want) < TOLERANCE
+
+
+def test_lse_on_emulate():
+    q, k, v = inputs(h=2, h_kv=1, nq=20, nk=30)
+    out, lse = flashc.attention(q, k, v, causal=True, return_lse=True, target="emulate")
+    want, want_lse = expected(q, k, v, 0.125, causal=True)
+    assert lse.dtype == np.float32 and lse.shape == (1, 2, 20)
+    assert relative_error(out, want) < TOLERANCE
+    assert np.allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
+
+
+def test_bf16():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    q, k, v = inputs(dtype=ml_dtypes.bfloat16)
+    out = flashc.attention(q, k, v)
+    assert out.dtype == ml_dtypes.bfloat16
+    want, _ = expected(q, k, v, 0.125)
+    assert relative_error(out.astype(np.float32), want) < 2e-2
+
+
+def test_what_has_no_kernel():
+    q, k, v = inputs()
+    slopes = np.ones(4, np.float32)
+    with pytest.raises(NotImplementedError, match="ALiBi and the log-sum-exp"):
+        flashc.attention(q, k, v, alibi_slopes=slopes, return_lse=True)
+    with pytest.raises(NotImplementedError, match=r"alibi_slopes must be \[H\]"):
+        flashc.attention(q, k, v, alibi_slopes=np.ones((1, 4), np.float32))
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
+        flashc.attention(q.astype(np.float32), k, v)
+
+
+def test_torch_cpu_tensors():
+    torch = pytest.importorskip("torch")
+    q, k, v = (torch.from_numpy(x) for x in inputs())
+    with torch.no_grad():
+        out = flashc.attention(q, k, v, causal=True)
+    want, _ = expected(q.numpy(), k.numpy(), v.numpy(), 0.125, causal=True)
+    assert isinstance(out, torch.Tensor) and relative_error(out.numpy(), want) < TOLERANCE
+    with pytest.raises(NotImplementedError, match="no backward kernels"):
+        flashc.attention(q.requires_grad_(), k, v)

@@ -1,0 +1,81 @@
+"""The on-disk kernel cache: keyed by sources (imports too), constants,
+arch and compiler build; FLASHC_CACHE_DIR; flashc.cache.clear()."""
+import os
+
+import flashc
+
+
+def entries(cache_dir):
+    return sorted(str(p.relative_to(cache_dir)) for p in cache_dir.glob("*/*")
+                  if not p.name.startswith(".tmp-"))
+
+
+def plant(cache_dir, marker):
+    """Appends `marker` to every cached PTX: a kernel that shows it came
+    from the cache."""
+    for entry in cache_dir.glob("*/*"):
+        ptx = entry / "kernel.ptx"
+        ptx.write_text(ptx.read_text() + marker)
+
+
+def write_kernel(folder, body):
+    (folder / "lib.tile").write_text(f"fn scale(x) {{ return x * {body}; }}\n")
+    main = folder / "main.tile"
+    main.write_text('import "lib.tile";\n'
+                    "kernel k<B: int = 64>(X: f32[N], Y: f32[N]) {\n"
+                    "  grid(cdiv(N, B));\n"
+                    "  let i = program_id(0) * B;\n"
+                    "  store(Y[i : i + B], scale(load(X[i : i + B])));\n"
+                    "}\n")
+    return str(main)
+
+
+def test_directory_from_the_environment(cache_dir):
+    assert flashc.cache.directory() == str(cache_dir)
+
+
+def test_hit_miss_and_key(tmp_path, cache_dir):
+    main = write_kernel(tmp_path, "2.0")
+    ptx = flashc.compile(main).ptx
+    assert len(entries(cache_dir)) == 1
+    plant(cache_dir, "// planted\n")
+    # Same source, constants and arch: the cache answers.
+    assert flashc.compile(main).ptx == ptx + "// planted\n"
+    # Another constant, another arch: new entries.
+    assert "planted" not in flashc.compile(main, B=32).ptx
+    assert "planted" not in flashc.compile(main, arch="sm_90").ptx
+    assert len(entries(cache_dir)) == 3
+
+
+def test_an_imported_file_is_part_of_the_key(tmp_path, cache_dir):
+    main = write_kernel(tmp_path, "2.0")
+    flashc.compile(main).ptx
+    plant(cache_dir, "// planted\n")
+    write_kernel(tmp_path, "3.0")  # main.tile unchanged, lib.tile changed
+    ptx = flashc.compile(main).ptx
+    assert "planted" not in ptx and "0f40400000" in ptx  # 3.0f
+    assert len(entries(cache_dir)) == 2
+
+
+def test_the_compiler_build_is_part_of_the_key(tmp_path, cache_dir, monkeypatch):
+    main = write_kernel(tmp_path, "2.0")
+    flashc.compile(main).ptx
+    monkeypatch.setattr(flashc.cache, "_compiler_build", "another build")
+    flashc.compile(main).ptx
+    assert len(entries(cache_dir)) == 2
+
+
+def test_clear(tmp_path, cache_dir):
+    flashc.compile(write_kernel(tmp_path, "2.0")).ptx
+    assert entries(cache_dir)
+    flashc.cache.clear()
+    assert not os.path.exists(cache_dir)
+    assert flashc.compile(write_kernel(tmp_path, "2.0")).ptx.startswith("//")
+
+
+def test_a_broken_entry_is_recompiled(tmp_path, cache_dir):
+    main = write_kernel(tmp_path, "2.0")
+    ptx = flashc.compile(main).ptx
+    for entry in cache_dir.glob("*/*"):
+        os.remove(entry / "kernel.json")
+    assert flashc.compile(main).ptx == ptx

@@ -1,0 +1,120 @@
+"""flashc.compile: PTX, launch metadata, every IR level, errors."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import flashc
+
+
+def test_fa2_ptx_and_metadata(kernels):
+    k = flashc.compile(f"{kernels}/fa2.tile", HEAD_DIM=64)
+    assert k.ptx.lstrip().startswith("//")
+    assert ".entry fa2(" in k.ptx and "mma.sync" in k.ptx
+    assert k.metadata["entry"] == "fa2" and k.metadata["arch"] == "sm_80"
+    assert k.grid == ["cdiv(Nq, 128)", "B * H", "1"]
+    assert k.threads == 128
+    assert k.shared_bytes == 32768
+    assert [p["name"] for p in k.params] == ["Q", "K", "V", "O", "sm_scale"]
+    assert k.params[0]["dims"] == ["B", "H", "Nq", 64]
+
+
+def test_constants_and_arch_change_the_kernel(kernels):
+    k = flashc.compile(f"{kernels}/fa2.tile", arch="sm_90", HEAD_DIM=128, CAUSAL=True)
+    assert k.metadata["arch"] == "sm_90" and ".target sm_90" in k.ptx
+    assert k.metadata["constants"]["HEAD_DIM"] == 128
+    assert k.metadata["constants"]["CAUSAL"] is True
+    assert k.grid[0] == "cdiv(Nq, 64)"  # BLOCK_M is 64 above HEAD_DIM 64
+
+
+def test_same_ptx_as_the_driver(kernels, tmp_path):
+    flashc_bin = os.environ.get("FLASHC_BIN") or shutil.which("flashc")
+    if not flashc_bin:
+        pytest.skip("no flashc driver (CTest names it in $FLASHC_BIN)")
+    out = tmp_path / "fa2.ptx"
+    subprocess.run([flashc_bin, f"{kernels}/fa2.tile", "-D", "HEAD_DIM=64", "-o", str(out)],
+                   check=True)
+    k = flashc.compile(f"{kernels}/fa2.tile", HEAD_DIM=64)
+    assert k.ptx == out.read_text()
+    assert k.metadata == json.loads((tmp_path / "fa2.ptx.json").read_text())
+
+
+@pytest.mark.parametrize("level,marker", [
+    ("tile", "tile."),
+    ("layout", "#tile."),
+    ("simt", "gpu.module"),
+    ("llvm", "llvm.func"),
+    ("ptx", ".entry fa2"),
+])
+def test_every_level(kernels, level, marker):
+    text = flashc.compile(f"{kernels}/fa2.tile").ir(level)
+    assert marker in text
+
+
+def test_levels_differ(kernels):
+    k = flashc.compile(f"{kernels}/fa2.tile")
+    assert "gpu.module" not in k.ir("tile") and "gpu.module" not in k.ir("layout")
+    assert "#tile." not in k.ir("tile")
+
+
+def test_cubin(kernels):
+    if not shutil.which("ptxas") and not os.path.exists("/usr/local/cuda/bin/ptxas"):
+        pytest.skip("no ptxas")
+    cubin = flashc.compile(f"{kernels}/fa2.tile").ir("cubin")
+    assert isinstance(cubin, bytes) and cubin[:4] == b"\x7fELF"
+
+
+def test_unknown_level(kernels):
+    with pytest.raises(ValueError, match="unknown level 'sass'"):
+        flashc.compile(f"{kernels}/fa2.tile").ir("sass")
+
+
+def test_source_text():
+    k = flashc.compile("kernel copy(X: f32[N], Y: f32[N]) {\n"
+                       "  grid(cdiv(N, 64));\n"
+                       "  let i = program_id(0) * 64;\n"
+                       "  store(Y[i : i + 64], load(X[i : i + 64]));\n"
+                       "}\n")
+    assert k.grid == ["cdiv(N, 64)", "1", "1"]
+    assert "func.func" in k.ir("tile")
+
+
+def test_syntax_error_has_location_and_caret(tmp_path):
+    bad = tmp_path / "bad.tile"
+    bad.write_text("kernel k(X: f32[N]) {\n  grid(1);\n  let x = load(X[0 : 64];\n}\n")
+    with pytest.raises(flashc.CompileError) as error:
+        flashc.compile(str(bad))
+    message = str(error.value)
+    assert f"{bad}:3:" in message and "error:" in message
+    lines = message.splitlines()
+    at = next(i for i, line in enumerate(lines) if "error:" in line)
+    assert lines[at + 1] == "  let x = load(X[0 : 64];"
+    assert lines[at + 2].strip() == "^"
+    column = int(lines[at].split(":")[2])
+    assert lines[at + 2].index("^") == column - 1
+
+
+def test_error_in_source_text():
+    with pytest.raises(flashc.CompileError, match=r"<string>:1:\d+: error: "):
+        flashc.compile("kernel k(X: f32[N]) { grid(1) }\n")
+
+
+def test_bad_constant_and_arch(kernels):
+    with pytest.raises(flashc.CompileError, match="NO_SUCH"):
+        flashc.compile(f"{kernels}/fa2.tile", NO_SUCH=1)
+    k = flashc.compile(f"{kernels}/fa2.tile", arch="sm_70")
+    with pytest.raises(flashc.CompileError, match="sm_70"):
+        k.ptx
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError):
+        flashc.compile("no/such/kernel.tile")
+
+
+def test_errors_are_one_family():
+    assert issubclass(flashc.CompileError, flashc.Error)
+    assert issubclass(flashc.SanitizerError, flashc.RunError)
+    assert issubclass(flashc.RunError, flashc.Error)
