@@ -354,3 +354,40 @@ func.func @rows96_attention(%Q: !tile.global<[N, 64], f16>, %O: !tile.global<[N,
   tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<96x64xf32> -> !tile.global<[N, 64], f32>
   return
 }
+
+// -----
+
+// FlashAttention-2's backward on 8 warps: the transposed scores k q^T (128
+// keys) become the A operands of dv and dk, so their rows meet (all warps
+// along M). dQ (64 query rows, 4 atoms) is only added into memory: it takes
+// its own TiledMMA, warps along N, instead of computing each row twice;
+// its operands follow it (ds^T converted, K read in dQ's B layout). The
+// accumulator dv (128 rows) fits the kernel's layout.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[DQ:.*]] = #tile.mma<warps = [4, 2, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
+// CHECK-DAG: #[[AT_DQ:.*]] = #tile.dot_op<0, #[[DQ]], transposed = true>
+// CHECK-DAG: #[[B_DQ:.*]] = #tile.dot_op<1, #[[DQ]]>
+// CHECK-LABEL: func.func @backward
+// CHECK:   %[[K:.*]] = tile.load {{.*}} -> tensor<128x64xf16, #[[A]]>
+// CHECK:   %[[ST:.*]] = tile.mma %[[K]], {{.*}} -> tensor<128x64xf32, #[[MMA]]>
+// CHECK:   %[[DS:.*]] = arith.truncf %[[ST]] {{.*}} to tensor<128x64xf16, #[[MMA]]>
+// CHECK-DAG:   %[[DSA:.*]] = tile.convert_layout %[[DS]] : {{.*}} -> tensor<128x64xf16, #[[AT_DQ]]>
+// CHECK-DAG:   %[[KB:.*]] = tile.convert_layout %[[K]] : {{.*}} -> tensor<128x64xf16, #[[B_DQ]]>
+// CHECK:   %[[DQV:.*]] = tile.mma %[[DSA]], %[[KB]], {{.*}} {transpose_a} {{.*}} -> tensor<64x64xf32, #[[DQ]]>
+// CHECK:   tile.atomic_add %[[DQV]], {{.*}} : tensor<64x64xf32, #[[DQ]]>
+// CHECK:   tile.mma {{.*}} -> tensor<128x64xf32, #[[MMA]]>
+func.func @backward(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                    %DQ: !tile.global<[N, 64], f32>) attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zq = arith.constant dense<0.0> : tensor<64x64xf32>
+  %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %st = tile.mma %k, %q, %zero {transpose_b} : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  %ds = arith.truncf %st : tensor<128x64xf32> to tensor<128x64xf16>
+  %dq = tile.mma %ds, %k, %zq {transpose_a} : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<64x64xf32>
+  tile.atomic_add %dq, %DQ[%c0, %c0] window [0, 1] : tensor<64x64xf32> -> !tile.global<[N, 64], f32>
+  %dv = tile.mma %ds, %q, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  return
+}
