@@ -92,6 +92,23 @@ MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps,
   return mmaForRows(kernel.getContext(), rows, numWarps, rowsMeet);
 }
 
+/// Whether `value` is computed (within its function) from a tile.reduce.
+bool dependsOnReduce(Value value) {
+  SmallVector<Value> work = {value};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def)
+      continue;
+    if (isa<ReduceOp>(def))
+      return true;
+    for (Value operand : def->getOperands())
+      if (seen.insert(operand).second)
+        work.push_back(operand);
+  }
+  return false;
+}
+
 RankedTensorType withLayout(Type type, Attribute layout) {
   auto tensor = cast<RankedTensorType>(type);
   return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
@@ -376,8 +393,9 @@ private:
   }
 
   /// The accumulator classes whose rows must come together in one warp:
-  /// reduced along the rows or an MMA's A operand.
-  DenseSet<Value> rowsMeetingRoots() {
+  /// reduced along the rows, or (`operands`) also those that are an MMA's A
+  /// operand.
+  DenseSet<Value> rowsMeetingRoots(bool operands) {
     DenseSet<Value> accRoots, meeting;
     for (Value acc : accumulators)
       accRoots.insert(find(acc));
@@ -385,7 +403,7 @@ private:
       auto reduce = dyn_cast<ReduceOp>(op);
       auto mmaOp = dyn_cast<MmaOp>(op);
       Value root = reduce && reduce.getAxis() == 1 ? find(reduce.getInput())
-                   : mmaOp                         ? find(mmaOp.getA())
+                   : mmaOp && operands             ? find(mmaOp.getA())
                                                    : Value();
       if (root && accRoots.contains(root))
         meeting.insert(root);
@@ -394,16 +412,21 @@ private:
   }
 
   /// Whether the rows of some MMA accumulator must come together in one warp.
-  bool accumulatorRowsMeet() { return !rowsMeetingRoots().empty(); }
+  bool accumulatorRowsMeet() {
+    return !rowsMeetingRoots(/*operands=*/true).empty();
+  }
 
   /// In a kernel whose TiledMMA puts all warps along M (attention), an
-  /// accumulator class whose rows never meet and that no row vector is
-  /// broadcast into (the dQ of a backward pass, added into memory) takes
-  /// its own TiledMMA, warps along N where its atoms are fewer than the
-  /// warps: the kernel's would compute its rows several times over, in
-  /// registers it needs elsewhere. Its MMAs' operands follow it.
+  /// accumulator class with fewer atoms than warps, never reduced along its
+  /// rows, and into which no column of row statistics is broadcast ([M, 1]
+  /// computed from a reduction, as the forward's rescale factors) takes its
+  /// own TiledMMA, warps along N: the kernel's would compute each of its rows
+  /// several times, in registers needed elsewhere (a backward pass's dQ,
+  /// added into memory, and p^T and ds^T of 64 keys on 8 warps). Its MMAs'
+  /// operands follow it; an A operand made from it then crosses warps
+  /// (shared memory) instead of a register repack.
   void chooseOwnMmas() {
-    DenseSet<Value> meeting = rowsMeetingRoots();
+    DenseSet<Value> meeting = rowsMeetingRoots(/*operands=*/false);
     DenseMap<Value, int64_t> rows;
     for (Value acc : accumulators) {
       int64_t m = cast<RankedTensorType>(acc.getType()).getDimSize(0);
@@ -411,11 +434,14 @@ private:
     }
     for (auto [root, m] : rows) {
       bool broadcastInto = llvm::any_of(members[root], [](Value v) {
-        return isa_and_nonnull<BroadcastOp, ExpandDimsOp>(v.getDefiningOp());
+        auto broadcast = v.getDefiningOp<BroadcastOp>();
+        return broadcast && broadcast.getInput().getType().getDimSize(1) == 1 &&
+               broadcast.getType().getDimSize(1) != 1 &&
+               dependsOnReduce(broadcast.getInput());
       });
-      MmaLayoutAttr own = mmaForRows(ctx, m, numWarps, /*rowsMeet=*/false);
-      if (!meeting.contains(root) && !broadcastInto && own != mma)
-        ownMma[root] = own;
+      bool replicated = llvm::divideCeilSigned(m, layout::kAtomM) < numWarps;
+      if (replicated && !meeting.contains(root) && !broadcastInto)
+        ownMma[root] = mmaForRows(ctx, m, numWarps, /*rowsMeet=*/false);
     }
   }
 
