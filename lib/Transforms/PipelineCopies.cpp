@@ -56,7 +56,7 @@ bool isLoopInvariantRead(Operation *op, scf::ForOp loop) {
     source = load.getSource();
   else if (auto load = dyn_cast<LoadScalarOp>(op))
     source = load.getSource();
-  return source && !flash::loopWrites(loop, source);
+  return source && !flash::mayWrite(loop, source);
 }
 
 /// Adds to `slice` the body ops that `value` is computed by, if they can be
@@ -131,7 +131,7 @@ bool analyzeCopy(AsyncCopyOp copy, scf::ForOp loop, StagedLoop &staged) {
       return false;
     staged.reads.push_back(read);
   }
-  if (flash::loopWrites(loop, copy.getSource()))
+  if (flash::mayWrite(loop, copy.getSource()))
     return false;
   for (Value operand : copy->getOperands())
     if (operand != copy.getDest() && operand != copy.getSlot() &&

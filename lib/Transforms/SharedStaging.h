@@ -34,11 +34,12 @@ tile::SharedType stagingBufferFor(tile::LoadOp load);
 tile::BlockedLayoutAttr gatherChunkLayout(tile::SharedType buffer,
                                           int64_t numWarps);
 
-/// Whether `loop` may write global tensor `global`: a store or atomic_add to
-/// it, or any other write to memory other than shared memory. Loads of
-/// tensors it does not write may be read ahead (tile-pipeline-copies) or
-/// once for the whole loop (tile-stage-shared).
-bool loopWrites(mlir::scf::ForOp loop, mlir::Value global);
+/// Whether `op` (a loop, with everything inside it) may write global tensor
+/// `global`: a store or atomic_add to it, or any other write to memory other
+/// than shared memory. Loads of tensors a loop does not write may be read
+/// ahead (tile-pipeline-copies) or once for the whole loop
+/// (tile-stage-shared).
+bool mayWrite(mlir::Operation *op, mlir::Value global);
 
 } // namespace flash
 

@@ -78,8 +78,8 @@ BlockedLayoutAttr flash::gatherChunkLayout(SharedType buffer,
                                 params->order);
 }
 
-bool flash::loopWrites(scf::ForOp loop, Value global) {
-  WalkResult written = loop.walk([&](Operation *op) {
+bool flash::mayWrite(Operation *op, Value global) {
+  WalkResult written = op->walk([&](Operation *op) {
     if (auto store = dyn_cast<StoreOp>(op))
       return store.getDest() == global ? WalkResult::interrupt()
                                        : WalkResult::advance();
@@ -135,7 +135,7 @@ scf::ForOp invariantLoop(LoadOp load) {
        loop = loop->getParentOfType<scf::ForOp>()) {
     if (!llvm::all_of(load->getOperands(),
                       [&](Value v) { return definedOutside(v, loop); }) ||
-        flash::loopWrites(loop, load.getSource()))
+        flash::mayWrite(loop, load.getSource()))
       break;
     outermost = loop;
   }
@@ -149,11 +149,21 @@ bool sameWindow(LoadOp a, LoadOp b) {
          stagingBufferType(a) == stagingBufferType(b);
 }
 
+/// Whether an op after `first` and before `last` (in one block) may write
+/// `global`: a copy made at `first` would then be stale at `last`.
+bool writtenBetween(Operation *first, Operation *last, Value global) {
+  for (Operation *op = first->getNextNode(); op != last; op = op->getNextNode())
+    if (flash::mayWrite(op, global))
+      return true;
+  return false;
+}
+
 /// A staged load inside a loop whose window the loop does not move (the K
 /// block that every query block of a backward pass reads) is copied once,
 /// before the outermost such loop, by a clone there (one per window and
-/// block); the load itself becomes a read of that buffer where it is, so its
-/// registers live only where the program uses the tile. Pairs (load, clone).
+/// block, unless the tensor is written in between); the load itself becomes
+/// a read of that buffer where it is, so its registers live only where the
+/// program uses the tile. Pairs (load, clone).
 SmallVector<std::pair<LoadOp, LoadOp>> hoistInvariantCopies(func::FuncOp func) {
   SmallVector<std::pair<LoadOp, LoadOp>> pairs;
   SmallVector<LoadOp> clones;
@@ -163,7 +173,8 @@ SmallVector<std::pair<LoadOp, LoadOp>> hoistInvariantCopies(func::FuncOp func) {
       return;
     auto found = llvm::find_if(clones, [&](LoadOp clone) {
       return clone->getBlock() == loop->getBlock() &&
-             clone->isBeforeInBlock(loop) && sameWindow(clone, load);
+             clone->isBeforeInBlock(loop) && sameWindow(clone, load) &&
+             !writtenBetween(clone, loop, load.getSource());
     });
     LoadOp clone = found != clones.end() ? *found : LoadOp();
     if (!clone) {

@@ -302,9 +302,11 @@ func.func @two_roles(%Q: !tile.global<[N, 64], f16>, %k: tensor<64x64xf16, #dot_
 // backward program, read for every query block of every head) is copied
 // once, before the outermost such loop, and read where it is: one buffer
 // for the loads of both loop nests. A loop that writes the tensor (the
-// last one) keeps its copy inside.
+// third) keeps its copy inside, and the loop after it gets a copy of its
+// own (the first is stale).
 // CHECK-LABEL: func.func @invariant
 // CHECK:         %[[KB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK:         %[[K2B:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
 // CHECK:         %[[WB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
 // CHECK-NOT:     tile.local_alloc
 // CHECK:         tile.async_copy %[[K:.*]][%[[ROW:.*]], %{{.*}}] window [0, 1] into %[[KB]]
@@ -323,6 +325,9 @@ func.func @two_roles(%Q: !tile.global<[N, 64], f16>, %k: tensor<64x64xf16, #dot_
 // CHECK-NEXT:      tile.async_copy %[[K]][%[[ROW]], %{{.*}}] window [0, 1] into %[[WB]]
 // CHECK:           tile.local_load %[[WB]]
 // CHECK:           tile.store
+// CHECK:         tile.async_copy %[[K]][%[[ROW]], %{{.*}}] window [0, 1] into %[[K2B]]
+// CHECK:         scf.for
+// CHECK-NEXT:      tile.local_load %[[K2B]]
 func.func @invariant(%K: !tile.global<[N, 64], f16>, %row: i32, %n: i32,
                      %q: tensor<64x64xf16, #dot_b_t>) attributes {tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
@@ -341,6 +346,10 @@ func.func @invariant(%K: !tile.global<[N, 64], f16>, %row: i32, %n: i32,
   scf.for %i = %c0 to %n step %c1 : i32 {
     %k = tile.load %K[%row, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
     tile.store %k, %K[%i, %c0] window [0, 1] : tensor<64x64xf16, #dot_a> -> !tile.global<[N, 64], f16>
+  }
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %k = tile.load %K[%row, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+    %s = tile.mma %k, %q, %zero {transpose_b} : tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<64x64xf32, #mma>
   }
   return
 }
