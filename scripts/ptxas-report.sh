@@ -31,6 +31,10 @@ configs=(
   "fa2 D128 causal|fa2|-D HEAD_DIM=128 -D CAUSAL=true"
   "fa1 D64|fa1|"
   "fa1 D128|fa1|-D HEAD_DIM=128"
+  "flash_attn_bwd D64|flash_attn_bwd|"
+  "flash_attn_bwd D64 causal|flash_attn_bwd|-D CAUSAL=true"
+  "flash_attn_bwd D128|flash_attn_bwd|-D HEAD_DIM=128"
+  "flash_attn_bwd D128 causal|flash_attn_bwd|-D HEAD_DIM=128 -D CAUSAL=true"
   "softmax|softmax|"
   "online_softmax|online_softmax|"
 )

@@ -71,6 +71,14 @@ BlockedLayoutAttr chooseBlocked(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// needs another's rows: the atoms split evenly over as many warps along M
 /// as divide them and the other warps go along N, so that no work is padded
 /// (96 rows: [2, 2, 1] x [3, 1, 1]; one row: [1, 4, 1]).
+MmaLayoutAttr mmaForRows(MLIRContext *ctx, int64_t rows, int64_t numWarps,
+                         bool rowsMeet) {
+  int64_t atoms = llvm::divideCeilSigned(rows, layout::kAtomM);
+  int64_t warpsM = rowsMeet ? numWarps : std::gcd(numWarps, atoms);
+  return MmaLayoutAttr::get(ctx, {warpsM, numWarps / warpsM, 1},
+                            {llvm::divideCeilSigned(atoms, warpsM), 1, 1});
+}
+
 MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps,
                         bool rowsMeet) {
   if (auto chosen = kernel->getAttrOfType<MmaLayoutAttr>(kMmaLayoutAttrName))
@@ -81,11 +89,24 @@ MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps,
   });
   if (rows == 0)
     return {};
-  int64_t atoms = llvm::divideCeilSigned(rows, layout::kAtomM);
-  int64_t warpsM = rowsMeet ? numWarps : std::gcd(numWarps, atoms);
-  return MmaLayoutAttr::get(kernel.getContext(),
-                            {warpsM, numWarps / warpsM, 1},
-                            {llvm::divideCeilSigned(atoms, warpsM), 1, 1});
+  return mmaForRows(kernel.getContext(), rows, numWarps, rowsMeet);
+}
+
+/// Whether `value` is computed (within its function) from a tile.reduce.
+bool dependsOnReduce(Value value) {
+  SmallVector<Value> work = {value};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def)
+      continue;
+    if (isa<ReduceOp>(def))
+      return true;
+    for (Value operand : def->getOperands())
+      if (seen.insert(operand).second)
+        work.push_back(operand);
+  }
+  return false;
 }
 
 RankedTensorType withLayout(Type type, Attribute layout) {
@@ -117,7 +138,10 @@ public:
       return failure();
     for (Value v : nodes)
       members[find(v)].push_back(v);
-    mma = chooseMma(kernel, numWarps, accumulatorRowsMeet());
+    bool rowsMeet = accumulatorRowsMeet();
+    mma = chooseMma(kernel, numWarps, rowsMeet);
+    if (rowsMeet && !kernel->hasAttr(kMmaLayoutAttrName))
+      chooseOwnMmas();
     if (mma && mma.getNumWarps() != numWarps)
       return kernel.emitOpError()
              << "MMA layout " << mma << " spreads over " << mma.getNumWarps()
@@ -284,10 +308,11 @@ private:
       } else if (auto mmaOp = dyn_cast<MmaOp>(op)) {
         uniteTensors({mmaOp.getAcc(), mmaOp.getResult()});
         accumulators.insert(mmaOp.getResult());
+        Value result = mmaOp.getResult();
         auto operand = [&](OpOperand &use, unsigned index, bool transposed) {
-          useWants.push_back({&use, [this, index, transposed] {
+          useWants.push_back({&use, [this, index, transposed, result] {
                                 return DotOperandLayoutAttr::get(
-                                    ctx, index, mma, transposed);
+                                    ctx, index, mmaOf(result), transposed);
                               }});
         };
         operand(mmaOp.getAMutable(), 0, mmaOp.getTransposeA());
@@ -367,22 +392,63 @@ private:
     return success();
   }
 
-  /// Whether the rows of an MMA accumulator must come together in one warp:
-  /// its class is reduced along the rows or is an MMA's A operand.
-  bool accumulatorRowsMeet() {
-    DenseSet<Value> accRoots;
+  /// The accumulator classes whose rows must come together in one warp:
+  /// reduced along the rows, or (`operands`) also those that are an MMA's A
+  /// operand.
+  DenseSet<Value> rowsMeetingRoots(bool operands) {
+    DenseSet<Value> accRoots, meeting;
     for (Value acc : accumulators)
       accRoots.insert(find(acc));
-    WalkResult walk = kernel.walk([&](Operation *op) {
+    kernel.walk([&](Operation *op) {
       auto reduce = dyn_cast<ReduceOp>(op);
       auto mmaOp = dyn_cast<MmaOp>(op);
-      bool meet =
-          (reduce && reduce.getAxis() == 1 &&
-           accRoots.contains(find(reduce.getInput()))) ||
-          (mmaOp && accRoots.contains(find(mmaOp.getA())));
-      return meet ? WalkResult::interrupt() : WalkResult::advance();
+      Value root = reduce && reduce.getAxis() == 1 ? find(reduce.getInput())
+                   : mmaOp && operands             ? find(mmaOp.getA())
+                                                   : Value();
+      if (root && accRoots.contains(root))
+        meeting.insert(root);
     });
-    return walk.wasInterrupted();
+    return meeting;
+  }
+
+  /// Whether the rows of some MMA accumulator must come together in one warp.
+  bool accumulatorRowsMeet() {
+    return !rowsMeetingRoots(/*operands=*/true).empty();
+  }
+
+  /// In a kernel whose TiledMMA puts all warps along M (attention), an
+  /// accumulator class with fewer atoms than warps, never reduced along its
+  /// rows, and into which no column of row statistics is broadcast ([M, 1]
+  /// computed from a reduction, as the forward's rescale factors) takes its
+  /// own TiledMMA, warps along N: the kernel's would compute each of its rows
+  /// several times, in registers needed elsewhere (a backward pass's dQ,
+  /// added into memory, and p^T and ds^T of 64 keys on 8 warps). Its MMAs'
+  /// operands follow it; an A operand made from it then crosses warps
+  /// (shared memory) instead of a register repack.
+  void chooseOwnMmas() {
+    DenseSet<Value> meeting = rowsMeetingRoots(/*operands=*/false);
+    DenseMap<Value, int64_t> rows;
+    for (Value acc : accumulators) {
+      int64_t m = cast<RankedTensorType>(acc.getType()).getDimSize(0);
+      rows[find(acc)] = std::max(rows.lookup(find(acc)), m);
+    }
+    for (auto [root, m] : rows) {
+      bool broadcastInto = llvm::any_of(members[root], [](Value v) {
+        auto broadcast = v.getDefiningOp<BroadcastOp>();
+        return broadcast && broadcast.getInput().getType().getDimSize(1) == 1 &&
+               broadcast.getType().getDimSize(1) != 1 &&
+               dependsOnReduce(broadcast.getInput());
+      });
+      bool replicated = llvm::divideCeilSigned(m, layout::kAtomM) < numWarps;
+      if (replicated && !meeting.contains(root) && !broadcastInto)
+        ownMma[root] = mmaForRows(ctx, m, numWarps, /*rowsMeet=*/false);
+    }
+  }
+
+  /// The TiledMMA of the accumulator class of `acc`.
+  MmaLayoutAttr mmaOf(Value acc) {
+    auto it = ownMma.find(find(acc));
+    return it != ownMma.end() ? it->second : mma;
   }
 
   /// The layout a reduction reads its input in: the input's own, unless that
@@ -434,7 +500,7 @@ private:
       auto type = cast<RankedTensorType>(root.getType());
       if (type.getRank() != 2)
         continue;
-      Attribute layout = accRoots.count(root) ? Attribute(mma)
+      Attribute layout = accRoots.count(root) ? Attribute(mmaOf(root))
                          : operandWant.count(root) ? operandWant[root]
                                                    : default2D(type.getShape());
       if (failed(assign(root, layout)))
@@ -507,6 +573,8 @@ private:
   MLIRContext *ctx;
   int64_t numWarps;
   MmaLayoutAttr mma;
+  /// Accumulator classes (roots) with a TiledMMA of their own.
+  DenseMap<Value, MmaLayoutAttr> ownMma;
   DenseMap<Value, Value> parent;
   SmallVector<Value> nodes;
   llvm::MapVector<Value, SmallVector<Value>> members;

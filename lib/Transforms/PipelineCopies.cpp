@@ -46,27 +46,6 @@ struct StagedLoop {
   SmallVector<Operation *> sync;
 };
 
-/// Whether `loop` may write global tensor `global`: a store to it, or any
-/// other write to memory other than shared memory.
-bool loopWrites(scf::ForOp loop, Value global) {
-  WalkResult written = loop.walk([&](Operation *op) {
-    if (auto store = dyn_cast<StoreOp>(op))
-      return store.getDest() == global ? WalkResult::interrupt()
-                                       : WalkResult::advance();
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects)
-      return WalkResult::advance();
-    SmallVector<MemoryEffects::EffectInstance> instances;
-    effects.getEffects(instances);
-    for (const MemoryEffects::EffectInstance &effect : instances)
-      if (isa<MemoryEffects::Write>(effect.getEffect()) &&
-          !isa<SharedMemoryResource>(effect.getResource()))
-        return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return written.wasInterrupted();
-}
-
 /// Whether `op` reads global memory only, from a tensor `loop` never writes
 /// (a gathered copy's page indices, a bound read as a scalar): it may be
 /// evaluated for another iteration. Its loads are bounds-masked, so
@@ -77,7 +56,7 @@ bool isLoopInvariantRead(Operation *op, scf::ForOp loop) {
     source = load.getSource();
   else if (auto load = dyn_cast<LoadScalarOp>(op))
     source = load.getSource();
-  return source && !loopWrites(loop, source);
+  return source && !flash::mayWrite(loop, source);
 }
 
 /// Adds to `slice` the body ops that `value` is computed by, if they can be
@@ -152,7 +131,7 @@ bool analyzeCopy(AsyncCopyOp copy, scf::ForOp loop, StagedLoop &staged) {
       return false;
     staged.reads.push_back(read);
   }
-  if (loopWrites(loop, copy.getSource()))
+  if (flash::mayWrite(loop, copy.getSource()))
     return false;
   for (Value operand : copy->getOperands())
     if (operand != copy.getDest() && operand != copy.getSlot() &&

@@ -4,6 +4,7 @@
 
 #include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace flash {
@@ -32,6 +33,13 @@ tile::SharedType stagingBufferFor(tile::LoadOp load);
 /// tiles. Null when none fits.
 tile::BlockedLayoutAttr gatherChunkLayout(tile::SharedType buffer,
                                           int64_t numWarps);
+
+/// Whether `op` (a loop, with everything inside it) may write global tensor
+/// `global`: a store or atomic_add to it, or any other write to memory other
+/// than shared memory. Loads of tensors a loop does not write may be read
+/// ahead (tile-pipeline-copies) or once for the whole loop
+/// (tile-stage-shared).
+bool mayWrite(mlir::Operation *op, mlir::Value global);
 
 } // namespace flash
 

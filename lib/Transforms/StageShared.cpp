@@ -78,6 +78,29 @@ BlockedLayoutAttr flash::gatherChunkLayout(SharedType buffer,
                                 params->order);
 }
 
+bool flash::mayWrite(Operation *op, Value global) {
+  WalkResult written = op->walk([&](Operation *op) {
+    if (auto store = dyn_cast<StoreOp>(op))
+      return store.getDest() == global ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+    // A backward pass adds into dQ while it reads Q, dO, K and V.
+    if (auto atomic = dyn_cast<AtomicAddOp>(op))
+      return atomic.getDest() == global ? WalkResult::interrupt()
+                                        : WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::advance();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances)
+      if (isa<MemoryEffects::Write>(effect.getEffect()) &&
+          !isa<SharedMemoryResource>(effect.getResource()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return written.wasInterrupted();
+}
+
 namespace {
 /// The single-slot buffer that `load` is staged through, or null when the load
 /// does not qualify: an MMA operand that stagingBufferFor accepts.
@@ -97,9 +120,78 @@ bool operandsAvailableAt(LoadOp load, Operation *groupStart) {
   });
 }
 
+/// Whether `value` is defined outside `loop`.
+bool definedOutside(Value value, scf::ForOp loop) {
+  return !loop.getRegion().isAncestor(value.getParentRegion());
+}
+
+/// The outermost loop around `load` that neither moves its window (every
+/// operand is defined outside it) nor writes its tensor; null if none.
+scf::ForOp invariantLoop(LoadOp load) {
+  if (load.isGathered())
+    return {};
+  scf::ForOp outermost;
+  for (auto loop = load->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    if (!llvm::all_of(load->getOperands(),
+                      [&](Value v) { return definedOutside(v, loop); }) ||
+        flash::mayWrite(loop, load.getSource()))
+      break;
+    outermost = loop;
+  }
+  return outermost;
+}
+
+/// Whether `a` and `b` load the same window into the same buffer type.
+bool sameWindow(LoadOp a, LoadOp b) {
+  return a.getSource() == b.getSource() && a.getOffsets() == b.getOffsets() &&
+         a.getWindowAttr() == b.getWindowAttr() && a.getPad() == b.getPad() &&
+         stagingBufferType(a) == stagingBufferType(b);
+}
+
+/// Whether an op after `first` and before `last` (in one block) may write
+/// `global`: a copy made at `first` would then be stale at `last`.
+bool writtenBetween(Operation *first, Operation *last, Value global) {
+  for (Operation *op = first->getNextNode(); op != last; op = op->getNextNode())
+    if (flash::mayWrite(op, global))
+      return true;
+  return false;
+}
+
+/// A staged load inside a loop whose window the loop does not move (the K
+/// block that every query block of a backward pass reads) is copied once,
+/// before the outermost such loop, by a clone there (one per window and
+/// block, unless the tensor is written in between); the load itself becomes
+/// a read of that buffer where it is, so its registers live only where the
+/// program uses the tile. Pairs (load, clone).
+SmallVector<std::pair<LoadOp, LoadOp>> hoistInvariantCopies(func::FuncOp func) {
+  SmallVector<std::pair<LoadOp, LoadOp>> pairs;
+  SmallVector<LoadOp> clones;
+  func.walk([&](LoadOp load) {
+    scf::ForOp loop = stagingBufferType(load) ? invariantLoop(load) : nullptr;
+    if (!loop)
+      return;
+    auto found = llvm::find_if(clones, [&](LoadOp clone) {
+      return clone->getBlock() == loop->getBlock() &&
+             clone->isBeforeInBlock(loop) && sameWindow(clone, load) &&
+             !writtenBetween(clone, loop, load.getSource());
+    });
+    LoadOp clone = found != clones.end() ? *found : LoadOp();
+    if (!clone) {
+      OpBuilder builder(loop);
+      clone = cast<LoadOp>(builder.clone(*load.getOperation()));
+      clones.push_back(clone);
+    }
+    pairs.push_back({load, clone});
+  });
+  return pairs;
+}
+
 /// Staged loads in runs that share one commit, wait and barrier: loads of one
-/// block with only memory-effect-free ops between them.
-SmallVector<SmallVector<LoadOp>> collectGroups(func::FuncOp func) {
+/// block with only memory-effect-free ops between them (`reads`, which read
+/// a buffer copied elsewhere, aside).
+SmallVector<SmallVector<LoadOp>>
+collectGroups(func::FuncOp func, const DenseSet<Operation *> &reads) {
   SmallVector<SmallVector<LoadOp>> groups;
   func.walk<WalkOrder::PreOrder>([&](Block *block) {
     SmallVector<LoadOp> group;
@@ -110,6 +202,8 @@ SmallVector<SmallVector<LoadOp>> collectGroups(func::FuncOp func) {
     };
     for (Operation &op : *block) {
       auto load = dyn_cast<LoadOp>(op);
+      if (load && reads.contains(load))
+        continue;
       if (load && stagingBufferType(load)) {
         if (!group.empty() && !operandsAvailableAt(load, group.front()))
           flush();
@@ -145,13 +239,39 @@ SmallVector<Value> copyRows(OpBuilder &builder, LoadOp load) {
   return rows;
 }
 
+/// Reads `buffer` again, in its own layout, for each use of `load` that
+/// converts it to another layout (an operand of two MMAs in different roles:
+/// Q, dO and K in FlashAttention-2's backward). A read right before an MMA
+/// user is fused into it (fragment by fragment) instead of a converted copy
+/// held in registers; the buffer stays live for it (tile-allocate-shared).
+void readConvertedUses(LoadOp load, Value buffer, Value slot) {
+  for (Operation *user : llvm::make_early_inc_range(load->getUsers())) {
+    auto convert = dyn_cast<ConvertLayoutOp>(user);
+    if (!convert ||
+        !isa<DotOperandLayoutAttr>(convert.getType().getEncoding()))
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(convert->getUses())) {
+      OpBuilder builder(use.getOwner());
+      use.set(LocalLoadOp::create(builder, convert.getLoc(), convert.getType(),
+                                  buffer, slot));
+    }
+    convert.erase();
+  }
+}
+
 struct TileStageSharedPass
     : flash::impl::TileStageSharedBase<TileStageSharedPass> {
   using TileStageSharedBase::TileStageSharedBase;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<SmallVector<LoadOp>> groups = collectGroups(func);
+    SmallVector<std::pair<LoadOp, LoadOp>> hoisted = hoistInvariantCopies(func);
+    DenseSet<Operation *> reads;
+    for (auto [load, clone] : hoisted) {
+      reads.insert(load);
+      clones.insert(clone);
+    }
+    SmallVector<SmallVector<LoadOp>> groups = collectGroups(func, reads);
     if (groups.empty())
       return;
 
@@ -186,13 +306,28 @@ struct TileStageSharedPass
       BarrierOp::create(builder, loc);
 
       for (auto [load, buffer] : llvm::zip(group, buffers)) {
-        builder.setInsertionPoint(load);
-        Value tile = LocalLoadOp::create(builder, load.getLoc(), load.getType(),
-                                         buffer, slot0);
-        load.replaceAllUsesWith(tile);
-        load.erase();
+        bufferOf[load] = buffer;
+        if (clones.contains(load))
+          load.erase(); // only copies: its loads read the buffer
+        else
+          readBuffer(load, buffer, slot0);
       }
     }
+    for (auto [load, clone] : hoisted)
+      readBuffer(load, bufferOf.lookup(clone), slot0);
   }
+
+  /// Replaces `load` by reads of `buffer`.
+  static void readBuffer(LoadOp load, Value buffer, Value slot) {
+    readConvertedUses(load, buffer, slot);
+    OpBuilder builder(load);
+    load.replaceAllUsesWith(
+        LocalLoadOp::create(builder, load.getLoc(), load.getType(), buffer, slot)
+            .getResult());
+    load.erase();
+  }
+
+  DenseMap<Operation *, Value> bufferOf;
+  DenseSet<Operation *> clones;
 };
 } // namespace

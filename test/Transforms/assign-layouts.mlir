@@ -354,3 +354,93 @@ func.func @rows96_attention(%Q: !tile.global<[N, 64], f16>, %O: !tile.global<[N,
   tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<96x64xf32> -> !tile.global<[N, 64], f32>
   return
 }
+
+// -----
+
+// FlashAttention-2's backward on 8 warps: the transposed scores k q^T (128
+// keys) become the A operands of dv and dk, so their rows meet (all warps
+// along M). dQ (64 query rows, 4 atoms) is only added into memory: it takes
+// its own TiledMMA, warps along N, instead of computing each row twice;
+// its operands follow it (ds^T converted, K read in dQ's B layout). The
+// accumulator dv (128 rows) fits the kernel's layout.
+// CHECK-DAG: #[[MMA:.*]] = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[DQ:.*]] = #tile.mma<warps = [4, 2, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[A:.*]] = #tile.dot_op<0, #[[MMA]]>
+// CHECK-DAG: #[[AT_DQ:.*]] = #tile.dot_op<0, #[[DQ]], transposed = true>
+// CHECK-DAG: #[[B_DQ:.*]] = #tile.dot_op<1, #[[DQ]]>
+// CHECK-LABEL: func.func @backward
+// CHECK:   %[[K:.*]] = tile.load {{.*}} -> tensor<128x64xf16, #[[A]]>
+// CHECK:   %[[ST:.*]] = tile.mma %[[K]], {{.*}} -> tensor<128x64xf32, #[[MMA]]>
+// CHECK:   %[[DS:.*]] = arith.truncf %[[ST]] {{.*}} to tensor<128x64xf16, #[[MMA]]>
+// CHECK-DAG:   %[[DSA:.*]] = tile.convert_layout %[[DS]] : {{.*}} -> tensor<128x64xf16, #[[AT_DQ]]>
+// CHECK-DAG:   %[[KB:.*]] = tile.convert_layout %[[K]] : {{.*}} -> tensor<128x64xf16, #[[B_DQ]]>
+// CHECK:   %[[DQV:.*]] = tile.mma %[[DSA]], %[[KB]], {{.*}} {transpose_a} {{.*}} -> tensor<64x64xf32, #[[DQ]]>
+// CHECK:   tile.atomic_add %[[DQV]], {{.*}} : tensor<64x64xf32, #[[DQ]]>
+// CHECK:   tile.mma {{.*}} -> tensor<128x64xf32, #[[MMA]]>
+func.func @backward(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                    %DQ: !tile.global<[N, 64], f32>) attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zq = arith.constant dense<0.0> : tensor<64x64xf32>
+  %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16>
+  %st = tile.mma %k, %q, %zero {transpose_b} : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  %ds = arith.truncf %st : tensor<128x64xf32> to tensor<128x64xf16>
+  %dq = tile.mma %ds, %k, %zq {transpose_a} : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<64x64xf32>
+  tile.atomic_add %dq, %DQ[%c0, %c0] window [0, 1] : tensor<64x64xf32> -> !tile.global<[N, 64], f32>
+  %dv = tile.mma %ds, %q, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+// 64 keys on 8 warps (a backward pass at HEAD_DIM 128): the transposed
+// scores s^T, minus a per-query vector broadcast along the keys, become the
+// A operand of dv. Never reduced along their rows, they take warps along N
+// ([4, 2, 1]) rather than computing each row twice, and so does dv. The
+// scores of the second kernel have a row maximum broadcast back into them
+// (a forward pass): they keep all warps along M.
+// CHECK-DAG: #[[OWN:.*]] = #tile.mma<warps = [4, 2, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[M8:.*]] = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
+// CHECK-LABEL: func.func @replicated_rows
+// CHECK: %[[ST:.*]] = tile.mma {{.*}} -> tensor<64x32xf32, #[[OWN]]>
+// CHECK: tile.broadcast {{.*}} -> tensor<64x32xf32, #[[OWN]]>
+// CHECK: tile.mma {{.*}} -> tensor<64x128xf32, #[[OWN]]>
+func.func @replicated_rows(%Q: !tile.global<[N, 128], f16>, %L: !tile.global<[N], f32>,
+                           %O: !tile.global<[N, 128], f32>)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zs = arith.constant dense<0.0> : tensor<64x32xf32>
+  %zo = arith.constant dense<0.0> : tensor<64x128xf32>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<32x128xf16>
+  %l = tile.load %L[%c0] window [0] pad 0.0 : f32 : !tile.global<[N], f32> -> tensor<32xf32>
+  %st = tile.mma %k, %q, %zs {transpose_b} : tensor<64x128xf16>, tensor<32x128xf16> -> tensor<64x32xf32>
+  %lr = tile.expand_dims %l axis = 0 : tensor<32xf32> -> tensor<1x32xf32>
+  %lb = tile.broadcast %lr : tensor<1x32xf32> -> tensor<64x32xf32>
+  %d = arith.subf %st, %lb : tensor<64x32xf32>
+  %p = arith.truncf %d : tensor<64x32xf32> to tensor<64x32xf16>
+  %dv = tile.mma %p, %q, %zo : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+  tile.store %dv, %O[%c0, %c0] window [0, 1] : tensor<64x128xf32> -> !tile.global<[N, 128], f32>
+  return
+}
+// CHECK-LABEL: func.func @row_statistics
+// CHECK: tile.mma {{.*}} -> tensor<64x32xf32, #[[M8]]>
+// CHECK: tile.mma {{.*}} -> tensor<64x128xf32, #[[M8]]>
+func.func @row_statistics(%Q: !tile.global<[N, 128], f16>, %O: !tile.global<[N, 128], f32>)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zs = arith.constant dense<0.0> : tensor<64x32xf32>
+  %zo = arith.constant dense<0.0> : tensor<64x128xf32>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<32x128xf16>
+  %s = tile.mma %k, %q, %zs {transpose_b} : tensor<64x128xf16>, tensor<32x128xf16> -> tensor<64x32xf32>
+  %m = tile.reduce max %s axis = 1 : tensor<64x32xf32> -> tensor<64xf32>
+  %mc = tile.expand_dims %m axis = 1 : tensor<64xf32> -> tensor<64x1xf32>
+  %mb = tile.broadcast %mc : tensor<64x1xf32> -> tensor<64x128xf32>
+  %p = arith.truncf %s : tensor<64x32xf32> to tensor<64x32xf16>
+  %acc = tile.mma %p, %q, %zo : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+  %r = arith.mulf %acc, %mb : tensor<64x128xf32>
+  tile.store %r, %O[%c0, %c0] window [0, 1] : tensor<64x128xf32> -> !tile.global<[N, 128], f32>
+  return
+}

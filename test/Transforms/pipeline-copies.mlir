@@ -518,3 +518,36 @@ func.func @scalar_page(%Kc: !C, %T: !T, %O: !tile.global<[64, 64], f16>, %lb: i3
   }
   return
 }
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+!K = !tile.global<[N, 64], f16>
+!buf = !tile.shared<[1, 32, 64], f16, swizzle = [1, 8]>
+
+// A backward pass adds into dQ while it reads Q: an atomic_add into another
+// tensor leaves the copies free to run ahead.
+// CHECK-LABEL: func.func @atomic_elsewhere
+// CHECK:         tile.local_alloc : !tile.shared<[2, 32, 64], f16, swizzle = [1, 8]>
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0
+// CHECK:           tile.atomic_add
+// CHECK:         } {tile.num_stages = 2 : i64}
+func.func @atomic_elsewhere(%K: !K, %n: i32, %D: !tile.global<[N, 64], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %b0 = tile.local_alloc : !buf
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %one = arith.constant dense<1.0> : tensor<32x64xf32, #mma>
+  scf.for %i = %c0 to %n step %c32 : i32 {
+    tile.barrier
+    tile.async_copy %K[%i, %c0] window [0, 1] into %b0[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %b0[%c0] : !buf -> tensor<32x64xf16, #dot_b>
+    tile.atomic_add %one, %D[%i, %c0] window [0, 1] : tensor<32x64xf32, #mma> -> !tile.global<[N, 64], f32>
+  } {tile.num_stages = 2 : i64}
+  return
+}

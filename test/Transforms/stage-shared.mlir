@@ -257,3 +257,99 @@ func.func @gathered_padded(%K: !tile.global<[P, 64], f16>, %rows_idx: tensor<64x
       pad 1.0 : f16 : !tile.global<[P, 64], f16> -> tensor<64x64xf16, #dot_b>
   return %k : tensor<64x64xf16, #dot_b>
 }
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+
+// FlashAttention-2's backward: Q is the (transposed) B operand of k q^T and
+// the B operand of dk += ds^T q. Its one copy is read twice, once in each
+// layout, right before each MMA (so each read fuses into its MMA) instead
+// of converting one register copy into the other.
+// CHECK-LABEL: func.func @two_roles
+// CHECK:         tile.async_copy
+// CHECK-NOT:     tile.async_copy
+// CHECK:         %[[QT:.*]] = tile.local_load %[[QB:.*]][%{{.*}}] : {{.*}} -> tensor<64x64xf16, #[[BT:.*]]>
+// CHECK-NEXT:    %[[S:.*]] = tile.mma %{{.*}}, %[[QT]], %{{.*}} {transpose_b}
+// CHECK-NEXT:    %[[P:.*]] = arith.truncf %[[S]]
+// CHECK-NEXT:    %[[PA:.*]] = tile.convert_layout %[[P]]
+// CHECK-NEXT:    %[[QN:.*]] = tile.local_load %[[QB]][%{{.*}}] : {{.*}} -> tensor<64x64xf16, #[[B:dot_b[0-9]*]]>
+// CHECK-NEXT:    tile.mma %[[PA]], %[[QN]], %{{.*}} :
+// CHECK-NOT:     tile.convert_layout
+func.func @two_roles(%Q: !tile.global<[N, 64], f16>, %k: tensor<64x64xf16, #dot_a>)
+    -> tensor<64x64xf32, #mma> attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_b_t>
+  %s = tile.mma %k, %q, %zero {transpose_b} : tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<64x64xf32, #mma>
+  %p = arith.truncf %s : tensor<64x64xf32, #mma> to tensor<64x64xf16, #mma>
+  %pa = tile.convert_layout %p : tensor<64x64xf16, #mma> -> tensor<64x64xf16, #dot_a>
+  %qb = tile.convert_layout %q : tensor<64x64xf16, #dot_b_t> -> tensor<64x64xf16, #dot_b>
+  %dk = tile.mma %pa, %qb, %zero : tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+  return %dk : tensor<64x64xf32, #mma>
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+
+// A staged load inside loops that do not move its window (the K block of a
+// backward program, read for every query block of every head) is copied
+// once, before the outermost such loop, and read where it is: one buffer
+// for the loads of both loop nests. A loop that writes the tensor (the
+// third) keeps its copy inside, and the loop after it gets a copy of its
+// own (the first is stale).
+// CHECK-LABEL: func.func @invariant
+// CHECK:         %[[KB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK:         %[[K2B:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK:         %[[WB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-NOT:     tile.local_alloc
+// CHECK:         tile.async_copy %[[K:.*]][%[[ROW:.*]], %{{.*}}] window [0, 1] into %[[KB]]
+// CHECK-NEXT:    tile.async_commit
+// CHECK-NEXT:    tile.async_wait 0
+// CHECK-NEXT:    tile.barrier
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      scf.for
+// CHECK-NEXT:        tile.local_load %[[KB]]
+// CHECK-NEXT:        tile.mma
+// CHECK:         scf.for
+// CHECK-NEXT:      tile.local_load %[[KB]]
+// CHECK-NEXT:      tile.mma
+// CHECK:         scf.for
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy %[[K]][%[[ROW]], %{{.*}}] window [0, 1] into %[[WB]]
+// CHECK:           tile.local_load %[[WB]]
+// CHECK:           tile.store
+// CHECK:         tile.async_copy %[[K]][%[[ROW]], %{{.*}}] window [0, 1] into %[[K2B]]
+// CHECK:         scf.for
+// CHECK-NEXT:      tile.local_load %[[K2B]]
+func.func @invariant(%K: !tile.global<[N, 64], f16>, %row: i32, %n: i32,
+                     %q: tensor<64x64xf16, #dot_b_t>) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  scf.for %h = %c0 to %n step %c1 : i32 {
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %k = tile.load %K[%row, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+      %s = tile.mma %k, %q, %zero {transpose_b} : tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<64x64xf32, #mma>
+    }
+  }
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %k = tile.load %K[%row, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+    %s = tile.mma %k, %q, %zero {transpose_b} : tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<64x64xf32, #mma>
+  }
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %k = tile.load %K[%row, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+    tile.store %k, %K[%i, %c0] window [0, 1] : tensor<64x64xf16, #dot_a> -> !tile.global<[N, 64], f16>
+  }
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %k = tile.load %K[%row, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #dot_a>
+    %s = tile.mma %k, %q, %zero {transpose_b} : tensor<64x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<64x64xf32, #mma>
+  }
+  return
+}

@@ -5,7 +5,8 @@
 // taking its A, B and accumulator registers straight from the registers the
 // layouts give the thread. A B operand whose load is fused into the MMA
 // (markLoadsFusedIntoMma) is fetched one fragment at a time, from global
-// memory (WindowAccess) or with ldmatrix (SharedOperandReader).
+// memory (WindowAccess) or with ldmatrix (SharedOperandReader); so is an A
+// operand read from shared memory.
 //
 // Tiles smaller than the atom are padded by their layouts (copies of real
 // rows and columns): padded rows of A and columns of B only produce copies
@@ -33,12 +34,16 @@ using namespace flash::simt;
 /// by fragment inside the MMA: each fragment lives for one k-step instead of
 /// the whole tile living across the MMA (K and V of attention would otherwise
 /// pin hundreds of registers).
+/// An A operand read from shared memory (tile.local_load) fuses the same way:
+/// its fragments are read one k-step at a time (the K and V blocks of a
+/// backward pass, read again for every query block).
 static MmaOp fusedMmaUser(Operation *load) {
   if (!load->hasOneUse())
     return {};
   OpOperand &use = *load->getUses().begin();
   auto mma = dyn_cast<MmaOp>(use.getOwner());
-  if (!mma || use.getOperandNumber() != 1 ||
+  unsigned operand = isa<LocalLoadOp>(load) ? 0 : 1;
+  if (!mma || use.getOperandNumber() > 1 || use.getOperandNumber() < operand ||
       mma->getBlock() != load->getBlock())
     return {};
   for (Operation *op = load->getNextNode(); op != mma; op = op->getNextNode()) {
@@ -255,10 +260,12 @@ private:
 /// The (n, k) steps of the MMA, n and k outermost so that each B fragment is
 /// live for one column of atoms; A and the accumulator stay in registers
 /// throughout. A B operand read from shared memory goes in the order of its
-/// reads instead: one ldmatrix.x4 holds the fragments of two atoms.
+/// reads instead: one ldmatrix.x4 holds the fragments of two atoms. An A
+/// operand read from shared memory puts k outermost, so that each of its
+/// fragments is live for one k-step.
 SmallVector<std::pair<int64_t, int64_t>>
 orderSteps(const MmaGeometry &g, const BFragments &bFragments,
-           function_ref<int64_t(int64_t, int64_t)> bFirst) {
+           function_ref<int64_t(int64_t, int64_t)> bFirst, bool aReadsShared) {
   SmallVector<std::pair<int64_t, int64_t>> steps;
   for (int64_t n = 0; n < g.atomsN; ++n)
     for (int64_t k = 0; k < g.atomsK; ++k)
@@ -268,7 +275,21 @@ orderSteps(const MmaGeometry &g, const BFragments &bFragments,
       return bFragments.readOrder(bFirst(x.first, x.second)) <
              bFragments.readOrder(bFirst(y.first, y.second));
     });
+  if (aReadsShared)
+    llvm::stable_sort(steps, [](auto x, auto y) { return x.second < y.second; });
   return steps;
+}
+
+/// The reader of A's fragments when A's tile.local_load is fused into `op`.
+std::optional<SharedOperandReader>
+fusedAReader(MmaOp op, OpBuilder &b, ConversionPatternRewriter &rewriter) {
+  auto aLocal = op.getA().getDefiningOp<LocalLoadOp>();
+  if (!aLocal || !aLocal->hasAttr(kFusedIntoMmaAttrName))
+    return std::nullopt;
+  return std::optional<SharedOperandReader>(
+      std::in_place, b, op.getLoc(), aLocal,
+      rewriter.getRemappedValue(aLocal.getSource()),
+      rewriter.getRemappedValue(aLocal.getSlot()));
 }
 
 struct MmaLowering : OpConversionPattern<MmaOp> {
@@ -294,8 +315,15 @@ struct MmaLowering : OpConversionPattern<MmaOp> {
       return layout::mmaAtomFirstRegister(g->params, layout::MmaRole::OperandB,
                                           g->bShape, k, n);
     };
+    std::optional<SharedOperandReader> aShared =
+        fusedAReader(op, builder, rewriter);
+    auto aPair = [&](int64_t first) {
+      return aShared ? aShared->pair(first / 2)
+                     : registerPair(builder, loc, adaptor.getA(), first);
+    };
     SmallVector<Value> acc = extractAll(builder, loc, adaptor.getAcc(), c->regs);
-    for (auto [n, k] : orderSteps(*g, bFragments, bFirst)) {
+    for (auto [n, k] :
+         orderSteps(*g, bFragments, bFirst, aShared.has_value())) {
       SmallVector<Value> bRegs =
           bFragments.get(bFirst(n, k), [&](Value pair, int64_t reg) {
             return packPair(builder, loc,
@@ -310,7 +338,7 @@ struct MmaLowering : OpConversionPattern<MmaOp> {
             g->params, layout::MmaRole::OperandA, g->aShape, m, k);
         SmallVector<Value> aRegs;
         for (int64_t i = 0; i < 4; ++i) {
-          Value pair = registerPair(builder, loc, adaptor.getA(), aFirst + 2 * i);
+          Value pair = aPair(aFirst + 2 * i);
           pair = aPadding.apply(builder, loc, op, pair, aFirst + 2 * i);
           aRegs.push_back(packPair(builder, loc, pair, g->bf16));
         }

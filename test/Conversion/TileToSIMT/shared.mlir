@@ -255,3 +255,37 @@ func.func @paged_copy(%Q: !tile.global<[64, 64], f16> {tile.name = "Q"},
   tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[64, 64], f32>
   return
 }
+
+// -----
+
+// A read from shared memory right before the MMA that uses it as its A
+// operand is fused like B: one ldmatrix.x4 of A per k-step, k-steps
+// outermost, so before the first mma.sync only the first k-step's A and B
+// fragments are read (a backward pass reads K and V this way for every
+// query block).
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#BT = #tile.dot_op<1, #mma, transposed = true>
+!buf = !tile.shared<[1, 16, 32], f16, swizzle = [2, 4]>
+// CHECK-LABEL: gpu.func @fused_a
+// CHECK: nvvm.ldmatrix
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: nvvm.ldmatrix
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.ldmatrix
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: gpu.return
+func.func @fused_a(%O: !tile.global<[16, 16], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32, #mma>
+  %abuf = tile.local_alloc {offset = 0 : i64} : !buf
+  %bbuf = tile.local_alloc {offset = 1024 : i64} : !buf
+  %a = tile.local_load %abuf[%c0] : !buf -> tensor<16x32xf16, #A>
+  %b = tile.local_load %bbuf[%c0] : !buf -> tensor<16x32xf16, #BT>
+  %s = tile.mma %a, %b, %zero {transpose_b} : tensor<16x32xf16, #A>, tensor<16x32xf16, #BT> -> tensor<16x16xf32, #mma>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<16x16xf32, #mma> -> !tile.global<[16, 16], f32>
+  return
+}

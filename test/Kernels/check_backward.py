@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Runs FlashAttention-2's backward kernels of kernels/ (docs/kernels.md)
+through `flashc run` on the interpreter and on the emulator and checks dQ, dK
+and dV against the analytic gradient in float64, and the emulator's against
+the interpreter's.
+
+  check_backward.py --flashc F --workdir W [--bf16] [-D X=V]...
+                    [--B --H --H_KV --Nq --Nk --D N] [--q-scale X]
+
+The -D options go to flash_attn_bwd and flash_attn_bwd_dq (CAUSAL,
+WINDOW_LEFT, WINDOW_RIGHT, blocks); the reference follows flash_attn_func's
+mask (check_variant.py's `visible`). Inputs: random Q, K, V, dO (never
+zero); O and the log-sum-exp come from the float64 forward (O rounded to
+the operands' type, LSE to f32, +inf for rows that see no key), as
+flash_attn_lse would give them. Outputs are poisoned with NaN (DQaccum too:
+flash_attn_bwd_preprocess must zero it).
+
+Two dQ paths run on each target: the atomic one (preprocess, flash_attn_bwd,
+flash_attn_bwd_dq_convert) and the deterministic one (flash_attn_bwd with
+DETERMINISTIC=true, flash_attn_bwd_dq). Both are checked against float64 and
+against each other: they sum the same f32 products in another order, so
+they must agree to 2 units in the last place of the operands' type.
+
+Tolerances (relative L2 over the tensor; max abs per unit of the tensor's
+largest magnitude): f16 2e-3 and 4e-3, bf16 8 times coarser (3 fewer
+mantissa bits). p and ds are rounded to the operands' type before the
+second MMAs (relative error 2^-11 in f16), sums are f32; the kernels land
+near 3e-4 (f16) and 3e-3 (bf16). Gradients that must be zero (dq of rows
+that see no key, dk and dv of keys no row sees) must be exactly 0.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from check_variant import visible
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flashc", required=True)
+    ap.add_argument("--kernels-dir",
+                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "..", "..", "kernels"))
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--bf16", action="store_true")
+    ap.add_argument("-D", dest="defines", action="append", default=[])
+    for size, default in (("B", 1), ("H", 2), ("H_KV", 0), ("Nq", 16), ("Nk", 16),
+                          ("D", 64)):
+        ap.add_argument("--" + size, type=int, default=default)
+    ap.add_argument("--q-scale", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0)
+    return ap.parse_args()
+
+
+def reference(x, mask, s):
+    """float64 (O, LSE, dQ, dK, dV) of attention with mask [Nq, Nk]."""
+    group = s["H"] // s["H_KV"]
+    q, k, v, d_o = (x[n].astype(np.float64) for n in ("Q", "K", "V", "DO"))
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = x["sm_scale"]
+    scores = np.where(mask, np.einsum("bhid,bhjd->bhij", q, k) * scale, -np.inf)
+    row_max = scores.max(axis=-1, keepdims=True)
+    seen = np.isfinite(row_max)
+    p = np.where(mask, np.exp(scores - np.where(seen, row_max, 0)), 0.0)
+    total = np.where(seen, p.sum(axis=-1, keepdims=True), 1)
+    p = p / total
+    out = np.einsum("bhij,bhjd->bhid", p, v)
+    lse = np.where(seen, row_max + np.log(total), np.inf)[..., 0]
+    dp = np.einsum("bhid,bhjd->bhij", d_o, v)
+    ds = p * (dp - (d_o * out).sum(axis=-1, keepdims=True))
+    dq = np.einsum("bhij,bhjd->bhid", ds, k) * scale
+    dk = np.einsum("bhij,bhid->bhjd", ds, q) * scale
+    dv = np.einsum("bhij,bhid->bhjd", p, d_o)
+    shape = dk.shape[:1] + (s["H_KV"], group) + dk.shape[2:]
+    return out, lse, dq, dk.reshape(shape).sum(2), dv.reshape(shape).sum(2)
+
+
+class Runner:
+    """flashc run of the backward kernels on one target."""
+
+    def __init__(self, args, half, target):
+        self.args, self.half, self.target = args, half, target
+        self.tag = "bwd-%d-%s" % (os.getpid(), target)
+        self.files = {}
+
+    def path(self, name):
+        return os.path.join(self.args.workdir, "%s-%s.npy" % (self.tag, name))
+
+    def put(self, name, value):
+        np.save(self.path(name), value)
+        self.files[name] = self.path(name)
+
+    def get(self, name):
+        out = np.load(self.files[name])
+        return out.view(self.half) if out.dtype.kind == "V" else out
+
+    def run(self, kernel, params, outs, defines):
+        source = os.path.join(self.args.kernels_dir,
+                              kernel + ("_bf16" if self.args.bf16 else "") + ".tile")
+        cmd = [self.args.flashc, "run", source, "--target=" + self.target]
+        for dfn in defines:
+            cmd += ["-D", dfn]
+        for name in params:
+            value = self.files.get(name, None)
+            cmd += ["--arg", "%s=%s" % (name, value if value else repr(self.scalar))]
+        for name in outs:
+            out = self.path("%s-out-%s" % (name, kernel))
+            cmd += ["--out", "%s=%s" % (name, out)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit("FAIL %s on %s: flashc exited %d\n$ %s\n%s%s" % (
+                kernel, self.target, done.returncode, " ".join(cmd), done.stdout,
+                done.stderr))
+        for name in outs:
+            self.files[name] = self.path("%s-out-%s" % (name, kernel))
+
+
+def main():
+    args = parse_args()
+    defines = dict(d.split("=", 1) for d in args.defines)
+    s = {n: getattr(args, n) for n in ("B", "H", "H_KV", "Nq", "Nk", "D")}
+    s["H_KV"] = s["H_KV"] or s["H"]
+    b, h, hkv, nq, nk, d = (s[n] for n in ("B", "H", "H_KV", "Nq", "Nk", "D"))
+    mask = visible(nq, nk, defines.get("CAUSAL", "false") == "true",
+                   int(defines.get("WINDOW_LEFT", -1)), int(defines.get("WINDOW_RIGHT", -1)))
+    rng = np.random.default_rng(args.seed)
+    half = np.float16
+    if args.bf16:
+        import ml_dtypes
+        half = ml_dtypes.bfloat16
+
+    def normal(shape, scale=1.0):
+        a = rng.standard_normal(shape) * scale
+        return np.where(a == 0, 0.5, a).astype(half)
+
+    x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
+         "V": normal((b, hkv, nk, d)), "DO": normal((b, h, nq, d)),
+         "sm_scale": float(np.float32(1 / np.sqrt(d)))}
+    out, lse, *grads = reference(x, mask, s)
+    refs = dict(zip(("DQ", "DK", "DV"), grads))
+    x["O"], x["LSE"] = out.astype(half), lse.astype(np.float32)
+    zero = {"DQ": ~mask.any(axis=1)[None, None, :, None],
+            "DK": ~mask.any(axis=0)[None, None, :, None]}
+    zero["DV"] = zero["DK"]
+    os.makedirs(args.workdir, exist_ok=True)
+    dims = [] if d == 64 else ["HEAD_DIM=%d" % d]
+    kernel_defines = args.defines + dims
+    what = "bwd%s %s %s" % (" bf16" if args.bf16 else "",
+                            " ".join("%s=%d" % kv for kv in s.items()), " ".join(args.defines))
+    tol = (1.6e-2, 3.2e-2) if args.bf16 else (2e-3, 4e-3)
+    ulp = 2.0 ** (-7 if args.bf16 else -10)
+
+    def check(name, got, want):
+        unwritten = int(np.count_nonzero(~np.isfinite(got)))
+        scale = max(float(np.abs(want).max()), 1e-30)
+        rel = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+        worst = float(np.abs(got - want).max()) / scale
+        nonzero = int(np.count_nonzero(np.broadcast_to(zero[name], got.shape) & (got != 0)))
+        ok = unwritten == 0 and nonzero == 0 and rel < tol[0] and worst < tol[1]
+        return ok, "%s rel %.1e max abs %.1e non-finite %d nonzero where 0: %d" % (
+            name, rel, worst, unwritten, nonzero)
+
+    ok = True
+    results = {}
+    for target in ("interp", "emulate"):
+        run = Runner(args, half, target)
+        run.scalar = x["sm_scale"]
+        for name in ("Q", "K", "V", "DO", "O", "LSE"):
+            run.put(name, x[name])
+        for name, shape, dtype in (("Delta", (b, h, nq), np.float32),
+                                   ("DQaccum", (b, h, nq, d), np.float32),
+                                   ("DQ", (b, h, nq, d), half), ("DK", (b, hkv, nk, d), half),
+                                   ("DV", (b, hkv, nk, d), half)):
+            run.put(name, np.full(shape, np.nan, dtype))
+        poisoned = dict(run.files)
+        run.run("flash_attn_bwd_preprocess", ["O", "DO", "Delta", "DQaccum"],
+                ["Delta", "DQaccum"], dims)
+        bwd = ["Q", "K", "V", "DO", "LSE", "Delta", "DQaccum", "DK", "DV", "sm_scale"]
+        run.run("flash_attn_bwd", bwd, ["DQaccum", "DK", "DV"], kernel_defines)
+        run.run("flash_attn_bwd_dq_convert", ["DQaccum", "DQ", "sm_scale"], ["DQ"], dims)
+        got = {n: run.get(n).astype(np.float64) for n in ("DQ", "DK", "DV")}
+        for name in ("DK", "DV", "DQ"):
+            run.files[name] = poisoned[name]
+        run.files["DQaccum"] = poisoned["DQaccum"]
+        run.run("flash_attn_bwd", bwd, ["DK", "DV"], kernel_defines + ["DETERMINISTIC=true"])
+        run.run("flash_attn_bwd_dq", ["Q", "K", "V", "DO", "LSE", "Delta", "DQ", "sm_scale"],
+                ["DQ"], kernel_defines)
+        det = {n: run.get(n).astype(np.float64) for n in ("DQ", "DK", "DV")}
+        accum = run.get("DQaccum")
+        for name in ("DQ", "DK", "DV"):
+            good, line = check(name, got[name], refs[name])
+            if target == "emulate":
+                same, vs = check(name, got[name], results[name])
+                good, line = good and same, line + "; vs interp: " + vs.split(" ", 1)[1]
+            results[name] = got[name]
+            diff = np.abs(det[name] - got[name])
+            bound = 2 * ulp * np.maximum(np.abs(got[name]), 2.0 ** -14)
+            agree = bool((diff <= bound).all())
+            good = good and agree
+            line += "; deterministic vs atomic: max %.1e%s" % (
+                float(diff.max()), "" if agree else " (beyond 2 ulp)")
+            ok = ok and good
+            print("%s %s on %s: %s" % ("PASS" if good else "FAIL", what, target, line))
+        if not np.isnan(accum).all():
+            print("FAIL %s on %s: DETERMINISTIC wrote DQaccum" % (what, target))
+            ok = False
+    for f in os.listdir(args.workdir):
+        if f.startswith("bwd-%d-" % os.getpid()):
+            os.remove(os.path.join(args.workdir, f))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
