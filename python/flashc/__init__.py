@@ -11,6 +11,7 @@ from ._flashc import CompileError, Error, RunError, SanitizerError
 from . import cache
 from .kernel import Kernel, compile
 from .attention import attention
+from .inference import attention_varlen, attention_with_kvcache
 
 __all__ = [
     "CompileError",
@@ -19,6 +20,8 @@ __all__ = [
     "RunError",
     "SanitizerError",
     "attention",
+    "attention_varlen",
+    "attention_with_kvcache",
     "cache",
     "compile",
 ]

@@ -2,9 +2,9 @@
 kernels/ (docs/kernels.md), choosing the kernel and its constants from the
 arguments.
 
-Forward only: flashc has no backward kernels yet, so there is no
-torch.autograd.Function; tensors that require grad are refused rather than
-given a wrong gradient.
+The pieces the other entry points share (the kernel of a name and dtype,
+NumPy and torch backends, running a kernel on either) live here too:
+inference.py (varlen, KV cache), backward.py, autograd.py (torch).
 """
 import functools
 import math
@@ -31,17 +31,36 @@ def _kernel(name, arch, constants):
                     **dict(constants))
 
 
+def typed_name(base, dtype_name):
+    """The kernel `base` for f16 or bf16 operands (its `_bf16` form)."""
+    if dtype_name == "bfloat16":
+        return base + "_bf16"
+    if dtype_name == "float16":
+        return base
+    raise TypeError(f"attention takes float16 or bfloat16 tensors, not {dtype_name}")
+
+
 def _kernel_name(dtype_name, alibi, lse):
     if alibi and lse:
         raise NotImplementedError(
             "no kernel computes ALiBi and the log-sum-exp together "
             "(docs/kernels.md)")
     base = "flash_attn_alibi" if alibi else "flash_attn_lse" if lse else "flash_attn"
-    if dtype_name == "bfloat16":
-        return base + "_bf16"
-    if dtype_name == "float16":
-        return base
-    raise TypeError(f"attention takes float16 or bfloat16 tensors, not {dtype_name}")
+    return typed_name(base, dtype_name)
+
+
+def mask_constants(head_dim, causal, window_size, softcap=0.0):
+    """HEAD_DIM and the mask constants every attention kernel takes."""
+    left, right = window_size
+    constants = [("HEAD_DIM", int(head_dim)), ("CAUSAL", bool(causal)),
+                 ("WINDOW_LEFT", int(left)), ("WINDOW_RIGHT", int(right))]
+    if softcap is not None:
+        constants.append(("SOFTCAP", float(softcap)))
+    return tuple(constants)
+
+
+def default_scale(softmax_scale, head_dim):
+    return 1.0 / math.sqrt(head_dim) if softmax_scale is None else float(softmax_scale)
 
 
 class _Numpy:
@@ -60,8 +79,12 @@ class _Numpy:
         return np.zeros(shape, np.float32 if float32 else like.dtype)
 
     @staticmethod
-    def array(values, like):
-        return np.ascontiguousarray(values, dtype=np.float32)
+    def array(values, like, int32=False):
+        return np.ascontiguousarray(values, dtype=np.int32 if int32 else np.float32)
+
+    @staticmethod
+    def contiguous(x):
+        return np.ascontiguousarray(x)
 
     @staticmethod
     def dtype_name(x):
@@ -83,23 +106,24 @@ class _Torch:
         dtype = self.torch.float32 if float32 else like.dtype
         return self.torch.zeros(shape, dtype=dtype, device=like.device)
 
-    def array(self, values, like):
-        return self.torch.as_tensor(values, dtype=self.torch.float32,
-                                    device=like.device).contiguous()
+    def array(self, values, like, int32=False):
+        dtype = self.torch.int32 if int32 else self.torch.float32
+        return self.torch.as_tensor(values, dtype=dtype, device=like.device).contiguous()
+
+    @staticmethod
+    def contiguous(x):
+        return x.detach().contiguous()
 
     def dtype_name(self, x):
         return str(x.dtype).replace("torch.", "")
 
 
-def _backend(q):
+def backend(q):
+    """_Numpy or _Torch, after q's type."""
     if isinstance(q, np.ndarray):
         return _Numpy()
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(q, torch.Tensor):
-        if q.requires_grad:
-            raise NotImplementedError(
-                "flashc has no backward kernels yet: attention() is forward "
-                "only (call it under torch.no_grad())")
         return _Torch(torch)
     raise TypeError(f"attention takes NumPy arrays or torch tensors, not {type(q).__name__}")
 
@@ -108,12 +132,35 @@ def _host_view(backend, x):
     """torch CPU tensors run as NumPy arrays sharing their memory (bf16 via
     ml_dtypes); device tensors go to the GPU as they are."""
     if isinstance(backend, _Torch) and x.device.type == "cpu":
+        x = x.detach()
         if backend.dtype_name(x) == "bfloat16":
             import ml_dtypes
 
             return x.view(backend.torch.int16).numpy().view(ml_dtypes.bfloat16)
         return x.numpy()
     return x
+
+
+def run(kernel, backend, target, args, **scalars):
+    """Runs `kernel` on the arrays or tensors `args` (written in place) and
+    the numbers `scalars`; `target` None: cuda for arrays on the GPU."""
+    if target is None:
+        first = next(iter(args.values()))
+        target = "cuda" if _device._is_device_array(first) else "interp"
+    host = {n: _host_view(backend, a) for n, a in args.items()}
+    return kernel(target=target, **host, **scalars)
+
+
+def wants_grad(*tensors):
+    """True for torch tensors that require grad while autograd records."""
+    torch = sys.modules.get("torch")
+    return (torch is not None and torch.is_grad_enabled()
+            and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors))
+
+
+def kernel(name, arch, constants):
+    """The compiled kernel `name` of kernels/ (once per process)."""
+    return _kernel(name, arch, tuple(constants))
 
 
 def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
@@ -124,32 +171,40 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     out [B, Nq, H, D], and with return_lse also softmax_lse f32 [B, H, Nq].
 
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,
-    else interp).
+    else interp). torch tensors that require grad go through
+    flashc.FlashAttnFunc (the backward kernels).
     """
-    backend = _backend(q)
+    if wants_grad(q, k, v):
+        if softcap or alibi_slopes is not None:
+            raise NotImplementedError("the backward kernels take neither softcap "
+                                      "nor alibi_slopes (docs/kernels.md)")
+        from .autograd import flash_attn_function
+
+        out, lse = flash_attn_function().apply(q, k, v, softmax_scale, causal,
+                                               tuple(window_size), target, arch)
+        return (out, lse) if return_lse else out
+    return forward(q, k, v, softmax_scale, causal, window_size, softcap,
+                   alibi_slopes, return_lse, target, arch)
+
+
+def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
+            softcap=0.0, alibi_slopes=None, return_lse=False, target=None,
+            arch="sm_80"):
+    """attention() without autograd."""
+    arrays = backend(q)
     if alibi_slopes is not None and len(alibi_slopes.shape) != 1:
         raise NotImplementedError("alibi_slopes must be [H] (per-batch slopes "
                                   "have no kernel yet)")
     head_dim = q.shape[-1]
-    name = _kernel_name(backend.dtype_name(q), alibi_slopes is not None, return_lse)
-    left, right = window_size
-    constants = (("HEAD_DIM", head_dim), ("CAUSAL", bool(causal)),
-                 ("WINDOW_LEFT", int(left)), ("WINDOW_RIGHT", int(right)),
-                 ("SOFTCAP", float(softcap)))
-    if target is None:
-        target = "cuda" if _device._is_device_array(q) else "interp"
-    kernel = _kernel(name, arch, constants)
-
-    Q, K, V = (backend.heads_first(x) for x in (q, k, v))
-    O = backend.empty(Q, Q.shape)
+    name = _kernel_name(arrays.dtype_name(q), alibi_slopes is not None, return_lse)
+    compiled = kernel(name, arch, mask_constants(head_dim, causal, window_size, softcap))
+    Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
+    O = arrays.empty(Q, Q.shape)
     args = {"Q": Q, "K": K, "V": V, "O": O}
-    if softmax_scale is None:
-        softmax_scale = 1.0 / math.sqrt(head_dim)
     if alibi_slopes is not None:
-        args["Slopes"] = backend.array(alibi_slopes, Q)
+        args["Slopes"] = arrays.array(alibi_slopes, Q)
     if return_lse:
-        args["LSE"] = backend.empty(Q, Q.shape[:3], float32=True)
-    host = {n: _host_view(backend, a) for n, a in args.items()}
-    kernel(target=target, sm_scale=float(softmax_scale), **host)
-    out = backend.seq_first(O)
+        args["LSE"] = arrays.empty(Q, Q.shape[:3], float32=True)
+    run(compiled, arrays, target, args, sm_scale=default_scale(softmax_scale, head_dim))
+    out = arrays.seq_first(O)
     return (out, args["LSE"]) if return_lse else out

@@ -1,0 +1,110 @@
+"""flash_attn_varlen_func and flash_attn_with_kvcache over the inference
+kernels of docs/kernels.md (flash_attn_varlen, flash_attn_kvcache, _split,
+_combine, kvcache_append). Their tensors keep FlashAttention-2's token-major
+layout, so nothing is transposed here."""
+from .attention import backend, default_scale, kernel, mask_constants, run, typed_name
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                     softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
+                     return_lse=False, target=None, arch="sm_80"):
+    """flash_attn_varlen_func: q [TotalQ, H, D], k and v [TotalK, H_KV, D]
+    packed, sequence b being rows cu_seqlens[b] .. cu_seqlens[b + 1] - 1
+    (int32 [B + 1]). Returns out [TotalQ, H, D], and with return_lse also
+    softmax_lse f32 [H, TotalQ]. max_seqlen_k is accepted for the signature;
+    the kernel does not need it."""
+    del max_seqlen_k
+    arrays = backend(q)
+    head_dim = q.shape[-1]
+    name = typed_name("flash_attn_varlen", arrays.dtype_name(q))
+    compiled = kernel(name, arch, mask_constants(head_dim, causal, window_size, softcap))
+    args = {"Q": arrays.contiguous(q), "K": arrays.contiguous(k), "V": arrays.contiguous(v),
+            "cu_seqlens_q": arrays.array(cu_seqlens_q, q, int32=True),
+            "cu_seqlens_k": arrays.array(cu_seqlens_k, q, int32=True),
+            "O": arrays.empty(q, q.shape),
+            "LSE": arrays.empty(q, (q.shape[1], q.shape[0]), float32=True)}
+    run(compiled, arrays, target, args, max_seqlen_q=int(max_seqlen_q),
+        sm_scale=default_scale(softmax_scale, head_dim))
+    return (args["O"], args["LSE"]) if return_lse else args["O"]
+
+
+def _cache_tables(arrays, q, k_cache, cache_seqlens, block_table):
+    """(block_table, cache_seqlens) as int32 arrays. Without a block table the
+    cache is [B, S, H_KV, D], read as B pages of S tokens."""
+    batch = q.shape[0]
+    if block_table is None:
+        block_table = [[b] for b in range(batch)]
+        if cache_seqlens is None:
+            cache_seqlens = k_cache.shape[1]
+    elif cache_seqlens is None:
+        raise ValueError("a paged cache (block_table) needs cache_seqlens")
+    if isinstance(cache_seqlens, int):
+        cache_seqlens = [cache_seqlens] * batch
+    return (arrays.array(block_table, q, int32=True),
+            arrays.array(cache_seqlens, q, int32=True))
+
+
+def _append(arrays, dtype, k, v, caches, arch, target):
+    """kvcache_append: k and v [B, Nnew, H_KV, D] into the cache, in place."""
+    if not all(_is_contiguous(c) for c in (caches["K_cache"], caches["V_cache"])):
+        raise ValueError("k_cache and v_cache must be contiguous to be appended to")
+    head_dim, page_size = k.shape[-1], caches["K_cache"].shape[1]
+    compiled = kernel(typed_name("kvcache_append", dtype), arch,
+                      (("HEAD_DIM", head_dim), ("PAGE_SIZE", page_size)))
+    run(compiled, arrays, target,
+        dict(caches, K_new=arrays.contiguous(k), V_new=arrays.contiguous(v)))
+
+
+def _is_contiguous(x):
+    flags = getattr(x, "flags", None)
+    return flags["C_CONTIGUOUS"] if flags is not None else x.is_contiguous()
+
+
+def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=None,
+                           block_table=None, softmax_scale=None, causal=False,
+                           window_size=(-1, -1), softcap=0.0, num_splits=1,
+                           return_softmax_lse=False, pack_gqa=None, target=None,
+                           arch="sm_80"):
+    """flash_attn_with_kvcache: q [B, Nq, H, D]; k_cache, v_cache [Pages,
+    PAGE_SIZE, H_KV, D] with block_table int32 [B, MaxPages] (or [B, S, H_KV,
+    D] without one); cache_seqlens int32 [B] (or an int). k and v [B, Nnew,
+    H_KV, D], when given, are written into the cache at cache_seqlens (in
+    place) and attended to. num_splits > 1 runs split-KV and the combine.
+    Returns out [B, Nq, H, D], and with return_softmax_lse also softmax_lse
+    f32 [B, H, Nq]. pack_gqa: None packs the heads of a KV group when Nq == 1.
+    """
+    arrays = backend(q)
+    dtype = arrays.dtype_name(q)
+    table, seqlens = _cache_tables(arrays, q, k_cache, cache_seqlens, block_table)
+    caches = {"K_cache": k_cache, "V_cache": v_cache, "block_table": table,
+              "cache_seqlens": seqlens}
+    if k is not None:
+        _append(arrays, dtype, k, v, caches, arch, target)
+        caches["cache_seqlens"] = arrays.array(seqlens + k.shape[1], q, int32=True)
+    batch, nq, heads, head_dim = q.shape
+    if pack_gqa is None:
+        pack_gqa = nq == 1 and heads > k_cache.shape[2]
+    constants = mask_constants(head_dim, causal, window_size, softcap) + (
+        ("PAGE_SIZE", k_cache.shape[1]), ("PACK_GQA", bool(pack_gqa)))
+    args = dict(caches, Q=arrays.contiguous(q), O=arrays.empty(q, q.shape),
+                LSE=arrays.empty(q, (batch, heads, nq), float32=True))
+    scale = default_scale(softmax_scale, head_dim)
+    if num_splits > 1:
+        _split_and_combine(arrays, dtype, args, constants, num_splits, scale, arch, target)
+    else:
+        run(kernel(typed_name("flash_attn_kvcache", dtype), arch, constants),
+            arrays, target, args, sm_scale=scale)
+    return (args["O"], args["LSE"]) if return_softmax_lse else args["O"]
+
+
+def _split_and_combine(arrays, dtype, args, constants, splits, scale, arch, target):
+    """flash_attn_kvcache_split into f32 partials, then the combine into O, LSE."""
+    batch, nq, heads, head_dim = args["Q"].shape
+    inputs = {n: a for n, a in args.items() if n not in ("O", "LSE")}
+    out, lse = args["O"], args["LSE"]
+    partial = {"O_part": arrays.empty(out, (splits, batch, nq, heads, head_dim), float32=True),
+               "LSE_part": arrays.empty(out, (splits, batch, heads, nq), float32=True)}
+    run(kernel(typed_name("flash_attn_kvcache_split", dtype), arch, constants),
+        arrays, target, dict(inputs, **partial), sm_scale=scale)
+    run(kernel(typed_name("flash_attn_kvcache_combine", dtype), arch, (("HEAD_DIM", head_dim),)),
+        arrays, target, dict(partial, O=out, LSE=lse))

@@ -1,0 +1,136 @@
+"""flashc.attention_varlen and flashc.attention_with_kvcache against the
+float64 reference of the attention variants, one sequence at a time."""
+import numpy as np
+import pytest
+
+import flashc
+from check_variant import reference
+from conftest import relative_error
+
+TOLERANCE = 3e-3
+
+
+def sequence_reference(q, k, v, scale, causal=False, window=(-1, -1), softcap=0.0):
+    """float64 (out [Nq, H, D], lse [H, Nq]) of one sequence, token-major."""
+    x = {n: a.transpose(1, 0, 2)[None] for n, a in (("Q", q), ("K", k), ("V", v))}
+    x["sm_scale"] = scale
+    sizes = {"B": 1, "H": q.shape[1], "H_KV": k.shape[1], "Nq": q.shape[0], "Nk": k.shape[0]}
+    opts = {"causal": causal, "left": window[0], "right": window[1], "softcap": softcap}
+    out, lse = reference(x, opts, sizes)
+    return out[0].transpose(1, 0, 2), lse[0]
+
+
+def packed(rng, lengths, heads, d=32):
+    return rng.standard_normal((sum(lengths), heads, d)).astype(np.float16)
+
+
+def cumulative(lengths):
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+
+
+@pytest.mark.parametrize("options", [
+    {"causal": True},
+    {"window_size": (6, 2), "softcap": 4.0},
+])
+def test_varlen(options):
+    rng = np.random.default_rng(3)
+    lq, lk = [5, 0, 19, 12], [9, 4, 19, 30]
+    q, k, v = packed(rng, lq, 4), packed(rng, lk, 2), packed(rng, lk, 2)
+    cq, ck = cumulative(lq), cumulative(lk)
+    out, lse = flashc.attention_varlen(q, k, v, cq, ck, max(lq), max(lk),
+                                       return_lse=True, **options)
+    assert out.shape == q.shape and lse.shape == (4, sum(lq)) and lse.dtype == np.float32
+    for b in range(len(lq)):
+        rows = slice(cq[b], cq[b + 1])
+        want, want_lse = sequence_reference(
+            q[rows], k[ck[b]:ck[b + 1]], v[ck[b]:ck[b + 1]], 32 ** -0.5,
+            options.get("causal", False), options.get("window_size", (-1, -1)),
+            options.get("softcap", 0.0))
+        if lq[b]:
+            assert relative_error(out[rows], want) < TOLERANCE
+            assert np.allclose(lse[:, rows], want_lse, rtol=1e-3, atol=1e-3)
+
+
+def paged_cache(rng, lens, page_size, h_kv=2, d=32, capacity=None):
+    """(k_cache, v_cache, block_table): the pages of each sequence shuffled,
+    unused slots NaN; room for `capacity` tokens per sequence."""
+    capacity = capacity or max(lens)
+    per_seq = -(-capacity // page_size)
+    pages = len(lens) * per_seq
+    order = rng.permutation(pages).astype(np.int32)
+    table = order.reshape(len(lens), per_seq)
+    caches = []
+    for _ in range(2):
+        cache = np.full((pages, page_size, h_kv, d), np.nan, np.float16)
+        for b, n in enumerate(lens):
+            tokens = rng.standard_normal((n, h_kv, d)).astype(np.float16)
+            for i in range(n):
+                cache[table[b, i // page_size], i % page_size] = tokens[i]
+        caches.append(cache)
+    return caches[0], caches[1], table
+
+
+def gathered(cache, table, b, n):
+    page_size = cache.shape[1]
+    return np.stack([cache[table[b, i // page_size], i % page_size] for i in range(n)])
+
+
+def check_kvcache(q, k_cache, v_cache, table, lens, out, lse, causal):
+    for b, n in enumerate(lens):
+        k, v = gathered(k_cache, table, b, n), gathered(v_cache, table, b, n)
+        want, want_lse = sequence_reference(q[b], k, v, 32 ** -0.5, causal)
+        assert relative_error(out[b], want) < TOLERANCE
+        assert np.allclose(lse[b], want_lse, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("num_splits", [1, 3])
+def test_kvcache_decode(num_splits):
+    rng = np.random.default_rng(4)
+    lens = [21, 40]
+    k_cache, v_cache, table = paged_cache(rng, lens, page_size=16)
+    q = rng.standard_normal((2, 1, 4, 32)).astype(np.float16)
+    out, lse = flashc.attention_with_kvcache(
+        q, k_cache, v_cache, cache_seqlens=np.array(lens, np.int32), block_table=table,
+        num_splits=num_splits, return_softmax_lse=True)
+    assert out.shape == q.shape and lse.shape == (2, 4, 1)
+    check_kvcache(q, k_cache, v_cache, table, lens, out, lse, causal=False)
+
+
+def test_kvcache_append_causal():
+    rng = np.random.default_rng(5)
+    lens, new = [7, 18], 3
+    k_cache, v_cache, table = paged_cache(rng, lens, page_size=8, capacity=24)
+    k_new, v_new = (rng.standard_normal((2, new, 2, 32)).astype(np.float16) for _ in range(2))
+    q = rng.standard_normal((2, new, 2, 32)).astype(np.float16)
+    seqlens = np.array(lens, np.int32)
+    out, lse = flashc.attention_with_kvcache(
+        q, k_cache, v_cache, k_new, v_new, cache_seqlens=seqlens, block_table=table,
+        causal=True, return_softmax_lse=True)
+    assert list(seqlens) == lens  # not updated, as flash_attn_with_kvcache
+    grown = [n + new for n in lens]
+    for b, n in enumerate(lens):
+        assert np.array_equal(gathered(k_cache, table, b, n + new)[n:], k_new[b])
+        assert np.array_equal(gathered(v_cache, table, b, n + new)[n:], v_new[b])
+    check_kvcache(q, k_cache, v_cache, table, grown, out, lse, causal=True)
+
+
+def test_kvcache_contiguous_cache_on_emulate():
+    rng = np.random.default_rng(6)
+    k_cache, v_cache = (rng.standard_normal((2, 24, 1, 32)).astype(np.float16) for _ in range(2))
+    q = rng.standard_normal((2, 1, 2, 32)).astype(np.float16)
+    out = flashc.attention_with_kvcache(q, k_cache, v_cache, cache_seqlens=np.array([24, 10]),
+                                        target="emulate")
+    for b, n in enumerate([24, 10]):
+        want, _ = sequence_reference(q[b], k_cache[b, :n], v_cache[b, :n], 32 ** -0.5)
+        assert relative_error(out[b], want) < TOLERANCE
+
+
+def test_kvcache_errors():
+    q = np.zeros((1, 1, 2, 32), np.float16)
+    cache = np.zeros((2, 16, 1, 32), np.float16)
+    with pytest.raises(ValueError, match="needs cache_seqlens"):
+        flashc.attention_with_kvcache(q, cache, cache, block_table=np.zeros((1, 2), np.int32))
+    with pytest.raises(ValueError, match="must be contiguous"):
+        strided = np.zeros((2, 16, 2, 32), np.float16)[:, :, :1]
+        flashc.attention_with_kvcache(q, strided, strided, q[:, :, :1], q[:, :, :1],
+                                      cache_seqlens=1, block_table=np.zeros((1, 2), np.int32))
