@@ -11,6 +11,7 @@ from ._flashc import CompileError, Error, RunError, SanitizerError
 from . import cache
 from .kernel import Kernel, compile
 from .attention import attention
+from .backward import attention_backward
 from .inference import attention_varlen, attention_with_kvcache
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "RunError",
     "SanitizerError",
     "attention",
+    "attention_backward",
     "attention_varlen",
     "attention_with_kvcache",
     "cache",
