@@ -14,6 +14,16 @@ from .attention import attention
 from .backward import attention_backward
 from .inference import attention_varlen, attention_with_kvcache
 
+
+def __getattr__(name):
+    """FlashAttnFunc (torch.autograd.Function) when torch is importable."""
+    if name == "FlashAttnFunc":
+        from .autograd import flash_attn_function
+
+        return flash_attn_function()
+    raise AttributeError(f"module 'flashc' has no attribute '{name}'")
+
+
 __all__ = [
     "CompileError",
     "Error",
