@@ -50,7 +50,15 @@ bool isMinusInfinity(Value v) {
          dense.getSplatValue<APFloat>().isNegative();
 }
 
+/// The conjuncts of `condition`, also inside broadcasts (a broadcast of
+/// a && b is the and of their broadcasts: all true or all false together).
 void collectConjuncts(Value condition, SmallVectorImpl<Value> &conjuncts) {
+  Operation *def = condition.getDefiningOp();
+  if (isa_and_nonnull<tile::BroadcastOp, tile::ExpandDimsOp>(def) &&
+      def->getOperand(0).getDefiningOp<arith::AndIOp>()) {
+    collectConjuncts(def->getOperand(0), conjuncts);
+    return;
+  }
   if (auto both = condition.getDefiningOp<arith::AndIOp>()) {
     collectConjuncts(both.getLhs(), conjuncts);
     collectConjuncts(both.getRhs(), conjuncts);
