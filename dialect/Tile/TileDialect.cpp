@@ -286,6 +286,13 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kMaskSplitAttrName) {
+    if (!isa<LoopLikeOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a loop, got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kSharedBytesAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!isa<func::FuncOp>(op) || !bytes || !bytes.getType().isInteger(64) ||

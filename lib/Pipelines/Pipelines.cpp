@@ -9,14 +9,22 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-void flash::buildTilePipeline(mlir::OpPassManager &pm) {
+void flash::buildTilePipeline(mlir::OpPassManager &pm,
+                              const TilePipelineOptions &options) {
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (!options.splitMaskedLoops)
+    return;
+  // On canonical IR (constant masks folded); the clean-up after it folds the
+  // unmasked loop's constant-true conditions and their arithmetic away.
+  pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }
 
 void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
                                 const LayoutPipelineOptions &options) {
-  buildTilePipeline(pm);
+  buildTilePipeline(pm, options.tile);
   auto &kernel = pm.nest<mlir::func::FuncOp>();
   kernel.addPass(createTileDecomposeOnlineSoftmax());
   kernel.addPass(mlir::createCanonicalizerPass());
@@ -56,7 +64,7 @@ void flash::registerFlashPipelines() {
       "flashc-tile",
       "Canonical tile IR: what `flashc --emit=tile` prints and the "
       "interpreter runs",
-      buildTilePipeline);
+      [](mlir::OpPassManager &pm) { buildTilePipeline(pm); });
   mlir::PassPipelineRegistration<>(
       "flashc-layout",
       "Tile IR with a distributed layout on every tile: what `flashc "

@@ -32,8 +32,11 @@ int lowerToSIMT(const BackendContext &context) {
   PassManager pm(module.getContext());
   if (hasLayouts(module))
     buildLayoutToSIMTPipeline(pm);
-  else
-    buildSIMTPipeline(pm);
+  else {
+    LayoutPipelineOptions options;
+    options.tile.splitMaskedLoops = context.request.splitMaskedLoops;
+    buildSIMTPipeline(pm, options);
+  }
   unsigned before = context.diag.numLocatedErrors();
   if (succeeded(pm.run(module)))
     return 0;

@@ -83,6 +83,11 @@ const std::string archHelp =
 cl::opt<std::string> archOpt("arch", cl::desc(archHelp),
                              cl::value_desc("sm_XX"), cl::init("sm_80"),
                              cl::cat(flashcCategory));
+cl::opt<bool> splitMaskedLoopsOpt(
+    "split-masked-loops",
+    cl::desc("Split masked key loops into skipped, unmasked and masked "
+             "blocks (tile-split-masked-loops; =false to compare)"),
+    cl::init(true), cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
@@ -323,8 +328,9 @@ int runPipeline(mlir::ModuleOp module, bool runMode,
   flash::LayoutPipelineOptions layout;
   layout.maxSharedBytes = flash::maxSharedBytesPerCTA(target.arch);
   layout.arch = target.arch;
+  layout.tile.splitMaskedLoops = splitMaskedLoopsOpt;
   if (!lowering)
-    flash::buildTilePipeline(pm);
+    flash::buildTilePipeline(pm, layout.tile);
   else if (emitKind == EmitKind::Layout)
     flash::buildLayoutPipeline(pm, layout);
   else
@@ -349,6 +355,7 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   request.target = targetOpt;
   request.sources = &sourceMgr;
   request.stats = statsOpt;
+  request.splitMaskedLoops = splitMaskedLoopsOpt;
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())
     request.arch = archOpt;

@@ -16,16 +16,27 @@ class OpPassManager;
 } // namespace mlir
 
 namespace flash {
+/// What the tile pipeline does beyond clean-up.
+struct TilePipelineOptions {
+  /// tile-split-masked-loops: skip the key blocks a mask hides, drop the
+  /// mask from blocks it shows whole (flashc --split-masked-loops=false
+  /// turns it off, to compare).
+  bool splitMaskedLoops = true;
+};
+
 /// What the layout pipeline checks against the target, before any lowering
 /// (0 / empty: nothing; flash-opt's registered pipelines check nothing).
 struct LayoutPipelineOptions {
   int64_t maxSharedBytes = 0; ///< per CTA (flash::maxSharedBytesPerCTA)
   std::string arch;           ///< named in the message
+  TilePipelineOptions tile;   ///< the tile pipeline it starts with
 };
 
 /// Tile IR as the front end hands it over -> the canonical tile IR that
-/// `flashc --emit=tile` prints and the interpreter runs.
-void buildTilePipeline(mlir::OpPassManager &pm);
+/// `flashc --emit=tile` prints and the interpreter runs: cleaned up, and
+/// masked key loops split into skipped, unmasked and masked blocks.
+void buildTilePipeline(mlir::OpPassManager &pm,
+                       const TilePipelineOptions &options = {});
 
 /// Canonical tile IR -> tile IR in which every tile has a distributed layout
 /// (what `flashc --emit=layout` prints): online softmax decomposed, layouts

@@ -49,6 +49,9 @@ struct RunRequest {
   llvm::raw_ostream *statsOut = nullptr;
   /// emulate: check shared-memory races (on by default).
   bool checkRaces = true;
+  /// emulate, cuda: lower with tile-split-masked-loops (as the tile module
+  /// handed over was, normally; flash::TilePipelineOptions).
+  bool splitMaskedLoops = true;
   /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
   /// compute capability (the newest supported arch not above it).
   std::string arch;

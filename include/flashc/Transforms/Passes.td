@@ -3,6 +3,35 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileSplitMaskedLoops
+    : Pass<"tile-split-masked-loops", "mlir::func::FuncOp"> {
+  let summary = "Split a masked key loop into skipped, unmasked and masked blocks";
+  let description = [{
+    Finds `scf.for` loops whose `tile.online_softmax` takes scores masked by
+    `arith.select(mask, s, -inf)` (a chain of them; the masks' `and`s are
+    taken apart into conjuncts). A conjunct built from signed comparisons
+    (`arith.cmpi` sge/sgt/sle/slt, combined with `andi`/`ori`, through
+    `expand_dims`/`broadcast`/`splat`) of integers of the form
+    d * n + g(i, j) (n the induction variable, d a constant, g monotone along
+    each dim: `tile.iota`, values from outside the loop, `+`, `-`, `*` by a
+    constant, signed division by a positive constant, min/max) is analysed:
+    the iterations in which it holds on the whole block, and those in which
+    it fails on the whole block, are intervals whose bounds are computed
+    before the loop from the block's corners. The loop is replaced by up to
+    three loops over consecutive iterations: masked blocks, blocks in which
+    every analysed conjunct is true (they are replaced by constants, so the
+    mask arithmetic folds away; conjuncts it could not analyse, such as a
+    loaded key mask, stay), masked blocks. Iterations in which an analysed
+    conjunct is false everywhere are dropped when such a block changes
+    nothing: the body writes no memory and every carried value is the
+    online-softmax state it updates (all -inf scores leave m, l and acc as
+    they were) or passes through. The masked loops are marked
+    `tile.mask_split` and not split again. Index arithmetic is assumed not to
+    overflow.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def TileDecomposeOnlineSoftmax
     : Pass<"tile-decompose-online-softmax", "mlir::func::FuncOp"> {
   let summary = "Expand tile.online_softmax into reductions, exp and mma";

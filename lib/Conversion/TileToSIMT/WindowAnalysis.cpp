@@ -52,16 +52,23 @@ static bool sameDim(DimOp dim, Value global, int64_t d) {
          type.getDimNames()[d] == other.getDimNames()[i];
 }
 
-/// v <= dim `d` of `global`: that dim, (x / c) * c of something that is, or
-/// a min with such a value. Dims are never negative.
+/// v <= dim `d` of `global`: that dim, (x / c) * c of something that is, a
+/// min with such a value, a max of two such values, or a constant <= 0.
+/// Dims are never negative.
 static bool boundedByDim(Value v, Value global, int64_t d, int depth = 0) {
   if (depth > 12)
     return false;
   if (auto dim = v.getDefiningOp<DimOp>())
     return sameDim(dim, global, d);
+  if (auto c = v.getDefiningOp<arith::ConstantIntOp>())
+    return c.value() <= 0;
   if (auto min = v.getDefiningOp<arith::MinSIOp>())
     return boundedByDim(min.getLhs(), global, d, depth + 1) ||
            boundedByDim(min.getRhs(), global, d, depth + 1);
+  // The bounds of tile-split-masked-loops' ranges: max(lo, min(x, hi)).
+  if (auto max = v.getDefiningOp<arith::MaxSIOp>())
+    return boundedByDim(max.getLhs(), global, d, depth + 1) &&
+           boundedByDim(max.getRhs(), global, d, depth + 1);
   if (auto mul = v.getDefiningOp<arith::MulIOp>()) {
     auto div = mul.getLhs().getDefiningOp<arith::DivSIOp>();
     auto c = mul.getRhs().getDefiningOp<arith::ConstantIntOp>();

@@ -101,6 +101,42 @@ func.func @proven_in_bounds(%X: !tile.global<[B, N, 32], f32> {tile.name = "X"},
 
 // -----
 
+// The clamped bounds tile-split-masked-loops writes: a loop from 0 up to
+// max(0, min((N / 16) * 16, 16 E)) stays inside N (a max of two such
+// bounds, 0 <= any dim); up to max(S, min(...)) with S unknown it may not.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]>
+// CHECK-LABEL: gpu.func @clamped_bounds
+// CHECK-SAME: %[[N:[a-z0-9]*]]: i32 {tile.name = "X.d0"}
+// CHECK: scf.for
+// CHECK-NOT: arith.cmpi slt, %{{.*}}, %[[N]]
+// CHECK: scf.for
+// CHECK: arith.cmpi slt, %{{.*}}, %[[N]]
+func.func @clamped_bounds(%X: !tile.global<[N, 32], f32> {tile.name = "X"},
+                          %Y: !tile.global<[N, 32], f32> {tile.name = "Y"},
+                          %e: i32 {tile.name = "e"}, %s: i32 {tile.name = "s"})
+    attributes {tile.num_warps = 1 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %n = tile.dim %X[0] : !tile.global<[N, 32], f32>
+  %blocks = arith.divsi %n, %c16 : i32
+  %full = arith.muli %blocks, %c16 : i32
+  %e16 = arith.muli %e, %c16 : i32
+  %below = arith.minsi %full, %e16 : i32
+  %end = arith.maxsi %c0, %below : i32
+  scf.for %i = %c0 to %end step %c16 : i32 {
+    %x = tile.load %X[%i, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[N, 32], f32> -> tensor<16x32xf32, #blocked>
+    tile.store %x, %Y[%i, %c0] window [0, 1] : tensor<16x32xf32, #blocked> -> !tile.global<[N, 32], f32>
+  }
+  %unknown = arith.maxsi %s, %below : i32
+  scf.for %i = %c0 to %unknown step %c16 : i32 {
+    %x = tile.load %X[%i, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[N, 32], f32> -> tensor<16x32xf32, #blocked>
+    tile.store %x, %Y[%i, %c0] window [0, 1] : tensor<16x32xf32, #blocked> -> !tile.global<[N, 32], f32>
+  }
+  return
+}
+
+// -----
+
 // tile.load_scalar: one load of the same address in every thread (the value
 // is uniform: no tile, no shuffle), under its bounds check, the pad
 // otherwise; a gathered load adds each register's row index (read from the

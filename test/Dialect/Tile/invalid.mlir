@@ -335,6 +335,24 @@ func.func @num_stages(%n: i32) {
 
 // -----
 
+func.func @mask_split(%n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  // expected-error @below {{'tile.mask_split' must be a unit attribute on a loop, got true}}
+  scf.for %i = %c0 to %n step %c1 : i32 {
+  } {tile.mask_split = true}
+  return
+}
+
+// -----
+
+// expected-error @below {{'tile.mask_split' must be a unit attribute on a loop, got unit}}
+func.func @mask_split_on_function() attributes {tile.mask_split} {
+  return
+}
+
+// -----
+
 // expected-error @below {{'tile.shared_bytes' must be an i64 >= 0 on a func.func, got -16 : i64}}
 func.func @shared_bytes() attributes {tile.shared_bytes = -16 : i64} {
   return

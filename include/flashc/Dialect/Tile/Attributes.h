@@ -26,6 +26,9 @@ inline constexpr llvm::StringLiteral kArgNameAttrName = "tile.name";
 /// scf.for attribute (integer >= 1): pipeline stages of the loop's staged
 /// copies, from `range(..., stages = N)`; read by tile-pipeline-copies.
 inline constexpr llvm::StringLiteral kNumStagesAttrName = "tile.num_stages";
+/// scf.for attribute (unit): a range of masked blocks that
+/// tile-split-masked-loops made; it does not split it again.
+inline constexpr llvm::StringLiteral kMaskSplitAttrName = "tile.mask_split";
 /// func.func attribute (i64 >= 0): the bytes of the kernel's shared buffers,
 /// set by tile-allocate-shared.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";

@@ -1,0 +1,310 @@
+//===- SplitMaskedLoops.cpp - block skipping from the mask ----------------===//
+//
+// Attention written with one key loop masks its scores with
+// `where(mask, s, -inf)` in every block. Most blocks are either hidden
+// whole (causal: above the diagonal) or visible whole (below it). Where the
+// mask is built from comparisons MaskAnalysis understands, the loop becomes
+// up to three loops over consecutive ranges of its iterations: masked
+// blocks, blocks that need no mask (the mask's analysed part folds to true),
+// masked blocks; the hidden blocks outside are never run, so never loaded
+// and never multiplied. Skipping is only done when a hidden block changes
+// nothing: it writes no memory and the loop carries only the state of the
+// online softmax it feeds, on which all -inf scores are the identity.
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Transforms/Passes.h"
+#include "MaskAnalysis.h"
+
+#include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace flash {
+#define GEN_PASS_DEF_TILESPLITMASKEDLOOPS
+#include "flashc/Transforms/Passes.h.inc"
+} // namespace flash
+
+using namespace mlir;
+using namespace flash;
+
+namespace {
+/// The scores of an online-softmax step masked to -inf, and the conditions
+/// that all hold where a score is kept.
+struct MaskedScores {
+  tile::OnlineSoftmaxOp softmax;
+  SmallVector<Value> conjuncts;
+};
+
+bool isMinusInfinity(Value v) {
+  if (auto splat = v.getDefiningOp<tile::SplatOp>())
+    v = splat.getValue();
+  FloatAttr scalar;
+  if (matchPattern(v, m_Constant(&scalar)))
+    return scalar.getValue().isInfinity() && scalar.getValue().isNegative();
+  DenseFPElementsAttr dense;
+  return matchPattern(v, m_Constant(&dense)) && dense.isSplat() &&
+         dense.getSplatValue<APFloat>().isInfinity() &&
+         dense.getSplatValue<APFloat>().isNegative();
+}
+
+/// The conjuncts of `condition`, also inside broadcasts (a broadcast of
+/// a && b is the and of their broadcasts: all true or all false together).
+void collectConjuncts(Value condition, SmallVectorImpl<Value> &conjuncts) {
+  Operation *def = condition.getDefiningOp();
+  if (isa_and_nonnull<tile::BroadcastOp, tile::ExpandDimsOp>(def) &&
+      def->getOperand(0).getDefiningOp<arith::AndIOp>()) {
+    collectConjuncts(def->getOperand(0), conjuncts);
+    return;
+  }
+  if (auto both = condition.getDefiningOp<arith::AndIOp>()) {
+    collectConjuncts(both.getLhs(), conjuncts);
+    collectConjuncts(both.getRhs(), conjuncts);
+    return;
+  }
+  conjuncts.push_back(condition);
+}
+
+/// The one online-softmax step of the loop body whose scores come through
+/// `select(cond, s, -inf)`s (cond's conjuncts collected).
+std::optional<MaskedScores> findMaskedScores(scf::ForOp loop) {
+  auto steps = loop.getBody()->getOps<tile::OnlineSoftmaxOp>();
+  if (!llvm::hasSingleElement(steps))
+    return std::nullopt;
+  MaskedScores masked{*steps.begin(), {}};
+  Value scores = masked.softmax.getScores();
+  while (auto select = scores.getDefiningOp<arith::SelectOp>()) {
+    if (!isMinusInfinity(select.getFalseValue()))
+      break;
+    collectConjuncts(select.getCondition(), masked.conjuncts);
+    scores = select.getTrueValue();
+  }
+  if (masked.conjuncts.empty())
+    return std::nullopt;
+  return masked;
+}
+
+/// Whether an iteration whose scores are all -inf leaves the loop's state as
+/// it was: no writes, and every carried value is the softmax state it
+/// updates (m, l, acc are unchanged by a block of -inf scores) or passed on.
+bool hiddenBlockIsIdentity(scf::ForOp loop, tile::OnlineSoftmaxOp softmax) {
+  WalkResult writes = loop.getBody()->walk([](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        isMemoryEffectFree(op))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects && effects.onlyHasEffect<MemoryEffects::Read>())
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  if (writes.wasInterrupted())
+    return false;
+  Value state[] = {softmax.getRunningMax(), softmax.getRunningSum(),
+                   softmax.getAcc()};
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [yielded, carried] :
+       llvm::zip(yield.getOperands(), loop.getRegionIterArgs())) {
+    auto result = dyn_cast<OpResult>(yielded);
+    bool updates = result && result.getOwner() == softmax &&
+                   state[result.getResultNumber()] == carried;
+    if (yielded != carried && !updates)
+      return false;
+  }
+  return true;
+}
+
+/// A copy of `loop` over [from, to) starting from `inits`. `visible`: the
+/// analysed conjuncts hold on every block of the range, so they are true.
+scf::ForOp cloneOverRange(OpBuilder &builder, scf::ForOp loop, Value from,
+                          Value to, ValueRange inits,
+                          ArrayRef<Value> analysed, bool visible) {
+  auto copy = scf::ForOp::create(builder, loop.getLoc(), from, to,
+                                 loop.getStep(), inits);
+  copy->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  IRMapping mapping;
+  mapping.map(loop.getInductionVar(), copy.getInductionVar());
+  mapping.map(loop.getRegionIterArgs(), copy.getRegionIterArgs());
+  OpBuilder body = OpBuilder::atBlockEnd(copy.getBody());
+  for (Operation &op : *loop.getBody())
+    body.clone(op, mapping);
+  if (!visible) {
+    copy->setAttr(tile::kMaskSplitAttrName, builder.getUnitAttr());
+    return copy;
+  }
+  body.setInsertionPointToStart(copy.getBody());
+  for (Value conjunct : analysed) {
+    Type type = conjunct.getType();
+    TypedAttr yes = isa<ShapedType>(type)
+                        ? TypedAttr(DenseElementsAttr::get(
+                              cast<ShapedType>(type), true))
+                        : TypedAttr(body.getBoolAttr(true));
+    Value always = arith::ConstantOp::create(body, loop.getLoc(), yes);
+    mapping.lookupOrDefault(conjunct).replaceUsesWithIf(
+        always, [&](OpOperand &use) {
+          return copy->isProperAncestor(use.getOwner());
+        });
+  }
+  return copy;
+}
+
+/// The cut points of one split, before the loop: induction-variable values
+/// on the loop's grid lb + k * step.
+struct Cuts {
+  OpBuilder &builder;
+  scf::ForOp loop;
+
+  /// The first grid point at or above `bound` (or one not above lb: signed
+  /// division truncates a negative quotient towards 0, and clamp raises
+  /// it to lb). cut(min(a, b)) = min(cut(a), cut(b)) (cut is monotone):
+  /// spelled that way, a bound like Nk - (step - 1) folds to
+  /// (Nk / step) * step, which convert-tile-to-simt proves inside K.
+  Value cut(Value bound) {
+    Location loc = loop.getLoc();
+    Operation *def = bound.getDefiningOp();
+    if (isa_and_nonnull<arith::MinSIOp, arith::MaxSIOp>(def)) {
+      Value a = cut(def->getOperand(0)), b = cut(def->getOperand(1));
+      if (isa<arith::MinSIOp>(def))
+        return arith::MinSIOp::create(builder, loc, a, b);
+      return arith::MaxSIOp::create(builder, loc, a, b);
+    }
+    Value lb = loop.getLowerBound(), step = loop.getStep();
+    Value one = arith::ConstantOp::create(builder, loc,
+                                          IntegerAttr::get(lb.getType(), 1));
+    Value stepLess = arith::SubIOp::create(builder, loc, step, one);
+    Value distance = arith::SubIOp::create(builder, loc, bound, lb);
+    Value rounded = arith::AddIOp::create(builder, loc, distance, stepLess);
+    Value count = arith::DivSIOp::create(builder, loc, rounded, step);
+    Value offset = arith::MulIOp::create(builder, loc, count, step);
+    return arith::AddIOp::create(builder, loc, lb, offset);
+  }
+
+  /// cut(bound) clamped to [lo, hi] (lo <= hi), spelled
+  /// min(max(lo, cut(bound)), hi).
+  Value clamp(Value bound, Value lo, Value hi) {
+    Location loc = loop.getLoc();
+    Value above = arith::MaxSIOp::create(builder, loc, lo, cut(bound));
+    return arith::MinSIOp::create(builder, loc, above, hi);
+  }
+};
+
+/// Replaces `loop` by its masked, visible and masked ranges; iterations
+/// outside `live` are dropped.
+void splitLoop(scf::ForOp loop, const IterationSet &visible,
+               const IterationSet &live, ArrayRef<Value> analysed) {
+  OpBuilder builder(loop);
+  Cuts cuts{builder, loop};
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound();
+  Value end = cuts.cut(ub);
+  Value from = live.lower ? cuts.clamp(live.lower, lb, end) : lb;
+  // The inner cuts are clamped on the grid (so that a range of full blocks
+  // ends on a multiple of the step); the last range ends at `to`, within
+  // ub (so that its blocks are known to start inside the tensor).
+  Value gridTo = live.upper ? cuts.clamp(live.upper, from, end) : end;
+  Value to = live.upper ? arith::MinSIOp::create(builder, loop.getLoc(),
+                                                 gridTo, ub)
+                        : ub;
+  ValueRange state = loop.getInitArgs();
+  auto range = [&](Value lo, Value hi, bool unmasked) {
+    state = cloneOverRange(builder, loop, lo, hi, state, analysed, unmasked)
+                .getResults();
+  };
+  if (visible.empty) {
+    range(from, to, false);
+  } else {
+    Value visLo =
+        visible.lower ? cuts.clamp(visible.lower, from, gridTo) : from;
+    Value visHi =
+        visible.upper ? cuts.clamp(visible.upper, visLo, gridTo) : to;
+    if (visible.lower)
+      range(from, visLo, false);
+    range(visLo, visHi, true);
+    if (visible.upper)
+      range(visHi, to, false);
+  }
+  loop.replaceAllUsesWith(state);
+  loop.erase();
+}
+
+/// v as a sum of opaque values times integers plus a constant, read through
+/// constants, + and - (what MaskAnalysis builds a bound from).
+struct LinearSum {
+  llvm::MapVector<Value, int64_t> terms;
+  int64_t constant = 0;
+
+  void add(Value v, int64_t factor, int depth = 0) {
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c))) {
+      constant += factor * c.getSExtValue();
+      return;
+    }
+    Operation *def = v.getDefiningOp();
+    if (depth < 16 && isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def)) {
+      add(def->getOperand(0), factor, depth + 1);
+      add(def->getOperand(1), isa<arith::AddIOp>(def) ? factor : -factor,
+          depth + 1);
+      return;
+    }
+    terms[v] += factor;
+  }
+};
+
+/// Whether a <= b for all values (b - a is a constant >= 0): a bound the
+/// loop's own range already implies.
+bool provablyAtMost(Value a, Value b) {
+  LinearSum difference;
+  difference.add(b, 1);
+  difference.add(a, -1);
+  return difference.constant >= 0 &&
+         llvm::all_of(difference.terms, [](auto &term) { return !term.second; });
+}
+
+/// `live` without the bounds that lie outside the loop's range anyway:
+/// every bound it keeps costs a register across the loops before.
+IterationSet withinLoop(IterationSet live, scf::ForOp loop) {
+  if (live.lower && provablyAtMost(live.lower, loop.getLowerBound()))
+    live.lower = {};
+  if (live.upper && provablyAtMost(loop.getUpperBound(), live.upper))
+    live.upper = {};
+  return live;
+}
+
+/// Splits `loop` where its mask allows; leaves it alone otherwise.
+void splitMaskedLoop(scf::ForOp loop) {
+  if (loop->hasAttr(tile::kMaskSplitAttrName) || loop.getInitArgs().empty())
+    return;
+  std::optional<MaskedScores> masked = findMaskedScores(loop);
+  if (!masked)
+    return;
+  MaskAnalysis analysis(loop);
+  IterationSet visible, live;
+  SmallVector<Value> analysed;
+  for (Value conjunct : masked->conjuncts) {
+    FailureOr<BlockSets> sets = analysis.analyze(conjunct);
+    if (failed(sets))
+      continue;
+    visible = analysis.intersect(visible, sets->visible);
+    live = analysis.intersect(live, withinLoop(sets->live, loop));
+    analysed.push_back(conjunct);
+  }
+  if (!hiddenBlockIsIdentity(loop, masked->softmax))
+    live = IterationSet{};
+  // Without an analysed conjunct the bounds (none were built) gain nothing;
+  // an empty visible set and a full live set leave one masked loop (its
+  // dead bounds fold away).
+  if (analysed.empty())
+    return;
+  splitLoop(loop, visible, live, analysed);
+}
+
+struct TileSplitMaskedLoops
+    : flash::impl::TileSplitMaskedLoopsBase<TileSplitMaskedLoops> {
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      splitMaskedLoop(loop);
+  }
+};
+} // namespace
