@@ -120,8 +120,16 @@ def make_args(ir, tmp, rng):
     return args, outs
 
 
+def load_f64(path):
+    """An output as float64; bf16 ('<V2', as flashc writes it) from its bits."""
+    arr = np.load(path)
+    if arr.dtype.kind == "V":
+        arr = (arr.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return arr.astype(np.float64)
+
+
 def same(a, b):
-    x, y = np.load(a).astype(np.float64), np.load(b).astype(np.float64)
+    x, y = load_f64(a), load_f64(b)
     if x.shape != y.shape or not np.array_equal(np.isnan(x), np.isnan(y)):
         return False
     x, y = np.nan_to_num(x, nan=0.0), np.nan_to_num(y, nan=0.0)

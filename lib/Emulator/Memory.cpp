@@ -62,8 +62,9 @@ bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
   addr = buf.bytes.data() + off;
   if (!checkRaces)
     return true;
-  return kind == GlobalAccess::Read ? trackGlobalRead(I, t, id - 1, off, bytes)
-                                    : trackGlobal(I, t, id - 1, off, bytes, kind);
+  return kind == GlobalAccess::Read
+             ? trackGlobalRead(I, t, id - 1, off, bytes)
+             : trackGlobal(I, t, id - 1, off, bytes, kind);
 }
 
 std::string Memory::globalWriter(int32_t cta, int32_t tid) const {
@@ -95,22 +96,23 @@ bool Memory::readRaceError(const Instr &I, int64_t t, size_t buf, int64_t at,
              "disjoint windows, or separate tensors)");
 }
 
-bool Memory::trackGlobalRead(const Instr &I, int64_t t, size_t buf,
-                             int64_t off, int64_t bytes) {
+bool Memory::trackGlobalRead(const Instr &I, int64_t t, size_t buf, int64_t off,
+                             int64_t bytes) {
   std::vector<GlobalShadow> &bytesShadow = shadowOf(buf);
   int32_t cta = static_cast<int32_t>(ctas.size() - 1);
   int32_t warp = static_cast<int32_t>(t / 32);
   for (int64_t k = 0; k < bytes; ++k) {
     GlobalShadow &g = bytesShadow[off + k];
-    if (g.wCta != -1 && readWriteUnordered(g.wCta, g.wTid == kMany ? kMany : g.wTid / 32,
-                                           g.wEpoch, warp))
-      return readRaceError(I, t, buf, off + k, globalWriter(g.wCta, g.wTid) + " wrote",
-                           true);
-    if (g.aCta != -1 && readWriteUnordered(g.aCta, g.aTid == kMany ? kMany : g.aTid / 32,
-                                           g.aEpoch, warp))
+    if (g.wCta != -1 &&
+        readWriteUnordered(g.wCta, g.wTid == kMany ? kMany : g.wTid / 32,
+                           g.wEpoch, warp))
       return readRaceError(I, t, buf, off + k,
-                           globalWriter(g.aCta, g.aTid) + " added to",
-                           true);
+                           globalWriter(g.wCta, g.wTid) + " wrote", true);
+    if (g.aCta != -1 &&
+        readWriteUnordered(g.aCta, g.aTid == kMany ? kMany : g.aTid / 32,
+                           g.aEpoch, warp))
+      return readRaceError(I, t, buf, off + k,
+                           globalWriter(g.aCta, g.aTid) + " added to", true);
     if (g.rCta == -1 || (g.rCta == cta && g.rEpoch != epoch)) {
       g.rCta = cta;
       g.rWarp = warp;
@@ -155,8 +157,8 @@ bool Memory::trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
   for (int64_t k = 0; k < bytes; ++k) {
     GlobalShadow &g = bytesShadow[off + k];
     if (g.rCta != -1 && readWriteUnordered(g.rCta, g.rWarp, g.rEpoch, warp))
-      return readRaceError(I, t, buf, off + k, globalReader(g.rCta, g.rWarp) + " read",
-                           false);
+      return readRaceError(I, t, buf, off + k,
+                           globalReader(g.rCta, g.rWarp) + " read", false);
     int32_t otherCta = -1, otherTid = -1;
     if (conflicts(g.wCta, g.wTid, g.wEpoch)) {
       otherCta = g.wCta;

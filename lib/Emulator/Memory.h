@@ -149,8 +149,7 @@ private:
   /// CTA `c`, warp `w` (kMany: several) in epoch `e`. Threads of one warp
   /// are ordered by the warp's own synchronization (shuffles carry the data
   /// between them in the code flashc emits), so only other warps count.
-  bool readWriteUnordered(int32_t c, int32_t w, uint32_t e,
-                          int32_t warp) const;
+  bool readWriteUnordered(int32_t c, int32_t w, uint32_t e, int32_t warp) const;
   bool readRaceError(const Instr &I, int64_t t, size_t buf, int64_t at,
                      const std::string &other, bool reading);
   /// The byte shadow of buffer `buf`, allocated on its first access.

@@ -39,12 +39,12 @@ bool ProgramBuilder::define(Operation *op, Value v, int32_t &id) {
   // Bounded before the register file is allocated at launch.
   uint64_t cells = uint64_t(ti->n) * uint64_t(program.T);
   if (program.numCells + cells > kMaxRegisterCells)
-    return fail(op, "the kernel's values need more than " +
-                        std::to_string(kMaxRegisterCells) +
-                        " register cells per CTA (a value of type " +
-                        typeStr(v.getType()) + " holds " +
-                        std::to_string(cells) +
-                        "), more than the emulator holds",
+    return fail(op,
+                "the kernel's values need more than " +
+                    std::to_string(kMaxRegisterCells) +
+                    " register cells per CTA (a value of type " +
+                    typeStr(v.getType()) + " holds " + std::to_string(cells) +
+                    "), more than the emulator holds",
                 Error::Kind::Runtime);
   ValInfo vi;
   vi.base = program.numCells;
@@ -130,8 +130,9 @@ bool ProgramBuilder::compileKernel(gpu::GPUFuncOp f) {
   const std::array<int64_t, 3> &block = program.block;
   program.T = block[0] * block[1] * block[2];
   if (program.T <= 0 || program.T > 1024)
-    return fail(f, "the kernel has " + std::to_string(program.T) +
-                       " threads per CTA, more than the 1024 a GPU launches",
+    return fail(f,
+                "the kernel has " + std::to_string(program.T) +
+                    " threads per CTA, more than the 1024 a GPU launches",
                 Error::Kind::Runtime);
   program.numWarps = (program.T + 31) / 32;
   if (!layOutShared(f))

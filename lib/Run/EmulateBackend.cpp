@@ -33,8 +33,8 @@ public:
         context.request.arch.empty() ? "sm_80" : context.request.arch;
     arch = findArch(name);
     if (!arch) {
-      context.diag.error("unknown --arch '" + name + "' (supported: " +
-                         archList(" and ") + ")");
+      context.diag.error("unknown --arch '" + name +
+                         "' (supported: " + archList(" and ") + ")");
       return 1;
     }
     return prepareSIMTKernel(context, kernel, params, arch);

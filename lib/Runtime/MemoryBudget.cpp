@@ -20,11 +20,20 @@ bool parseByteSize(const std::string &text, uint64_t &bytes) {
   unsigned shift = 0;
   if (i + 1 == text.size()) {
     switch (std::toupper(static_cast<unsigned char>(text[i]))) {
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    case 'T': shift = 40; break;
-    default: return false;
+    case 'K':
+      shift = 10;
+      break;
+    case 'M':
+      shift = 20;
+      break;
+    case 'G':
+      shift = 30;
+      break;
+    case 'T':
+      shift = 40;
+      break;
+    default:
+      return false;
     }
   } else if (i != text.size()) {
     return false;
@@ -41,7 +50,8 @@ bool memoryBudget(const std::string &option, uint64_t &bytes,
     if (parseByteSize(option, bytes))
       return true;
     error = "--memory-limit expects a positive byte count (optionally with "
-            "K, M, G or T), got '" + option + "'";
+            "K, M, G or T), got '" +
+            option + "'";
     return false;
   }
   const char *env = std::getenv(kMemoryBudgetEnv);
@@ -51,8 +61,10 @@ bool memoryBudget(const std::string &option, uint64_t &bytes,
   }
   if (parseByteSize(env, bytes))
     return true;
-  error = std::string(kMemoryBudgetEnv) + " expects a positive byte count "
-          "(optionally with K, M, G or T), got '" + env + "'";
+  error = std::string(kMemoryBudgetEnv) +
+          " expects a positive byte count "
+          "(optionally with K, M, G or T), got '" +
+          env + "'";
   return false;
 }
 

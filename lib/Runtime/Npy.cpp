@@ -481,8 +481,8 @@ bool readHeader(FILE *f, Header &h, std::string &error) {
     return false;
   }
   std::string text(static_cast<size_t>(headerLen), '\0');
-  size_t have = readSome(f, reinterpret_cast<uint8_t *>(text.data()),
-                         text.size());
+  size_t have =
+      readSome(f, reinterpret_cast<uint8_t *>(text.data()), text.size());
   if (have < headerLen) {
     error = "truncated header (header says " + std::to_string(headerLen) +
             " bytes, file has " + std::to_string(have) + ")";
@@ -523,7 +523,8 @@ bool readOpenFile(FILE *f, Array &out, uint64_t maxDataBytes,
   if (got < h.dataBytes || readSome(f, &extra, 1) != 0) {
     error = got < h.dataBytes ? dataSizeError(h, got)
                               : "file has unexpected bytes after the data "
-                                "of shape " + shapeToString(h.shape);
+                                "of shape " +
+                                    shapeToString(h.shape);
     return false;
   }
   out.dtype = h.dtype;

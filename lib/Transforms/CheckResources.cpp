@@ -1,4 +1,5 @@
-//===- CheckResources.cpp - kernels beyond one CTA's resources, rejected ---===//
+//===- CheckResources.cpp - kernels beyond one CTA's resources, rejected
+//---===//
 //
 // The lowering unrolls every tile into per-thread registers and every
 // pipeline stage into its own buffer: a tile of a million elements, or a
@@ -27,8 +28,8 @@ constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 /// whose value is one of `sizes`, or a generic hint when none is.
 std::string constantsToChange(func::FuncOp kernel, ArrayRef<int64_t> sizes) {
   SmallVector<std::string> names;
-  if (auto consts = kernel->getAttrOfType<DictionaryAttr>(
-          tile::kConstantsAttrName))
+  if (auto consts =
+          kernel->getAttrOfType<DictionaryAttr>(tile::kConstantsAttrName))
     for (NamedAttribute c : consts)
       if (auto v = dyn_cast<IntegerAttr>(c.getValue()))
         if (v.getType().isInteger(64) && v.getInt() > 1 &&
@@ -107,12 +108,13 @@ private:
     int64_t elements = tensor.getNumElements();
     if (elements > kMaxTileElements)
       return reportAt(op, kernel)->emitError()
-             << "tile of type " << tensor << " has "
-                             << elements << " elements, more than the 2^20 "
-                             << "a tile may have"
-                             << constantsToChange(kernel, tensor.getShape());
+             << "tile of type " << tensor << " has " << elements
+             << " elements, more than the 2^20 "
+             << "a tile may have"
+             << constantsToChange(kernel, tensor.getShape());
     Type element = tensor.getElementType();
-    int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
+    int64_t bits =
+        element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
     int64_t words = llvm::divideCeil(elements * bits, 32);
     int64_t registers = llvm::divideCeil(words, threads);
     if (registers <= maxRegisters)
@@ -121,8 +123,7 @@ private:
            << "tile of type " << tensor << " needs at least " << registers
            << " registers per thread (" << threads
            << " threads per CTA), more than the " << maxRegisters
-           << " a thread has"
-           << constantsToChange(kernel, tensor.getShape())
+           << " a thread has" << constantsToChange(kernel, tensor.getShape())
            << ", or give the kernel more warps";
   }
 

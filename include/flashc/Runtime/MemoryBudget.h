@@ -1,4 +1,4 @@
-//===- MemoryBudget.h - how much memory a run may take for tensors -*- C++ -*-===//
+//===- MemoryBudget.h - the memory a run may take for tensors -*- C++ -*-===//
 //
 // `flashc run` (and flash-emulate) check every tensor's declared size against
 // a budget before allocating it, so that a .npy header claiming terabytes,

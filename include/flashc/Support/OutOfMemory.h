@@ -1,4 +1,4 @@
-//===- OutOfMemory.h - one line instead of LLVM ERROR on exhaustion -*- C++ -*-===//
+//===- OutOfMemory.h - one line instead of LLVM ERROR -----------*- C++ -*-===//
 //
 // Sizes are checked before memory is taken (.npy headers, the emulator's
 // limits, tile-check-resources), but the machine may still have less than
