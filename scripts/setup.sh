@@ -11,6 +11,8 @@ cd "$root"
 llvm_bin=/usr/lib/llvm-22/bin
 apt_packages=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               cmake ninja-build g++ libgtest-dev ccache python3)
+# FLASH_FUZZ=1: also what the libFuzzer build needs (scripts/fuzz.sh).
+[ "${FLASH_FUZZ:-0}" = 1 ] && apt_packages+=(clang-22 libclang-rt-22-dev)
 
 missing=()
 for pkg in "${apt_packages[@]}"; do

@@ -14,6 +14,8 @@ config.test_exec_root = os.path.join(config.flash_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.python_executable))
+# %expect_exit CODE -- CMD: CMD must exit with exactly CODE (1: the user's fault).
+config.substitutions.append(("%expect_exit", config.python_executable + " " + os.path.join(config.test_source_root, "Bench", "expect_exit.py")))
 config.substitutions.append(("%kernels", os.path.join(os.path.dirname(config.test_source_root), "kernels")))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
@@ -29,3 +31,12 @@ if config.ptxas and os.path.exists(config.ptxas):
     config.substitutions.append(("%ptxas", config.ptxas))
 else:
     lit_config.note("ptxas not found: tests that need it are UNSUPPORTED")
+
+# The libFuzzer front-end target lives in its own clang build (scripts/fuzz.sh,
+# build-fuzz/ beside build/): its short run is UNSUPPORTED without it.
+fuzz_frontend = os.path.join(os.path.dirname(config.test_source_root), "build-fuzz", "bin", "flash-fuzz-frontend")
+if os.path.exists(fuzz_frontend):
+    config.available_features.add("fuzz-frontend")
+    config.substitutions.append(("%fuzz_frontend", fuzz_frontend))
+config.substitutions.append(("%flashc_bin", os.path.join(config.flash_tools_dir, "flashc")))
+config.substitutions.append(("%scripts", os.path.join(os.path.dirname(config.test_source_root), "scripts")))

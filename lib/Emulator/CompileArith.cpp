@@ -15,6 +15,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace flash::emu {
@@ -50,9 +52,16 @@ bool compileArithMath(ProgramBuilder &b, Operation *op,
 }
 
 /// The cells of one thread of a constant of shape `ti` with value `attr`
-/// (null: undef, poison or zero, all zero).
-static std::vector<Cell> constantCells(Attribute attr, const TypeInfo &ti) {
+/// (null: zero; `poison`: undef or poison, NaN in float elements so that
+/// an element the program never fills shows in what it flows into, zero in
+/// the others).
+static std::vector<Cell> constantCells(Attribute attr, const TypeInfo &ti,
+                                       bool poison) {
   std::vector<Cell> elems(ti.n, Cell{0});
+  if (poison)
+    for (unsigned e = 0; e < ti.n; ++e)
+      if (isFloat(ti.kindAt(e)))
+        elems[e].d = std::numeric_limits<double>::quiet_NaN();
   auto fromAttr = [&](Attribute x, unsigned e) {
     SK s = ti.kindAt(e);
     if (auto ia = dyn_cast<IntegerAttr>(x))
@@ -96,8 +105,9 @@ static bool compileConstant(ProgramBuilder &b, Operation *op) {
     os << attr;
     return b.fail(op, "constant attribute " + s + " is not supported");
   }
+  bool poison = isa<LLVM::UndefOp, LLVM::PoisonOp, ub::PoisonOp>(op);
   b.program.constants.push_back(
-      {id, constantCells(attr, *typeInfo(op->getResult(0).getType()))});
+      {id, constantCells(attr, *typeInfo(op->getResult(0).getType()), poison)});
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include "Memory.h"
 #include "Program.h"
 
+#include "flashc/Runtime/Arch.h"
 #include "flashc/Semantics/ScalarOps.h"
 
 using namespace mlir;
@@ -93,6 +94,49 @@ static void fillValue(const Program &p, std::vector<Cell> &cells, int32_t id,
       R[e * p.T + t] = elems[e];
 }
 
+/// The limits a GPU enforces at launch, with the messages of flashc's
+/// launcher and of tile-allocate-shared; and the sanitizer's global shadow
+/// against the memory budget. Checked before any memory is taken.
+static bool checkLaunchLimits(const Program &p,
+                              const std::array<int64_t, 3> &grid,
+                              const std::vector<GlobalBuffer> &buffers,
+                              const Options &options, Error &error) {
+  error.kind = Error::Kind::Runtime;
+  if (buffers.size() > kMaxGlobalBuffers) {
+    error.message = "the emulator runs kernels of at most " +
+                    std::to_string(kMaxGlobalBuffers) + " tensor arguments";
+    return false;
+  }
+  static const char *axis[3] = {"x", "y", "z"};
+  for (int k = 0; k < 3; ++k)
+    if (grid[k] < 0 || grid[k] > kMaxGridDims[k]) {
+      error.message = std::string("grid.") + axis[k] + " = " +
+                      std::to_string(grid[k]) + " is outside 0.." +
+                      std::to_string(kMaxGridDims[k]);
+      return false;
+    }
+  if (p.shared.limit > options.maxSharedBytes) {
+    error.message = "the kernels need " + std::to_string(p.shared.limit) +
+                    " bytes of shared memory per CTA, more than the " +
+                    std::to_string(options.maxSharedBytes) + " that " +
+                    options.arch + " allows";
+    return false;
+  }
+  uint64_t bytes = 0;
+  for (const GlobalBuffer &b : buffers)
+    bytes += b.bytes.size();
+  uint64_t shadow = bytes * Memory::kGlobalShadowBytesPerByte;
+  if (options.checkRaces && shadow > options.memoryBudget) {
+    error.message = "the race check's shadow of the " + std::to_string(bytes) +
+                    " bytes of global memory needs " + std::to_string(shadow) +
+                    " bytes, more than the memory budget of " +
+                    std::to_string(options.memoryBudget) +
+                    " (smaller tensors, a larger budget, or --no-race-check)";
+    return false;
+  }
+  return true;
+}
+
 bool Kernel::launch(const std::array<int64_t, 3> &grid,
                     const std::vector<KernelArg> &args,
                     std::vector<GlobalBuffer> &buffers, Stats &stats,
@@ -105,6 +149,8 @@ bool Kernel::launch(const std::array<int64_t, 3> &grid,
                     std::to_string(args.size()) + " were given";
     return false;
   }
+  if (!checkLaunchLimits(p, grid, buffers, options, error))
+    return false;
   ErrorReporter errors(p.kernelName, error);
   Memory memory(p, buffers, options, stats, errors);
   Executor ex(p, grid, memory, stats, errors);

@@ -60,8 +60,11 @@ bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
                               "' is not a multiple of the alignment " +
                               std::to_string(align) + ", by " + threadName(t));
   addr = buf.bytes.data() + off;
-  return kind == GlobalAccess::Read || !checkRaces ||
-         trackGlobal(I, t, id - 1, off, bytes, kind);
+  if (!checkRaces)
+    return true;
+  return kind == GlobalAccess::Read
+             ? trackGlobalRead(I, t, id - 1, off, bytes)
+             : trackGlobal(I, t, id - 1, off, bytes, kind);
 }
 
 std::string Memory::globalWriter(int32_t cta, int32_t tid) const {
@@ -73,13 +76,75 @@ std::string Memory::globalWriter(int32_t cta, int32_t tid) const {
   return (tid == kMany ? "several threads" : threadName(tid)) + where;
 }
 
-bool Memory::trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
-                         int64_t bytes, GlobalAccess kind) {
+std::vector<Memory::GlobalShadow> &Memory::shadowOf(size_t buf) {
   if (globalShadow.size() != buffers.size())
     globalShadow.resize(buffers.size());
   std::vector<GlobalShadow> &bytesShadow = globalShadow[buf];
   if (bytesShadow.empty())
     bytesShadow.resize(buffers[buf].bytes.size());
+  return bytesShadow;
+}
+
+bool Memory::readRaceError(const Instr &I, int64_t t, size_t buf, int64_t at,
+                           const std::string &other, bool reading) {
+  return errors.fail(
+      I, std::string("global-memory race: ") + threadName(t) +
+             (reading ? " reads" : " writes") + " byte " + std::to_string(at) +
+             " of '" + buffers[buf].name + "' that " + other +
+             " (a read and a write of one launch's CTAs, or of one CTA's "
+             "warps between barriers, are unordered; read and write "
+             "disjoint windows, or separate tensors)");
+}
+
+bool Memory::trackGlobalRead(const Instr &I, int64_t t, size_t buf, int64_t off,
+                             int64_t bytes) {
+  std::vector<GlobalShadow> &bytesShadow = shadowOf(buf);
+  int32_t cta = static_cast<int32_t>(ctas.size() - 1);
+  int32_t warp = static_cast<int32_t>(t / 32);
+  for (int64_t k = 0; k < bytes; ++k) {
+    GlobalShadow &g = bytesShadow[off + k];
+    if (g.wCta != -1 &&
+        readWriteUnordered(g.wCta, g.wTid == kMany ? kMany : g.wTid / 32,
+                           g.wEpoch, warp))
+      return readRaceError(I, t, buf, off + k,
+                           globalWriter(g.wCta, g.wTid) + " wrote", true);
+    if (g.aCta != -1 &&
+        readWriteUnordered(g.aCta, g.aTid == kMany ? kMany : g.aTid / 32,
+                           g.aEpoch, warp))
+      return readRaceError(I, t, buf, off + k,
+                           globalWriter(g.aCta, g.aTid) + " added to", true);
+    if (g.rCta == -1 || (g.rCta == cta && g.rEpoch != epoch)) {
+      g.rCta = cta;
+      g.rWarp = warp;
+      g.rEpoch = epoch;
+    } else if (g.rCta != cta) {
+      g.rCta = kMany;
+    } else if (g.rWarp != warp) {
+      g.rWarp = kMany;
+    }
+  }
+  return true;
+}
+
+bool Memory::readWriteUnordered(int32_t c, int32_t w, uint32_t e,
+                                int32_t warp) const {
+  int32_t cta = static_cast<int32_t>(ctas.size() - 1);
+  return c != cta || (e == epoch && (w == kMany || w != warp));
+}
+
+std::string Memory::globalReader(int32_t cta, int32_t warp) const {
+  if (cta == kMany)
+    return "threads of several CTAs";
+  const auto &c = ctas[cta];
+  return (warp == kMany ? std::string("threads of several warps")
+                        : "a thread of warp " + std::to_string(warp)) +
+         " of CTA (" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
+         ", " + std::to_string(c[2]) + ")";
+}
+
+bool Memory::trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
+                         int64_t bytes, GlobalAccess kind) {
+  std::vector<GlobalShadow> &bytesShadow = shadowOf(buf);
   int32_t cta = static_cast<int32_t>(ctas.size() - 1);
   int32_t tid = static_cast<int32_t>(t);
   // Two accesses are ordered only if one thread made both, or one CTA made
@@ -88,8 +153,12 @@ bool Memory::trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
     return c != -1 && (c != cta || (e == epoch && u != tid));
   };
   bool atomic = kind == GlobalAccess::Atomic;
+  int32_t warp = tid / 32;
   for (int64_t k = 0; k < bytes; ++k) {
     GlobalShadow &g = bytesShadow[off + k];
+    if (g.rCta != -1 && readWriteUnordered(g.rCta, g.rWarp, g.rEpoch, warp))
+      return readRaceError(I, t, buf, off + k,
+                           globalReader(g.rCta, g.rWarp) + " read", false);
     int32_t otherCta = -1, otherTid = -1;
     if (conflicts(g.wCta, g.wTid, g.wEpoch)) {
       otherCta = g.wCta;

@@ -51,6 +51,9 @@ public:
   Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
          const Options &options, Stats &stats, ErrorReporter &errors);
 
+  /// Host bytes of race-check shadow per byte of global memory written.
+  static constexpr uint64_t kGlobalShadowBytesPerByte = 36;
+
   /// A new CTA (at grid coordinates `at`): fresh shared memory, no copies in
   /// flight, and no shared access of an earlier CTA counts as a race (its
   /// global writes still do).
@@ -130,13 +133,31 @@ private:
   struct GlobalShadow {
     int32_t wCta = -1, wTid = -1, aCta = -1, aTid = -1;
     uint32_t wEpoch = 0, aEpoch = 0;
+    /// The last reader: CTA, warp (kMany: several), epoch.
+    int32_t rCta = -1, rWarp = -1;
+    uint32_t rEpoch = 0;
   };
+  static_assert(sizeof(GlobalShadow) <= kGlobalShadowBytesPerByte);
   /// Race check of thread t's write (plain or atomic) of `bytes` bytes at
   /// byte `off` of buffer `buf`; records it.
   bool trackGlobal(const Instr &I, int64_t t, size_t buf, int64_t off,
                    int64_t bytes, GlobalAccess kind);
+  /// Read-write race check of thread t's read; records it as the reader.
+  bool trackGlobalRead(const Instr &I, int64_t t, size_t buf, int64_t off,
+                       int64_t bytes);
+  /// Whether a read and a write are unordered: the other access was made by
+  /// CTA `c`, warp `w` (kMany: several) in epoch `e`. Threads of one warp
+  /// are ordered by the warp's own synchronization (shuffles carry the data
+  /// between them in the code flashc emits), so only other warps count.
+  bool readWriteUnordered(int32_t c, int32_t w, uint32_t e, int32_t warp) const;
+  bool readRaceError(const Instr &I, int64_t t, size_t buf, int64_t at,
+                     const std::string &other, bool reading);
+  /// The byte shadow of buffer `buf`, allocated on its first access.
+  std::vector<GlobalShadow> &shadowOf(size_t buf);
   /// "thread T (warp W, lane L) of CTA (x, y, z)", or several threads.
   std::string globalWriter(int32_t cta, int32_t tid) const;
+  /// "a thread of warp W of CTA (x, y, z)", or several.
+  std::string globalReader(int32_t cta, int32_t warp) const;
 
   const int64_t T, numWarps;
   const SharedLayout &layout;

@@ -36,11 +36,21 @@ bool ProgramBuilder::define(Operation *op, Value v, int32_t &id) {
   if (!ti)
     return fail(op, "values of type " + typeStr(v.getType()) +
                         " are not supported by the emulator");
+  // Bounded before the register file is allocated at launch.
+  uint64_t cells = uint64_t(ti->n) * uint64_t(program.T);
+  if (program.numCells + cells > kMaxRegisterCells)
+    return fail(op,
+                "the kernel's values need more than " +
+                    std::to_string(kMaxRegisterCells) +
+                    " register cells per CTA (a value of type " +
+                    typeStr(v.getType()) + " holds " + std::to_string(cells) +
+                    "), more than the emulator holds",
+                Error::Kind::Runtime);
   ValInfo vi;
   vi.base = program.numCells;
   vi.n = ti->n;
   vi.sk = ti->sk;
-  program.numCells += ti->n * program.T;
+  program.numCells += cells;
   id = program.vals.size();
   program.vals.push_back(vi);
   valueIds[v] = id;
@@ -121,9 +131,9 @@ bool ProgramBuilder::compileKernel(gpu::GPUFuncOp f) {
   program.T = block[0] * block[1] * block[2];
   if (program.T <= 0 || program.T > 1024)
     return fail(f,
-                "block of " + std::to_string(program.T) +
-                    " threads (expected 1..1024)",
-                Error::Kind::Internal);
+                "the kernel has " + std::to_string(program.T) +
+                    " threads per CTA, more than the 1024 a GPU launches",
+                Error::Kind::Runtime);
   program.numWarps = (program.T + 31) / 32;
   if (!layOutShared(f))
     return false;

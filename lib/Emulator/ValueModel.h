@@ -8,7 +8,7 @@
 //
 // Cells are 64-bit: floats as double (already rounded to their type), integers
 // sign-extended from their width (i1 as 0/1), pointers to global memory as
-// (buffer id << 40) + 2^39 + byte offset, pointers to shared memory as the
+// (buffer id << 56) + 2^55 + byte offset, pointers to shared memory as the
 // byte offset into the CTA's shared window. A cell of an integer or float
 // kind is a value of flashc/Semantics' scalar type scalarType(kind), in that
 // library's stored form (sem::wrapInt, sem::roundTo).
@@ -89,8 +89,13 @@ union Cell {
   int64_t i;
 };
 
-constexpr int kPtrShift = 40;
-constexpr int64_t kPtrBias = int64_t(1) << 39;
+/// Offsets within +-2^55 bytes of a buffer stay in its id range, so that a
+/// wild access at any distance a 64-bit GPU address space allows (2^49) is
+/// reported out of bounds of its own buffer rather than landing in another.
+constexpr int kPtrShift = 56;
+constexpr int64_t kPtrBias = int64_t(1) << 55;
+/// Buffer ids fit below the sign bit.
+constexpr int kMaxGlobalBuffers = 126;
 /// Buffer ids start at 1: id 0 is a pointer into no buffer (null, or an
 /// integer turned into a pointer).
 inline int64_t makeGlobalPtr(int id) {

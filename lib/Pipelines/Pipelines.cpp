@@ -26,6 +26,8 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
                                 const LayoutPipelineOptions &options) {
   buildTilePipeline(pm, options.tile);
   auto &kernel = pm.nest<mlir::func::FuncOp>();
+  // Limits first: everything after it unrolls tiles and stages.
+  kernel.addPass(createTileCheckResources());
   kernel.addPass(createTileDecomposeOnlineSoftmax());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(createTileAssignLayouts());

@@ -4,10 +4,10 @@
 #include "ParseNumber.h"
 
 #include "llvm/ADT/STLExtras.h"
-
-#include <cmath>
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -18,7 +18,8 @@ namespace {
 /// Binds tensors' arrays; every dim symbol must have one size everywhere.
 class ArgumentBinder {
 public:
-  explicit ArgumentBinder(Diagnostics &diag) : diag(diag) {}
+  ArgumentBinder(Diagnostics &diag, uint64_t budget)
+      : diag(diag), budgetLeft(budget) {}
 
   void bindScalar(Param &p);
   void bindTensor(Param &p);
@@ -28,6 +29,8 @@ private:
   void bindDim(Param &p, unsigned d);
 
   Diagnostics &diag;
+  /// What the tensors read so far left of the run's memory budget.
+  uint64_t budgetLeft;
   /// symbol -> (value, name of the param that bound it)
   std::map<std::string, std::pair<int64_t, std::string>> symbols;
 };
@@ -81,11 +84,18 @@ bool ArgumentBinder::checkArray(Param &p) {
     return false;
   }
   std::string why;
-  if (!p.inMemory && !npy::readFile(p.text, p.array, why)) {
+  if (!p.inMemory && !npy::readFile(p.text, p.array, why, budgetLeft)) {
+    bool budget = why.find("memory budget") != std::string::npos;
     diag.error("cannot read argument '" + p.name + "' from '" + p.text +
-               "': " + why);
+               "': " + why +
+               (budget ? std::string(" (set by --memory-limit or ") +
+                             kMemoryBudgetEnv + ", default 8G)"
+                       : ""));
     return false;
   }
+  // Arrays handed over in memory (Python) were never read against the
+  // budget; they only use up what is left.
+  budgetLeft -= std::min<uint64_t>(budgetLeft, p.array.data.size());
   auto want = npyDTypeFor(p.elem);
   if (!want) {
     diag.error("parameter '" + p.name + "' has element type " +
@@ -224,7 +234,7 @@ bool bindArguments(ParamList &params, const RunRequest &request,
   unsigned before = diag.numErrors();
   matchArguments(params, request, diag);
   // Loaded and checked in parameter order.
-  ArgumentBinder binder(diag);
+  ArgumentBinder binder(diag, request.memoryBudget);
   for (Param &p : params) {
     if (!p.given)
       continue;

@@ -29,7 +29,15 @@ public:
   explicit EmulateBackend(const BackendContext &context) : context(context) {}
 
   int prepare(ParamList &params) override {
-    return prepareSIMTKernel(context, kernel, params);
+    const std::string &name =
+        context.request.arch.empty() ? "sm_80" : context.request.arch;
+    arch = findArch(name);
+    if (!arch) {
+      context.diag.error("unknown --arch '" + name +
+                         "' (supported: " + archList(" and ") + ")");
+      return 1;
+    }
+    return prepareSIMTKernel(context, kernel, params, arch);
   }
   int run(ParamList &params) override;
 
@@ -41,6 +49,8 @@ private:
              const std::vector<emu::KernelArg> &args);
 
   BackendContext context;
+  /// The GPU whose launch limits the emulator enforces (default sm_80).
+  const ArchInfo *arch = nullptr;
   gpu::GPUFuncOp kernel;
   std::vector<emu::GlobalBuffer> buffers;
   std::vector<int> bufferOf; // by parameter index
@@ -144,6 +154,9 @@ int EmulateBackend::launch(const std::array<int64_t, 3> &grid,
   emu::Stats stats;
   emu::Options opts;
   opts.checkRaces = context.request.checkRaces;
+  opts.arch = std::string(arch->name);
+  opts.maxSharedBytes = arch->maxShared;
+  opts.memoryBudget = context.request.memoryBudget;
   llvm::TimeRecord start = llvm::TimeRecord::getCurrentTime(true);
   bool ok = k.launch(grid, args, buffers, stats, e, opts);
   llvm::TimeRecord end = llvm::TimeRecord::getCurrentTime(false);

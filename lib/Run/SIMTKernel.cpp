@@ -5,6 +5,8 @@
 #include "flashc/Emulator/Emulator.h"
 #include "flashc/Pipelines/Pipelines.h"
 
+#include "flashc/Runtime/Arch.h"
+
 #include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
@@ -27,15 +29,20 @@ bool hasLayouts(ModuleOp module) {
 /// carry layouts (flashc --emit=layout) skips the layout pipeline.
 /// Returns 0, or the exit code: 1 when a pass rejects the kernel (its
 /// diagnostic is printed), 2 when one fails without saying why (a bug).
-int lowerToSIMT(const BackendContext &context) {
+int lowerToSIMT(const BackendContext &context, const ArchInfo *arch) {
   ModuleOp module = context.module;
   PassManager pm(module.getContext());
+  // Shared memory checked against the arch as on the PTX path.
+  LayoutPipelineOptions layout;
+  if (arch) {
+    layout.maxSharedBytes = arch->maxShared;
+    layout.arch = std::string(arch->name);
+  }
   if (hasLayouts(module))
     buildLayoutToSIMTPipeline(pm);
   else {
-    LayoutPipelineOptions options;
-    options.tile.splitMaskedLoops = context.request.splitMaskedLoops;
-    buildSIMTPipeline(pm, options);
+    layout.tile.splitMaskedLoops = context.request.splitMaskedLoops;
+    buildSIMTPipeline(pm, layout);
   }
   unsigned before = context.diag.numLocatedErrors();
   if (succeeded(pm.run(module)))
@@ -50,12 +57,12 @@ int lowerToSIMT(const BackendContext &context) {
 } // namespace
 
 int prepareSIMTKernel(const BackendContext &context, gpu::GPUFuncOp &kernel,
-                      ParamList &params) {
+                      ParamList &params, const ArchInfo *arch) {
   ModuleOp module = context.module;
   bool hasSIMT = false;
   module.walk([&](gpu::GPUFuncOp f) { hasSIMT |= f.isKernel(); });
   if (!hasSIMT)
-    if (int rc = lowerToSIMT(context))
+    if (int rc = lowerToSIMT(context, arch))
       return rc;
   std::string why;
   if (!emu::findSIMTKernel(module, kernel, why)) {

@@ -4,13 +4,17 @@
 
 #include "Backend.h"
 
+#include "flashc/Runtime/Arch.h"
+
 namespace flash::run {
 
 /// Lowers a tile-level module to the SIMT level (a module that already holds
 /// a SIMT kernel runs as it is), then finds the kernel and collects its
-/// parameters. Returns 0, or the exit code.
+/// parameters. With `arch`, the kernel's shared memory is checked against its
+/// limit while it is placed. Returns 0, or the exit code.
 int prepareSIMTKernel(const BackendContext &context,
-                      mlir::gpu::GPUFuncOp &kernel, ParamList &params);
+                      mlir::gpu::GPUFuncOp &kernel, ParamList &params,
+                      const ArchInfo *arch = nullptr);
 
 } // namespace flash::run
 

@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
+
+#include <sys/stat.h>
 
 namespace flash {
 namespace npy {
@@ -331,7 +334,18 @@ private:
 };
 } // namespace
 
-bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error) {
+namespace {
+/// What the fixed-size prefix and the header dict of a .npy file declare.
+struct Header {
+  size_t dataStart = 0; ///< bytes before the data
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t dataBytes = 0;
+};
+
+/// The prefix (magic, version, header length) at the start of `bytes`.
+bool parsePrefix(const uint8_t *bytes, size_t size, size_t &headerStart,
+                 uint64_t &headerLen, std::string &error) {
   static const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (size < 6 || std::memcmp(bytes, magic, 6) != 0) {
     error = "not a .npy file (bad magic string)";
@@ -342,99 +356,192 @@ bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error) {
     return false;
   }
   unsigned major = bytes[6], minor = bytes[7];
-  size_t lenBytes;
-  if (major == 1)
-    lenBytes = 2;
-  else if (major == 2 || major == 3)
-    lenBytes = 4;
-  else {
+  if ((major < 1 || major > 3) || minor != 0) {
     error = "unsupported .npy format version " + std::to_string(major) + "." +
             std::to_string(minor);
     return false;
   }
-  if (minor != 0) {
-    error = "unsupported .npy format version " + std::to_string(major) + "." +
-            std::to_string(minor);
-    return false;
-  }
+  size_t lenBytes = major == 1 ? 2 : 4;
   if (size < 8 + lenBytes) {
     error = "truncated header (no header length)";
     return false;
   }
-  uint64_t headerLen = loadLE(bytes + 8, lenBytes);
-  size_t headerStart = 8 + lenBytes;
-  if (headerLen > size - headerStart) {
-    error = "truncated header (header says " + std::to_string(headerLen) +
-            " bytes, file has " + std::to_string(size - headerStart) + ")";
-    return false;
-  }
-  std::string header(reinterpret_cast<const char *>(bytes + headerStart),
-                     static_cast<size_t>(headerLen));
-  if (header.find('\0') != std::string::npos) {
+  headerLen = loadLE(bytes + 8, lenBytes);
+  headerStart = 8 + lenBytes;
+  return true;
+}
+
+/// The header dict: dtype, shape and the data size they imply.
+bool parseHeaderDict(const std::string &text, Header &h, std::string &error) {
+  if (text.find('\0') != std::string::npos) {
     error = "malformed header: contains a NUL byte";
     return false;
   }
-
   std::string descrStr;
   bool fortran = false;
-  std::vector<int64_t> shape;
-  if (!HeaderParser(header).parse(descrStr, fortran, shape, error))
+  if (!HeaderParser(text).parse(descrStr, fortran, h.shape, error))
     return false;
-
-  DType dtype;
-  if (!dtypeOfDescr(descrStr, dtype, error))
+  if (!dtypeOfDescr(descrStr, h.dtype, error))
     return false;
   if (fortran) {
     error = "Fortran-ordered arrays (fortran_order: True) are not supported";
     return false;
   }
-
-  const size_t esize = elementSize(dtype);
+  const size_t esize = elementSize(h.dtype);
   uint64_t count = 1;
   const uint64_t limit = (uint64_t(1) << 62) / esize;
-  for (int64_t d : shape) {
+  for (int64_t d : h.shape) {
     if (d != 0 && count > limit / static_cast<uint64_t>(d)) {
-      error = "shape " + shapeToString(shape) + " is too large";
+      error = "shape " + shapeToString(h.shape) + " is too large";
       return false;
     }
     count *= static_cast<uint64_t>(d);
   }
-  uint64_t dataBytes = count * esize;
-  size_t dataStart = headerStart + static_cast<size_t>(headerLen);
-  size_t have = size - dataStart;
-  if (dataBytes > have) {
-    error = "truncated data: shape " + shapeToString(shape) + " of " +
-            dtypeName(dtype) + " needs " + std::to_string(dataBytes) +
-            " bytes but the file has " + std::to_string(have);
-    return false;
-  }
-  if (dataBytes < have) {
-    error = "file has " + std::to_string(have - dataBytes) +
-            " unexpected bytes after the data of shape " +
-            shapeToString(shape);
-    return false;
-  }
-  out.dtype = dtype;
-  out.shape = std::move(shape);
-  out.data.assign(bytes + dataStart, bytes + dataStart + dataBytes);
+  h.dataBytes = count * esize;
   return true;
 }
 
-bool readFile(const std::string &path, Array &out, std::string &error) {
+/// The message for data of `have` bytes where the header needs h.dataBytes.
+std::string dataSizeError(const Header &h, uint64_t have) {
+  if (h.dataBytes > have)
+    return "truncated data: shape " + shapeToString(h.shape) + " of " +
+           dtypeName(h.dtype) + " needs " + std::to_string(h.dataBytes) +
+           " bytes but the file has " + std::to_string(have);
+  return "file has " + std::to_string(have - h.dataBytes) +
+         " unexpected bytes after the data of shape " + shapeToString(h.shape);
+}
+
+/// The message for data above the memory budget.
+std::string budgetError(const Header &h, uint64_t maxDataBytes) {
+  return "shape " + shapeToString(h.shape) + " of " + dtypeName(h.dtype) +
+         " needs " + std::to_string(h.dataBytes) +
+         " bytes, more than the memory budget allows (" +
+         std::to_string(maxDataBytes) + " bytes left)";
+}
+} // namespace
+
+bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error) {
+  size_t headerStart;
+  uint64_t headerLen;
+  if (!parsePrefix(bytes, size, headerStart, headerLen, error))
+    return false;
+  if (headerLen > size - headerStart) {
+    error = "truncated header (header says " + std::to_string(headerLen) +
+            " bytes, file has " + std::to_string(size - headerStart) + ")";
+    return false;
+  }
+  Header h;
+  std::string text(reinterpret_cast<const char *>(bytes + headerStart),
+                   static_cast<size_t>(headerLen));
+  if (!parseHeaderDict(text, h, error))
+    return false;
+  size_t dataStart = headerStart + static_cast<size_t>(headerLen);
+  size_t have = size - dataStart;
+  if (h.dataBytes != have) {
+    error = dataSizeError(h, have);
+    return false;
+  }
+  out.dtype = h.dtype;
+  out.shape = std::move(h.shape);
+  out.data.assign(bytes + dataStart, bytes + dataStart + h.dataBytes);
+  return true;
+}
+
+namespace {
+/// Reads up to `n` bytes (fewer only at the end of the file).
+size_t readSome(FILE *f, uint8_t *into, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    size_t k = std::fread(into + got, 1, n - got, f);
+    if (k == 0)
+      break;
+    got += k;
+  }
+  return got;
+}
+
+/// The prefix and the header dict of an open file, read up to the data.
+bool readHeader(FILE *f, Header &h, std::string &error) {
+  uint8_t prefix[12];
+  size_t got = readSome(f, prefix, 8);
+  if (got == 8 && prefix[6] >= 2 && prefix[6] <= 3)
+    got += readSome(f, prefix + 8, 4);
+  else if (got == 8)
+    got += readSome(f, prefix + 8, 2);
+  size_t headerStart;
+  uint64_t headerLen;
+  if (!parsePrefix(prefix, got, headerStart, headerLen, error))
+    return false;
+  // NumPy writes headers of a few hundred bytes; a longer one is not worth
+  // the memory it claims.
+  constexpr uint64_t kMaxHeader = 1 << 20;
+  if (headerLen > kMaxHeader) {
+    error = "malformed header: it claims " + std::to_string(headerLen) +
+            " bytes (at most " + std::to_string(kMaxHeader) + " are read)";
+    return false;
+  }
+  std::string text(static_cast<size_t>(headerLen), '\0');
+  size_t have =
+      readSome(f, reinterpret_cast<uint8_t *>(text.data()), text.size());
+  if (have < headerLen) {
+    error = "truncated header (header says " + std::to_string(headerLen) +
+            " bytes, file has " + std::to_string(have) + ")";
+    return false;
+  }
+  h.dataStart = headerStart + headerLen;
+  return parseHeaderDict(text, h, error);
+}
+
+/// The bytes after the header, when the file is a regular one.
+std::optional<uint64_t> regularDataBytes(FILE *f, const Header &h) {
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+    return std::nullopt;
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  return size > h.dataStart ? size - h.dataStart : 0;
+}
+
+/// Header, sizes, then exactly the data: nothing is allocated before the
+/// declared size is known to match the file and to fit the budget.
+bool readOpenFile(FILE *f, Array &out, uint64_t maxDataBytes,
+                  std::string &error) {
+  Header h;
+  if (!readHeader(f, h, error))
+    return false;
+  std::optional<uint64_t> have = regularDataBytes(f, h);
+  if (have && *have != h.dataBytes) {
+    error = dataSizeError(h, *have);
+    return false;
+  }
+  if (h.dataBytes > maxDataBytes) {
+    error = budgetError(h, maxDataBytes);
+    return false;
+  }
+  out.data.resize(static_cast<size_t>(h.dataBytes));
+  uint64_t got = readSome(f, out.data.data(), out.data.size());
+  uint8_t extra;
+  if (got < h.dataBytes || readSome(f, &extra, 1) != 0) {
+    error = got < h.dataBytes ? dataSizeError(h, got)
+                              : "file has unexpected bytes after the data "
+                                "of shape " +
+                                    shapeToString(h.shape);
+    return false;
+  }
+  out.dtype = h.dtype;
+  out.shape = std::move(h.shape);
+  return true;
+}
+} // namespace
+
+bool readFile(const std::string &path, Array &out, std::string &error,
+              uint64_t maxDataBytes) {
   errno = 0;
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {
     error = std::string("cannot open file: ") + std::strerror(errno);
     return false;
   }
-  std::vector<uint8_t> bytes;
-  uint8_t buf[1 << 16];
-  while (true) {
-    size_t n = std::fread(buf, 1, sizeof buf, f);
-    bytes.insert(bytes.end(), buf, buf + n);
-    if (n < sizeof buf)
-      break;
-  }
+  bool ok = readOpenFile(f, out, maxDataBytes, error);
   bool bad = std::ferror(f);
   int err = errno;
   std::fclose(f);
@@ -442,7 +549,7 @@ bool readFile(const std::string &path, Array &out, std::string &error) {
     error = std::string("cannot read file: ") + std::strerror(err);
     return false;
   }
-  return parse(bytes.data(), bytes.size(), out, error);
+  return ok;
 }
 
 bool serialize(const Array &array, std::vector<uint8_t> &out,

@@ -19,6 +19,7 @@
 #include "flashc/Emulator/Emulator.h"
 #include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
+#include "flashc/Support/OutOfMemory.h"
 #include "flashc/Support/SourceDiagnostics.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -47,6 +48,15 @@ cl::list<std::string> outOpts("out",
                               cl::desc("write a tensor parameter after the "
                                        "run: NAME=FILE.npy"),
                               cl::value_desc("NAME=FILE"), cl::cat(category));
+cl::opt<std::string> archOpt("arch",
+                             cl::desc("the GPU whose launch limits apply "
+                                      "(default: sm_80)"),
+                             cl::init(""), cl::cat(category));
+cl::opt<std::string> memoryLimitOpt(
+    "memory-limit",
+    cl::desc("the bytes the run's tensors may take, K/M/G/T suffixes "
+             "allowed (default: $FLASHC_MEMORY_LIMIT, else 8G)"),
+    cl::value_desc("bytes"), cl::init(""), cl::cat(category));
 cl::opt<bool> noRaceCheck("no-race-check",
                           cl::desc("do not check shared-memory races"),
                           cl::init(false), cl::cat(category));
@@ -55,6 +65,7 @@ cl::opt<bool> noRaceCheck("no-race-check",
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  flash::installOutOfMemoryHandler("flash-emulate");
   // LLVM owns `-stats`: take ours out of argv first.
   std::vector<const char *> args(argv, argv + argc);
   auto isStats = [](const char *a) {
@@ -93,6 +104,13 @@ int main(int argc, char **argv) {
   request.stats = stats;
   request.checkRaces = !noRaceCheck;
   request.sources = &sourceMgr;
+  request.arch = archOpt;
+  std::string budgetError;
+  if (!flash::memoryBudget(memoryLimitOpt, request.memoryBudget,
+                           budgetError)) {
+    llvm::errs() << "flash-emulate: error: " << budgetError << "\n";
+    return 1;
+  }
   if (std::string error = flash::addRunBindings(request, argOpts, outOpts);
       !error.empty()) {
     llvm::errs() << "flash-emulate: error: " << error << "\n";

@@ -22,6 +22,7 @@
 #include "flashc/Run/Run.h"
 #include "flashc/Runtime/Arch.h"
 #include "flashc/Runtime/AtomicFile.h"
+#include "flashc/Support/OutOfMemory.h"
 #include "flashc/Support/SourceDiagnostics.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -108,6 +109,12 @@ cl::list<std::string> outOpts("out",
                                        "after the run: NAME=FILE.npy"),
                               cl::value_desc("NAME=FILE"),
                               cl::cat(flashcCategory));
+
+cl::opt<std::string> memoryLimitOpt(
+    "memory-limit",
+    cl::desc("flashc run: the bytes the run's tensors may take, K/M/G/T "
+             "suffixes allowed (default: $FLASHC_MEMORY_LIMIT, else 8G)"),
+    cl::value_desc("bytes"), cl::init(""), cl::cat(flashcCategory));
 
 /// flashc run --stats (--target=emulate): print the emulator's counters.
 /// Taken out of argv before option parsing: LLVM owns a `-stats` option.
@@ -359,6 +366,12 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())
     request.arch = archOpt;
+  std::string budgetError;
+  if (!flash::memoryBudget(memoryLimitOpt, request.memoryBudget,
+                           budgetError)) {
+    llvm::errs() << "flashc: error: " << budgetError << "\n";
+    return 1;
+  }
   if (std::string error = flash::addRunBindings(request, argOpts, outOpts);
       !error.empty()) {
     llvm::errs() << "flashc: error: " << error << "\n";
@@ -423,6 +436,7 @@ int writeOutput(mlir::ModuleOp module, const flash::TargetOptions &target) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  flash::installOutOfMemoryHandler("flashc");
   bool runMode = false;
   std::vector<const char *> args = takeRunMode(argc, argv, runMode);
   if (!parseCommandLine(args))

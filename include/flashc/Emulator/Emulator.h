@@ -113,9 +113,18 @@ struct Error {
   std::optional<mlir::Location> loc;
 };
 
+/// What a launch may use, as the GPU (and flashc's launcher) would refuse
+/// it: shared memory per CTA of `arch`, and the host memory the sanitizer's
+/// global shadow may take.
 struct Options {
   bool checkRaces = true;
+  std::string arch = "sm_80";
+  int64_t maxSharedBytes = 163 * 1024; ///< per CTA (flash::ArchInfo)
+  uint64_t memoryBudget = uint64_t(8) << 30;
 };
+
+/// The most register cells (8 bytes each) a CTA's values may take: 1 GiB.
+inline constexpr uint64_t kMaxRegisterCells = uint64_t(1) << 27;
 
 /// Finds the SIMT kernel in `module`: a gpu.func with the `kernel` attribute
 /// inside a gpu.module. Error if there is none or more than one.

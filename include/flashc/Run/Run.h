@@ -4,6 +4,7 @@
 #define FLASH_RUN_RUN_H
 
 #include "flashc/Emulator/Emulator.h"
+#include "flashc/Runtime/MemoryBudget.h"
 #include "flashc/Runtime/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -55,6 +56,10 @@ struct RunRequest {
   /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
   /// compute capability (the newest supported arch not above it).
   std::string arch;
+  /// The bytes the run may allocate for its tensors (flash::memoryBudget):
+  /// every .npy argument's declared size is checked against what is left
+  /// before it is read.
+  uint64_t memoryBudget = kDefaultMemoryBudget;
   /// The source the kernel was compiled from, for the source lines of
   /// diagnostics; without it (or for other files) the files that locations
   /// name are read from disk.

@@ -59,8 +59,13 @@ bool viewAs(Array &array, DType want);
 
 /// Parses an in-memory .npy image.
 bool parse(const uint8_t *bytes, size_t size, Array &out, std::string &error);
-/// Reads `path`; the error message does not repeat the path.
-bool readFile(const std::string &path, Array &out, std::string &error);
+/// Reads `path`; the error message does not repeat the path. The header is
+/// read first: data whose declared size differs from the file's (a regular
+/// file's size; for other files, what can be read) or exceeds `maxDataBytes`
+/// is an error before any memory is taken for it (so `/dev/zero` and a
+/// header claiming terabytes fail at once).
+bool readFile(const std::string &path, Array &out, std::string &error,
+              uint64_t maxDataBytes = UINT64_MAX);
 /// Serializes `array` (version 1.0 unless the header needs 2.0).
 bool serialize(const Array &array, std::vector<uint8_t> &out,
                std::string &error);

@@ -47,6 +47,28 @@ def TileDecomposeOnlineSoftmax
                            "mlir::math::MathDialect"];
 }
 
+def TileCheckResources
+    : Pass<"tile-check-resources", "mlir::func::FuncOp"> {
+  let summary = "Reject kernels beyond what one CTA can hold, before lowering";
+  let description = [{
+    Checks a kernel (a function with `tile.num_warps`) against the limits
+    that bound the lowering's work and a GPU's resources, so that a huge
+    compile-time constant fails in milliseconds instead of unrolling for
+    minutes: every tile at most 2^20 elements; every tile's registers per
+    thread, at least its 32-bit words divided by the CTA's threads (a
+    lower bound whatever the layout), at most `max-registers`; every loop's
+    `tile.num_stages` at most `max-stages`. The error is at the op, and
+    names the kernel constants (`tile.constants`) whose value is one of the
+    offending sizes: the ones to change.
+  }];
+  let options = [
+    Option<"maxRegisters", "max-registers", "int64_t", /*default=*/"255",
+           "32-bit registers a thread has (PTX: 255)">,
+    Option<"maxStages", "max-stages", "int64_t", /*default=*/"16",
+           "Pipeline stages a loop may have">,
+  ];
+}
+
 def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::func::FuncOp"> {
   let summary = "Give every tile of a kernel a distributed layout";
   let description = [{
