@@ -166,15 +166,18 @@ def kernel(name, arch, constants):
 def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
               softcap=0.0, alibi_slopes=None, return_lse=False, target=None,
               arch="sm_80"):
-    """flash_attn_func(q, k, v, ...): q [B, Nq, H, D], k and v [B, Nk, H_KV,
-    D] (H_KV divides H: GQA/MQA), f16 or bf16; alibi_slopes f32 [H]. Returns
-    out [B, Nq, H, D], and with return_lse also softmax_lse f32 [B, H, Nq].
+    """flash_attn_func(q, k, v, ...): q [B, Nq, H, D], k [B, Nk, H_KV, D], v
+    [B, Nk, H_KV, DV] (H_KV divides H: GQA/MQA; DV may differ from D), f16 or
+    bf16; alibi_slopes f32 [H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
 
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,
     else interp). torch tensors that require grad go through
     flashc.FlashAttnFunc (the backward kernels).
     """
     if wants_grad(q, k, v):
+        if v.shape[-1] != q.shape[-1]:
+            raise NotImplementedError("the backward kernels need v's head dim "
+                                      "equal to q's (docs/kernels.md)")
         if softcap or alibi_slopes is not None:
             raise NotImplementedError("the backward kernels take neither softcap "
                                       "nor alibi_slopes (docs/kernels.md)")
@@ -197,9 +200,12 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
                                   "have no kernel yet)")
     head_dim = q.shape[-1]
     name = _kernel_name(arrays.dtype_name(q), alibi_slopes is not None, return_lse)
-    compiled = kernel(name, arch, mask_constants(head_dim, causal, window_size, softcap))
+    constants = mask_constants(head_dim, causal, window_size, softcap)
+    if v.shape[-1] != head_dim:
+        constants += (("HEAD_DIM_V", int(v.shape[-1])),)
+    compiled = kernel(name, arch, constants)
     Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
-    O = arrays.empty(Q, Q.shape)
+    O = arrays.empty(Q, tuple(Q.shape[:3]) + (V.shape[3],))
     args = {"Q": Q, "K": K, "V": V, "O": O}
     if alibi_slopes is not None:
         args["Slopes"] = arrays.array(alibi_slopes, Q)

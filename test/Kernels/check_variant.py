@@ -4,8 +4,8 @@ on the interpreter and on the emulator and checks every output against a
 float64 reference, and the emulator's against the interpreter's.
 
   check_variant.py --flashc F --kernel NAME --workdir W [--bf16] [-D X=V]...
-                   [--B --H --H_KV --Nq --Nk --D N] [--q-scale X] [--mask-rows]
-                   [--expect-error]
+                   [--B --H --H_KV --Nq --Nk --D --DV N] [--q-scale X] [--mask-rows]
+                   [--expect-error] [--dv-undeclared]
 
 NAME is a kernel of kernels/ (NAME.tile; NAME_bf16.tile with --bf16). The
 reference reads the -D options the kernel is compiled with (CAUSAL,
@@ -15,7 +15,9 @@ Nk - Nq - left (each bound when >= 0; causal is right = 0), and so on. Inputs
 are random and never zero (--q-scale multiplies Q: large scores); outputs are
 poisoned with NaN, so an element the kernel never writes fails. Rows that
 see no key must give O = 0 and LSE = +inf. --mask-rows masks every key of
-batch 0 in the key-padding kernel. --expect-error: each target must fail
+batch 0 in the key-padding kernel. --DV gives V and O a head dim of their
+own (HEAD_DIM_V); --dv-undeclared does not tell the kernel (a shape
+mismatch, for --expect-error). --expect-error: each target must fail
 with exit code 1 (a user error); its message is printed for FileCheck.
 
 Tolerances: O as check_kernel.py's fa2 (f16: 2e-3 relative L2, 1e-2 max abs;
@@ -53,9 +55,12 @@ def parse_args():
     for size, default in (("B", 1), ("H", 2), ("H_KV", 0), ("Nq", 16), ("Nk", 16),
                           ("D", 64)):
         ap.add_argument("--" + size, type=int, default=default)
+    ap.add_argument("--DV", type=int, default=0, help="V's head dim (default: D)")
     ap.add_argument("--q-scale", type=float, default=1.0)
     ap.add_argument("--mask-rows", action="store_true",
                     help="key-mask kernel: batch 0 sees no key at all")
+    ap.add_argument("--dv-undeclared", action="store_true",
+                    help="leave HEAD_DIM_V at its default whatever --DV is")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--expect-error", action="store_true",
                     help="every target must fail with exit code 1; prints its errors")
@@ -113,7 +118,8 @@ def main():
             "softcap": float(defines.get("SOFTCAP", 0))}
     s = {n: getattr(args, n) for n in ("B", "H", "H_KV", "Nq", "Nk", "D")}
     s["H_KV"] = s["H_KV"] or s["H"]
-    b, h, hkv, nq, nk, d = (s[n] for n in ("B", "H", "H_KV", "Nq", "Nk", "D"))
+    s["DV"] = args.DV or s["D"]
+    b, h, hkv, nq, nk, d, dv = (s[n] for n in ("B", "H", "H_KV", "Nq", "Nk", "D", "DV"))
     rng = np.random.default_rng(args.seed)
     half = np.float16
     if args.bf16:
@@ -125,7 +131,7 @@ def main():
         return np.where(a == 0, 0.5, a).astype(half)
 
     x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
-         "V": normal((b, hkv, nk, d)), "sm_scale": float(np.float32(1 / np.sqrt(d)))}
+         "V": normal((b, hkv, nk, dv)), "sm_scale": float(np.float32(1 / np.sqrt(d)))}
     if kind.get("alibi"):
         x["Slopes"] = (rng.random(h) * 0.5 + 0.05).astype(np.float32)
     if kind.get("bias"):
@@ -134,7 +140,7 @@ def main():
         key_mask = rng.random((b, nk)) < 0.7
         key_mask[:, 0] = True
         x["KeyMask"] = key_mask
-    outputs = {"O": ((b, h, nq, d), half)}
+    outputs = {"O": ((b, h, nq, dv), half)}
     if kind.get("lse"):
         outputs["LSE"] = ((b, h, nq), np.float32)
     if args.mask_rows:
@@ -156,6 +162,8 @@ def main():
         base += ["-D", dfn]
     if d != 64:
         base += ["-D", "HEAD_DIM=%d" % d]
+    if dv != d and not args.dv_undeclared:
+        base += ["-D", "HEAD_DIM_V=%d" % dv]
     for name, value in x.items():
         if isinstance(value, float):
             base += ["--arg", "%s=%r" % (name, value)]

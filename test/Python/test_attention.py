@@ -10,11 +10,11 @@ from conftest import relative_error
 TOLERANCE = 3e-3
 
 
-def inputs(b=1, h=4, h_kv=2, nq=37, nk=53, d=64, dtype=np.float16, seed=1):
+def inputs(b=1, h=4, h_kv=2, nq=37, nk=53, d=64, dtype=np.float16, seed=1, dv=None):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((b, nq, h, d)).astype(dtype)
     k = rng.standard_normal((b, nk, h_kv, d)).astype(dtype)
-    v = rng.standard_normal((b, nk, h_kv, d)).astype(dtype)
+    v = rng.standard_normal((b, nk, h_kv, dv or d)).astype(dtype)
     return q, k, v
 
 
@@ -58,6 +58,15 @@ def test_lse_on_emulate():
     out, lse = flashc.attention(q, k, v, causal=True, return_lse=True, target="emulate")
     want, want_lse = expected(q, k, v, 0.125, causal=True)
     assert lse.dtype == np.float32 and lse.shape == (1, 2, 20)
+    assert relative_error(out, want) < TOLERANCE
+    assert np.allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
+
+
+def test_v_head_dim_of_its_own():
+    q, k, v = inputs(h=2, h_kv=1, nq=20, nk=30, d=64, dv=32)
+    out, lse = flashc.attention(q, k, v, causal=True, return_lse=True)
+    want, want_lse = expected(q, k, v, 0.125, causal=True)
+    assert out.shape == (1, 20, 2, 32)
     assert relative_error(out, want) < TOLERANCE
     assert np.allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
 

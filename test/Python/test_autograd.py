@@ -44,3 +44,5 @@ def test_lse_has_no_gradient_and_softcap_is_refused():
     assert out.requires_grad and not lse.requires_grad
     with pytest.raises(NotImplementedError, match="softcap"):
         flashc.attention(q, q, q, softcap=5.0)
+    with pytest.raises(NotImplementedError, match="v's head dim"):
+        flashc.attention(q, q, torch.zeros((1, 16, 2, 64), dtype=torch.float16))
