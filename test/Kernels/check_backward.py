@@ -35,7 +35,7 @@ import sys
 
 import numpy as np
 
-from check_variant import visible
+from check_variant import nonzero_normal, shapes, visible
 
 
 def parse_args():
@@ -121,24 +121,16 @@ class Runner:
 def main():
     args = parse_args()
     defines = dict(d.split("=", 1) for d in args.defines)
-    s = {n: getattr(args, n) for n in ("B", "H", "H_KV", "Nq", "Nk", "D")}
-    s["H_KV"] = s["H_KV"] or s["H"]
+    s = shapes(args)
     b, h, hkv, nq, nk, d = (s[n] for n in ("B", "H", "H_KV", "Nq", "Nk", "D"))
     mask = visible(nq, nk, defines.get("CAUSAL", "false") == "true",
                    int(defines.get("WINDOW_LEFT", -1)), int(defines.get("WINDOW_RIGHT", -1)))
     rng = np.random.default_rng(args.seed)
-    half = np.float16
-    if args.bf16:
-        import ml_dtypes
-        half = ml_dtypes.bfloat16
-
-    def normal(shape, scale=1.0):
-        a = rng.standard_normal(shape) * scale
-        return np.where(a == 0, 0.5, a).astype(half)
-
+    normal = nonzero_normal(rng, args.bf16)
     x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
          "V": normal((b, hkv, nk, d)), "DO": normal((b, h, nq, d)),
          "sm_scale": float(np.float32(1 / np.sqrt(d)))}
+    half = x["Q"].dtype.type
     out, lse, *grads = reference(x, mask, s)
     refs = dict(zip(("DQ", "DK", "DV"), grads))
     x["O"], x["LSE"] = out.astype(half), lse.astype(np.float32)

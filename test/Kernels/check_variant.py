@@ -67,6 +67,26 @@ def parse_args():
     return ap.parse_args()
 
 
+def shapes(args):
+    """The shape symbols from the command line; H_KV defaults to H."""
+    s = {n: getattr(args, n) for n in ("B", "H", "H_KV", "Nq", "Nk", "D")}
+    s["H_KV"] = s["H_KV"] or s["H"]
+    return s
+
+
+def nonzero_normal(rng, bf16):
+    """normal(shape, scale): random f16 (bf16) inputs with no exact zeros."""
+    half = np.float16
+    if bf16:
+        import ml_dtypes
+        half = ml_dtypes.bfloat16
+
+    def normal(shape, scale=1.0):
+        a = rng.standard_normal(shape) * scale
+        return np.where(a == 0, 0.5, a).astype(half)
+    return normal
+
+
 def visible(nq, nk, causal, left, right):
     """FlashAttention-2's local/causal mask, bottom-right aligned: [nq, nk]."""
     i = np.arange(nq)[:, None] + (nk - nq)
@@ -116,22 +136,14 @@ def main():
             "left": int(defines.get("WINDOW_LEFT", -1)),
             "right": int(defines.get("WINDOW_RIGHT", -1)),
             "softcap": float(defines.get("SOFTCAP", 0))}
-    s = {n: getattr(args, n) for n in ("B", "H", "H_KV", "Nq", "Nk", "D")}
-    s["H_KV"] = s["H_KV"] or s["H"]
+    s = shapes(args)
     s["DV"] = args.DV or s["D"]
     b, h, hkv, nq, nk, d, dv = (s[n] for n in ("B", "H", "H_KV", "Nq", "Nk", "D", "DV"))
     rng = np.random.default_rng(args.seed)
-    half = np.float16
-    if args.bf16:
-        import ml_dtypes
-        half = ml_dtypes.bfloat16
-
-    def normal(shape, scale=1.0):
-        a = rng.standard_normal(shape) * scale
-        return np.where(a == 0, 0.5, a).astype(half)
-
+    normal = nonzero_normal(rng, args.bf16)
     x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
          "V": normal((b, hkv, nk, dv)), "sm_scale": float(np.float32(1 / np.sqrt(d)))}
+    half = x["Q"].dtype.type
     if kind.get("alibi"):
         x["Slopes"] = (rng.random(h) * 0.5 + 0.05).astype(np.float32)
     if kind.get("bias"):
