@@ -259,6 +259,66 @@ void readConvertedUses(LoadOp load, Value buffer, Value slot) {
   }
 }
 
+/// 32-bit registers a thread holds of a tile (f16 and bf16 pairs share one).
+int64_t registerWords(Type type) {
+  auto tile = dyn_cast<RankedTensorType>(type);
+  auto layout =
+      tile ? dyn_cast_or_null<LayoutAttrInterface>(tile.getEncoding()) : nullptr;
+  if (!layout)
+    return 0;
+  return llvm::divideCeil(layout.getNumRegisters(tile.getShape()) *
+                              tile.getElementTypeBitWidth(),
+                          32);
+}
+
+/// The registers of a thread that `loop`'s own tiles take at its busiest: the
+/// loop-carried tiles (attention's accumulator and row statistics) and the
+/// largest tile an MMA in it starts afresh (the scores).
+int64_t loopTileRegisters(scf::ForOp loop) {
+  int64_t carried = 0, fresh = 0;
+  for (Value arg : loop.getRegionIterArgs())
+    carried += registerWords(arg.getType());
+  loop.walk([&](MmaOp mma) {
+    if (definedOutside(mma.getAcc(), loop))
+      fresh = std::max(fresh, registerWords(mma.getType()));
+  });
+  return carried + fresh;
+}
+
+/// Of the 255 registers a thread may use, what the tiles may take; the rest
+/// holds addresses, indices, loop bounds and the operand fragments in flight.
+/// Measured with ptxas 13 on fa2 (tiles with Q held): 168 words (HEAD_DIM 64,
+/// 128 x 64) and 204 (HEAD_DIM 256, 64 x 16) fit in 255 registers, 232
+/// (HEAD_DIM 64, 128 x 128) and 264 (HEAD_DIM 128, 128 x 64) spill.
+constexpr int64_t kTileRegisterBudget = 216;
+
+/// A tile read from shared memory before a loop and used inside it as an MMA
+/// operand is re-read at that MMA (which then fetches it one k-step at a
+/// time, convert-tile-to-simt) when holding it in registers across the loop
+/// would pass the budget: Q of FlashAttention-2's 128-row tiles at HEAD_DIM
+/// 128 (64 words beside 200) or with 128 keys at HEAD_DIM 64 (32 beside
+/// 200), as FlashAttention-2 itself re-reads Q every iteration. Each re-read
+/// costs shared-memory bandwidth (an ldmatrix.x4 per 16 x 16 of Q per
+/// iteration), so a tile that fits stays in registers.
+void rereadInLoops(LocalLoadOp read) {
+  int64_t held = registerWords(read.getType());
+  bool moved = false;
+  for (OpOperand &use : llvm::make_early_inc_range(read->getUses())) {
+    auto mma = dyn_cast<MmaOp>(use.getOwner());
+    auto loop = mma ? mma->getParentOfType<scf::ForOp>() : nullptr;
+    if (!loop || use.getOperandNumber() > 1 ||
+        !definedOutside(read.getResult(), loop) ||
+        held + loopTileRegisters(loop) <= kTileRegisterBudget)
+      continue;
+    OpBuilder builder(mma);
+    use.set(LocalLoadOp::create(builder, read.getLoc(), read.getType(),
+                                read.getSource(), read.getSlot()));
+    moved = true;
+  }
+  if (moved && read->use_empty())
+    read.erase();
+}
+
 struct TileStageSharedPass
     : flash::impl::TileStageSharedBase<TileStageSharedPass> {
   using TileStageSharedBase::TileStageSharedBase;
@@ -321,10 +381,11 @@ struct TileStageSharedPass
   static void readBuffer(LoadOp load, Value buffer, Value slot) {
     readConvertedUses(load, buffer, slot);
     OpBuilder builder(load);
-    load.replaceAllUsesWith(
-        LocalLoadOp::create(builder, load.getLoc(), load.getType(), buffer, slot)
-            .getResult());
+    auto read =
+        LocalLoadOp::create(builder, load.getLoc(), load.getType(), buffer, slot);
+    load.replaceAllUsesWith(read.getResult());
     load.erase();
+    rereadInLoops(read);
   }
 
   DenseMap<Operation *, Value> bufferOf;

@@ -353,3 +353,50 @@ func.func @invariant(%K: !tile.global<[N, 64], f16>, %row: i32, %n: i32,
   }
   return
 }
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+
+// FlashAttention-2 at HEAD_DIM 128 with 128-row tiles: Q (64 registers a
+// thread) beside the loop's accumulator (128) and fresh scores (64) would
+// pass the budget of tile registers (216), so each MMA that takes Q re-reads
+// it from its buffer right before it (convert-tile-to-simt fuses that read
+// into the MMA: one k-step at a time) and nothing holds it across the loop.
+// @attention above (Q 32, accumulator 64) keeps Q in registers.
+// CHECK-LABEL: func.func @reread_in_loop
+// CHECK:         %[[QB:.*]] = tile.local_alloc : !tile.shared<[1, 128, 128], f16, swizzle = [1, 8]>
+// CHECK:         tile.async_copy %{{.*}} into %[[QB]]
+// CHECK-NEXT:    tile.async_commit
+// CHECK-NEXT:    tile.async_wait 0
+// CHECK-NEXT:    tile.barrier
+// CHECK-NEXT:    scf.for
+// CHECK:           tile.local_load %{{.*}} -> tensor<64x128xf16, #{{.*}}>
+// CHECK-NEXT:      tile.local_load %{{.*}} -> tensor<64x128xf16, #{{.*}}>
+// CHECK-NEXT:      %[[Q:.*]] = tile.local_load %[[QB]][%{{.*}}] : !tile.shared<[1, 128, 128], f16, swizzle = [1, 8]> -> tensor<128x128xf16, #[[A:.*]]>
+// CHECK-NEXT:      tile.mma %[[Q]], %{{.*}}, %{{.*}} {transpose_b}
+// CHECK:           scf.yield
+// CHECK-NOT:     tile.local_load %[[QB]]
+// CHECK:         return
+func.func @reread_in_loop(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 128], f16>,
+                          %V: !tile.global<[N, 128], f16>, %n: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero_s = arith.constant dense<0.0> : tensor<128x64xf32, #mma>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32, #mma>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<128x128xf16, #dot_a>
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32, #mma>) : i32 {
+    %k = tile.load %K[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.load %V[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #dot_b>
+    %s = tile.mma %q, %k, %zero_s {transpose_b} : tensor<128x128xf16, #dot_a>, tensor<64x128xf16, #dot_b_t> -> tensor<128x64xf32, #mma>
+    %p = arith.truncf %s : tensor<128x64xf32, #mma> to tensor<128x64xf16, #mma>
+    %pa = tile.convert_layout %p : tensor<128x64xf16, #mma> -> tensor<128x64xf16, #dot_a>
+    %o = tile.mma %pa, %v, %acc : tensor<128x64xf16, #dot_a>, tensor<64x128xf16, #dot_b> -> tensor<128x128xf32, #mma>
+    scf.yield %o : tensor<128x128xf32, #mma>
+  }
+  return
+}
