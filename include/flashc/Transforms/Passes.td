@@ -100,6 +100,12 @@ def TileStageShared : Pass<"tile-stage-shared", "mlir::func::FuncOp"> {
     Consecutive staged loads share one commit, wait and barrier. Buffers get
     an XOR swizzle that keeps 16-byte accesses to one chunk column of eight
     rows on distinct banks. Other loads stay register loads.
+
+    A tile read before a loop and taken by an MMA inside it is held in
+    registers across the loop, unless it and the loop's tiles (loop-carried,
+    and the largest an MMA starts afresh) would take more than 216 32-bit
+    registers a thread: then each such MMA reads it again from the buffer,
+    right before it (Q of FlashAttention-2's 128-row tiles at HEAD_DIM 128).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
