@@ -396,7 +396,8 @@ bool writeOutputFile(const std::string &path, llvm::StringRef text) {
 }
 
 /// PTX (or a cubin) to the output, and to OUT.json the sidecar a launcher
-/// needs; nothing is written unless both were produced.
+/// needs; nothing is written unless both were produced. An output that is no
+/// regular file (-o /dev/null, a pipe) gets no sidecar beside it.
 int writeMachineCode(mlir::ModuleOp module,
                      const flash::TargetOptions &target) {
   mlir::FailureOr<std::string> sidecar =
@@ -416,7 +417,9 @@ int writeMachineCode(mlir::ModuleOp module,
   }
   if (!writeOutputFile(outputFile, payload))
     return 1;
-  if (outputFile != "-" && !writeOutputFile(outputFile + ".json", *sidecar))
+  bool withSidecar =
+      outputFile != "-" && !flash::isDeviceOrPipe(outputFile);
+  if (withSidecar && !writeOutputFile(outputFile + ".json", *sidecar))
     return 1;
   return 0;
 }

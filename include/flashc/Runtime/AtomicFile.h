@@ -3,7 +3,9 @@
 // Plain C++17 and POSIX (the launcher builds without LLVM): the bytes go to a
 // temporary file in the target's directory, which is renamed over the target
 // only after every byte was written and the file closed. A failure leaves the
-// previous file as it was and no temporary behind.
+// previous file as it was and no temporary behind. A symbolic link keeps
+// pointing at the replaced file; a device (/dev/null) or a pipe is written
+// through instead.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHC_RUNTIME_ATOMICFILE_H
@@ -18,6 +20,10 @@ namespace flash {
 /// false and sets `error` to a message naming the cause (not the path).
 bool writeFileAtomically(const std::string &path, const void *data,
                          size_t size, std::string &error);
+
+/// Whether `path` exists and is, or links to, neither a regular file nor a
+/// directory: a device such as /dev/null, or a pipe.
+bool isDeviceOrPipe(const std::string &path);
 
 } // namespace flash
 
