@@ -293,6 +293,13 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kRegisterBoundAttrName) {
+    if (!isa<func::FuncOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a func.func, got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kSharedBytesAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!isa<func::FuncOp>(op) || !bytes || !bytes.getType().isInteger(64) ||

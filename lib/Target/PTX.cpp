@@ -52,6 +52,7 @@
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -470,6 +471,33 @@ LogicalResult linkLibdevice(llvm::Module &module, Operation *anchor,
     return anchor->emitError() << "cannot link " << path;
   return success();
 }
+
+/// Whether a kernel of `gpuModule` has its registers full of loop tiles
+/// (flashc.register_bound, from tile-stage-shared's re-read of an MMA operand).
+bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
+  bool bound = false;
+  gpuModule.walk([&](Operation *op) {
+    bound |= op->hasAttr(flash::simt::kRegisterBoundAttrName);
+  });
+  return bound;
+}
+
+/// Turns LLVM's loop strength reduction in the NVPTX back end off for a
+/// register-bound module (unless the command line sets `--disable-lsr`).
+/// LSR rewrites a KV loop's copy addresses into a second induction variable
+/// (a 64-bit byte offset beside the key index) and one 64-bit pointer each
+/// for K's and V's copies, all live across the loop, where fa2's 128-row
+/// tiles have no register to spare: without it K and V share one offset
+/// computed from the key index, and ptxas spills half as much. Elsewhere LSR
+/// stays: without it ptxas picks fewer registers and spills at HEAD_DIM 80
+/// (docs/perf.md, "Q from shared memory").
+void chooseLoopStrengthReduction(bool registerBound) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("disable-lsr");
+  if (it == options.end() || it->second->getNumOccurrences())
+    return;
+  static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(registerBound);
+}
 } // namespace
 
 FailureOr<std::string> flash::emitPTX(ModuleOp module,
@@ -488,6 +516,7 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
   if (gpuModules.size() != 1)
     return module.emitError() << "expected one gpu.module (the SIMT level), "
                               << "found " << gpuModules.size();
+  bool registerBound = isRegisterBound(gpuModules[0]);
   bool lowered = true;
   gpuModules[0].walk([&](Operation *op) {
     if (op != gpuModules[0].getOperation() && isAboveLLVM(op))
@@ -538,6 +567,7 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
     return module.emitError()
            << "LLVM optimization failed: " << llvm::toString(std::move(err));
 
+  chooseLoopStrengthReduction(registerBound);
   llvm::SmallString<0> ptx;
   {
     llvm::raw_svector_ostream os(ptx);

@@ -315,7 +315,12 @@ void rereadInLoops(LocalLoadOp read) {
                                 read.getSource(), read.getSlot()));
     moved = true;
   }
-  if (moved && read->use_empty())
+  if (!moved)
+    return;
+  // The PTX emitter keeps this kernel's loop addressing plain (lib/Target/PTX.cpp).
+  read->getParentOfType<func::FuncOp>()->setAttr(
+      flash::tile::kRegisterBoundAttrName, UnitAttr::get(read.getContext()));
+  if (read->use_empty())
     read.erase();
 }
 

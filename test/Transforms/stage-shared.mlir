@@ -10,6 +10,7 @@
 // are allocated at the top of the kernel; K and V share one commit, wait and
 // barrier, and only the loop's copies need the leading (WAR) barrier.
 // CHECK-LABEL: func.func @attention
+// CHECK-NOT:     tile.register_bound
 // CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : i32
 // CHECK-NEXT:    %[[QB:.*]] = tile.local_alloc : !tile.shared<[1, 128, 64], f16, swizzle = [1, 8]>
 // CHECK-NEXT:    %[[KB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
@@ -366,8 +367,11 @@ func.func @invariant(%K: !tile.global<[N, 64], f16>, %row: i32, %n: i32,
 // pass the budget of tile registers (216), so each MMA that takes Q re-reads
 // it from its buffer right before it (convert-tile-to-simt fuses that read
 // into the MMA: one k-step at a time) and nothing holds it across the loop.
-// @attention above (Q 32, accumulator 64) keeps Q in registers.
+// @attention above (Q 32, accumulator 64) keeps Q in registers. The kernel
+// is marked tile.register_bound (the PTX emitter then keeps its loop
+// addressing plain); @attention is not.
 // CHECK-LABEL: func.func @reread_in_loop
+// CHECK-SAME:    tile.register_bound
 // CHECK:         %[[QB:.*]] = tile.local_alloc : !tile.shared<[1, 128, 128], f16, swizzle = [1, 8]>
 // CHECK:         tile.async_copy %{{.*}} into %[[QB]]
 // CHECK-NEXT:    tile.async_commit

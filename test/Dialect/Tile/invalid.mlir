@@ -346,6 +346,13 @@ func.func @mask_split(%n: i32) {
 
 // -----
 
+// expected-error @below {{'tile.register_bound' must be a unit attribute on a func.func, got 1 : i64}}
+func.func @register_bound() attributes {tile.register_bound = 1 : i64} {
+  return
+}
+
+// -----
+
 // expected-error @below {{'tile.mask_split' must be a unit attribute on a loop, got unit}}
 func.func @mask_split_on_function() attributes {tile.mask_split} {
   return

@@ -32,6 +32,11 @@ inline constexpr llvm::StringLiteral kMaskSplitAttrName = "tile.mask_split";
 /// func.func attribute (i64 >= 0): the bytes of the kernel's shared buffers,
 /// set by tile-allocate-shared.
 inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
+/// func.func attribute (unit): tile-stage-shared re-reads an MMA operand in a
+/// loop because the loop's tiles fill the registers; the PTX emitter then
+/// keeps the loop's addressing plain (flashc.register_bound on the gpu.func).
+inline constexpr llvm::StringLiteral kRegisterBoundAttrName =
+    "tile.register_bound";
 } // namespace flash::tile
 
 namespace flash::simt {
@@ -45,6 +50,9 @@ inline constexpr llvm::StringLiteral kParamsAttrName = "flashc.params";
 inline constexpr llvm::StringLiteral kGridAttrName = "flashc.grid";
 /// On each gpu.func: warps per CTA (tile.num_warps on the tile level).
 inline constexpr llvm::StringLiteral kNumWarpsAttrName = "flashc.num_warps";
+/// On a gpu.func: tile.register_bound on the tile level.
+inline constexpr llvm::StringLiteral kRegisterBoundAttrName =
+    "flashc.register_bound";
 /// On each gpu.func: the bytes of @__flashc_smem the kernel uses (buffers,
 /// then the conversion's scratch).
 inline constexpr llvm::StringLiteral kSharedBytesAttrName =
