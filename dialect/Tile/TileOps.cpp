@@ -285,9 +285,25 @@ LogicalResult ReduceOp::verify() {
     return failure();
   if (in.getElementType().isInteger(1))
     return emitOpError() << "cannot reduce a tile of i1";
+  if (getLanePartial() && (getKind() != ReduceKind::Sum ||
+                           !in.getElementType().isF32() ||
+                           !getType().getEncoding()))
+    return emitOpError() << "lane_partial needs a sum of f32 with a layout on "
+                            "the result";
   SmallVector<int64_t> expected(in.getShape());
   expected.erase(expected.begin() + getAxis());
   return verifyShape(*this, expected, getType());
+}
+
+//===----------------------------------------------------------------------===//
+// SumLanePartialsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SumLanePartialsOp::verify() {
+  if (!getType().getEncoding())
+    return emitOpError() << "needs a tile with a layout (lane-partial form is "
+                            "a layout-level notion)";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

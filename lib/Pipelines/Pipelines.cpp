@@ -34,6 +34,8 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
+  if (options.deferLoopSums)
+    kernel.addPass(createTileDeferLoopSums());
   // MMA operands through shared memory: cp.async copies, pipelined over the
   // loop's stages, buffers placed last (pipelining multiplies their slots).
   kernel.addPass(createTileStageShared());

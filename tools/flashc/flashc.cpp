@@ -89,6 +89,11 @@ cl::opt<bool> splitMaskedLoopsOpt(
     cl::desc("Split masked key loops into skipped, unmasked and masked "
              "blocks (tile-split-masked-loops; =false to compare)"),
     cl::init(true), cl::cat(flashcCategory));
+cl::opt<bool> deferLoopSumsOpt(
+    "defer-loop-sums",
+    cl::desc("Add loop-carried row sums up across lanes once, after the loop "
+             "(tile-defer-loop-sums)"),
+    cl::init(false), cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
@@ -336,6 +341,7 @@ int runPipeline(mlir::ModuleOp module, bool runMode,
   layout.maxSharedBytes = flash::maxSharedBytesPerCTA(target.arch);
   layout.arch = target.arch;
   layout.tile.splitMaskedLoops = splitMaskedLoopsOpt;
+  layout.deferLoopSums = deferLoopSumsOpt;
   if (!lowering)
     flash::buildTilePipeline(pm, layout.tile);
   else if (emitKind == EmitKind::Layout)

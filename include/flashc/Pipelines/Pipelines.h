@@ -30,6 +30,12 @@ struct LayoutPipelineOptions {
   int64_t maxSharedBytes = 0; ///< per CTA (flash::maxSharedBytesPerCTA)
   std::string arch;           ///< named in the message
   TilePipelineOptions tile;   ///< the tile pipeline it starts with
+  /// tile-defer-loop-sums: loop-carried row sums added up across lanes once,
+  /// after the loop (flashc --defer-loop-sums). Off by default: it saves 16
+  /// instructions per iteration of fa2's loop at HEAD_DIM 64 without
+  /// spills, but ptxas spills 4-12 bytes outside the loops of two pinned
+  /// configurations with it (docs/perf.md).
+  bool deferLoopSums = false;
 };
 
 /// Tile IR as the front end hands it over -> the canonical tile IR that

@@ -47,6 +47,25 @@ def TileDecomposeOnlineSoftmax
                            "mlir::math::MathDialect"];
 }
 
+def TileDeferLoopSums : Pass<"tile-defer-loop-sums", "mlir::func::FuncOp"> {
+  let summary = "Add a loop-carried row sum up across lanes once, after the loop";
+  let description = [{
+    Layout level. Where an `scf.for` carries a sum `l` updated as
+    `l = u * l + tile.reduce sum(p)` (the online softmax's row sum; `u`, the
+    rescale factor, any tile of `l`'s layout), the loop carries `l` in
+    lane-partial form instead: the reduction becomes `lane_partial` (each
+    thread adds its own columns, no shuffles) and one
+    `tile.sum_lane_partials` after the loop adds the lanes' parts, as
+    FlashAttention-2 does. Valid because the update is linear in `l` and in
+    the parts, and `u` is the same in every lane holding an element.
+    Applies when the carried value is f32 with a layout that keeps each
+    element in one warp (no cross-warp reduction), `l` and the update have
+    no other use in the loop, and the initial value is zero or the result
+    of a loop this pass rewrote (the masked loop after the unmasked one);
+    other loops keep their per-iteration reduction.
+  }];
+}
+
 def TileCheckResources
     : Pass<"tile-check-resources", "mlir::func::FuncOp"> {
   let summary = "Reject kernels beyond what one CTA can hold, before lowering";

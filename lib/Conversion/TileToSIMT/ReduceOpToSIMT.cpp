@@ -14,6 +14,10 @@
 // the reduction's identity, and a thread holding one element in several
 // registers combines it once.
 //
+// A `lane_partial` sum stops before the butterflies when they would combine
+// exactly the lanes that hold each output element (its replicas); its
+// parts are added up by tile.sum_lane_partials, the butterflies alone.
+//
 // f16 and bf16 tiles are reduced in f32 and rounded once at the end, as the
 // interpreter rounds its exact result once.
 //
@@ -240,23 +244,50 @@ SmallVector<Value> emitInputs(const Combiner &c, const ReducePlan &plan,
   return inputs;
 }
 
-/// In-thread groups, then butterflies: each thread's partial per output
-/// register.
-SmallVector<Value> emitWarpPartials(const Combiner &c, const ReducePlan &plan,
-                                    ArrayRef<Value> inputs) {
-  OpBuilder &b = c.b;
-  Location loc = c.loc;
+/// `values` combined pairwise, level by level (a balanced tree).
+Value combineTree(const Combiner &c, SmallVector<Value> values) {
+  while (values.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(c.combine(values[i], values[i + 1]));
+    if (values.size() % 2)
+      next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
+
+/// In-thread groups: each thread's partial per output register, combined
+/// in a chain, or with `tree` as a balanced tree.
+SmallVector<Value> emitThreadPartials(const Combiner &c, const ReducePlan &plan,
+                                      ArrayRef<Value> inputs, bool tree) {
   SmallVector<Value> partial;
   for (auto &group : plan.groups) {
-    Value acc = inputs[group.front()];
-    for (int64_t ri : llvm::drop_begin(group))
-      acc = c.combine(acc, inputs[ri]);
+    SmallVector<Value> members;
+    for (int64_t ri : group)
+      members.push_back(inputs[ri]);
+    if (tree) {
+      partial.push_back(combineTree(c, members));
+      continue;
+    }
+    Value acc = members.front();
+    for (Value member : llvm::drop_begin(members))
+      acc = c.combine(acc, member);
     partial.push_back(acc);
   }
-  if (plan.butterflies.empty())
-    return partial;
+  return partial;
+}
+
+/// Combines each register with the same register of the lanes `offsets`
+/// apart (shfl.bfly), one offset after the other.
+void emitButterflies(const Combiner &c, ArrayRef<int64_t> offsets,
+                     MutableArrayRef<Value> partial) {
+  OpBuilder &b = c.b;
+  Location loc = c.loc;
+  if (offsets.empty())
+    return;
   Value all = i32Const(b, loc, -1), clamp = i32Const(b, loc, 0x1f);
-  for (int64_t offset : plan.butterflies) {
+  for (int64_t offset : offsets) {
     Value off = i32Const(b, loc, offset);
     for (Value &p : partial) {
       Value other = NVVM::ShflOp::create(b, loc, c.elem, all, p, off, clamp,
@@ -264,7 +295,39 @@ SmallVector<Value> emitWarpPartials(const Combiner &c, const ReducePlan &plan,
       p = c.combine(p, other);
     }
   }
-  return partial;
+}
+
+/// Lane bits whose flip keeps the element of every register of every
+/// thread: the lanes over which a lane-partial tile's parts are spread.
+SmallVector<int64_t> replicaLaneBits(const TileInfo &tile, int64_t numWarps) {
+  auto table = tile.table(numWarps * kWarp);
+  SmallVector<int64_t> bits;
+  for (int64_t bit = 1; bit < kWarp; bit <<= 1) {
+    bool replica = true;
+    for (int64_t t = 0; replica && t < numWarps * kWarp; ++t)
+      replica = table[t ^ bit] == table[t];
+    if (replica)
+      bits.push_back(bit);
+  }
+  return bits;
+}
+
+/// Lane-partial form of a whole value: kept in the lane whose replica bits
+/// are all 0, 0 in the other replicas.
+void keepInFirstReplica(const Combiner &c, Operation *op,
+                        ArrayRef<int64_t> replicaBits, int64_t numWarps,
+                        MutableArrayRef<Value> partial) {
+  uint32_t others = 0;
+  for (int64_t lane = 0; lane < kWarp; ++lane)
+    for (int64_t bit : replicaBits)
+      if (lane & bit)
+        others |= 1u << lane;
+  if (!others)
+    return;
+  std::vector<uint32_t> perWarp(numWarps, others);
+  ThreadIds ids = getThreadIds(c.b, op);
+  for (Value &p : partial)
+    p = replaceInLanes(c.b, c.loc, ids, perWarp, c.identity(), p);
 }
 
 /// The scratch of a cross-warp reduction: slot w * outElems + k holds warp
@@ -380,10 +443,27 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     }
     Combiner combiner{rewriter, loc, combined, isa<FloatType>(combined),
                       op.getKind() == ReduceKind::Max};
-    SmallVector<Value> partial = emitWarpPartials(
-        combiner, *plan, emitInputs(combiner, *plan, op, input, in->regs));
-    if (plan->crossWarp)
-      emitCrossWarp(combiner, *plan, op, *out, numWarps, partial);
+    // A lane-partial sum adds its columns as a tree: with no shuffles to
+    // wait for, ptxas schedules a 15-add chain late and keeps the scores
+    // live longer (fa2 at HEAD_DIM 64 on sm_90 spills 4-16 bytes with it).
+    SmallVector<Value> partial = emitThreadPartials(
+        combiner, *plan, emitInputs(combiner, *plan, op, input, in->regs),
+        /*tree=*/op.getLanePartial());
+    SmallVector<int64_t> replicas;
+    if (op.getLanePartial())
+      replicas = replicaLaneBits(*out, numWarps);
+    // Lane-partial: the threads' own parts are that form when the
+    // butterflies would combine exactly the replicas; otherwise the whole
+    // sum, kept in one replica.
+    bool partsAreReplicas = op.getLanePartial() && !plan->crossWarp &&
+                            plan->butterflies == replicas;
+    if (!partsAreReplicas) {
+      emitButterflies(combiner, plan->butterflies, partial);
+      if (plan->crossWarp)
+        emitCrossWarp(combiner, *plan, op, *out, numWarps, partial);
+      if (op.getLanePartial())
+        keepInFirstReplica(combiner, op, replicas, numWarps, partial);
+    }
     Value result = vector::FromElementsOp::create(
         rewriter, loc, VectorType::get({out->regs}, combined), partial);
     if (combined != elem)
@@ -393,9 +473,31 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
   }
 };
 
+/// Adds each register's parts over its replica lanes.
+struct SumLanePartialsLowering : OpConversionPattern<SumLanePartialsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SumLanePartialsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto tile = TileInfo::get(op.getType());
+    if (!tile)
+      return failure();
+    Location loc = op.getLoc();
+    Combiner combiner{rewriter, loc, rewriter.getF32Type(), /*isFloat=*/true,
+                      /*isMax=*/false};
+    SmallVector<Value> parts =
+        extractAll(rewriter, loc, adaptor.getInput(), tile->regs);
+    emitButterflies(combiner, replicaLaneBits(*tile, getNumWarps(op)), parts);
+    rewriter.replaceOp(op, vector::FromElementsOp::create(
+                               rewriter, loc, tile->vectorType(), parts));
+    return success();
+  }
+};
+
 } // namespace
 
 void flash::simt::populateReduceOpToSIMTPatterns(TypeConverter &converter,
                                                  RewritePatternSet &patterns) {
-  patterns.add<ReduceLowering>(converter, patterns.getContext());
+  patterns.add<ReduceLowering, SumLanePartialsLowering>(converter,
+                                                        patterns.getContext());
 }

@@ -120,3 +120,56 @@ func.func @reduce_f16(%S: !tile.global<[16, 8], f16> {tile.name = "S"},
   tile.store %m, %M[%c0] window [0] : tensor<16xf16, #rows> -> !tile.global<[16], f16>
   return
 }
+
+// -----
+
+// A lane-partial row sum (tile-defer-loop-sums) stops before the butterflies
+// when they would combine exactly the lanes holding each row (the quad):
+// each thread adds its own columns. tile.sum_lane_partials is then the
+// butterflies alone.
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+// CHECK-LABEL: gpu.func @lane_partial_row_sum
+// CHECK-NOT: nvvm.shfl
+// CHECK: arith.mulf
+// CHECK-COUNT-4: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32, %c31_i32 : f32 -> f32
+// CHECK-COUNT-4: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32, %c31_i32 : f32 -> f32
+// CHECK-NOT: nvvm.shfl
+// CHECK: gpu.return
+func.func @lane_partial_row_sum(%S: !tile.global<[128, 64], f32> {tile.name = "S"},
+                                %L: !tile.global<[128], f32> {tile.name = "L"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %s = tile.load %S[%c0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[128, 64], f32> -> tensor<128x64xf32, #mma>
+  %part = tile.reduce sum %s axis = 1 lane_partial : tensor<128x64xf32, #mma> -> tensor<128xf32, #rows>
+  %two = arith.constant dense<2.0> : tensor<128xf32, #rows>
+  %twice = arith.mulf %two, %part : tensor<128xf32, #rows>
+  %l = tile.sum_lane_partials %twice : tensor<128xf32, #rows>
+  tile.store %l, %L[%c0] window [0] : tensor<128xf32, #rows> -> !tile.global<[128], f32>
+  return
+}
+
+// -----
+
+// Warps along N: the lane-partial form of a sum that needs shared memory is
+// the whole sum kept in one lane of each quad (0 in the other three).
+#mma = #tile.mma<warps = [2, 2, 1], values = [1, 1, 1]>
+#rows = #tile.slice<1, #mma>
+// CHECK-LABEL: gpu.func @lane_partial_across_warps
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32, %c31_i32 : f32 -> f32
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32, %c31_i32 : f32 -> f32
+// CHECK: nvvm.barrier
+// CHECK: nvvm.barrier
+// CHECK: arith.select
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c1_i32, %c31_i32 : f32 -> f32
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c2_i32, %c31_i32 : f32 -> f32
+func.func @lane_partial_across_warps(%S: !tile.global<[32, 16], f32> {tile.name = "S"},
+                                     %L: !tile.global<[32], f32> {tile.name = "L"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %s = tile.load %S[%c0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[32, 16], f32> -> tensor<32x16xf32, #mma>
+  %part = tile.reduce sum %s axis = 1 lane_partial : tensor<32x16xf32, #mma> -> tensor<32xf32, #rows>
+  %l = tile.sum_lane_partials %part : tensor<32xf32, #rows>
+  tile.store %l, %L[%c0] window [0] : tensor<32xf32, #rows> -> !tile.global<[32], f32>
+  return
+}

@@ -243,6 +243,31 @@ func.func @reduce_i1(%t: tensor<16x8xi1>) {
 
 // -----
 
+#mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
+func.func @lane_partial_max(%t: tensor<16x8xf32, #mma>) {
+  // expected-error @below {{lane_partial needs a sum of f32 with a layout on the result}}
+  %0 = tile.reduce max %t axis = 1 lane_partial : tensor<16x8xf32, #mma> -> tensor<16xf32, #tile.slice<1, #mma>>
+  return
+}
+
+// -----
+
+func.func @lane_partial_without_layout(%t: tensor<16x8xf32>) {
+  // expected-error @below {{lane_partial needs a sum of f32 with a layout on the result}}
+  %0 = tile.reduce sum %t axis = 1 lane_partial : tensor<16x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @sum_lane_partials_without_layout(%t: tensor<16xf32>) {
+  // expected-error @below {{needs a tile with a layout (lane-partial form is a layout-level notion)}}
+  %0 = tile.sum_lane_partials %t : tensor<16xf32>
+  return
+}
+
+// -----
+
 func.func @mma_k(%a: tensor<16x16xf16>, %b: tensor<32x8xf16>, %c: tensor<16x8xf32>) {
   // expected-error @below {{K dimension mismatch: A has K = 16 but B has K = 32}}
   %0 = tile.mma %a, %b, %c : tensor<16x16xf16>, tensor<32x8xf16> -> tensor<16x8xf32>

@@ -254,16 +254,45 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     Removes dim `axis`. `max` of f32 treats -inf as the identity; `sum`
     accumulates in the element type (f32 for scores).
 
+    `lane_partial` (layout level only: a `sum` of f32 with a layout on the
+    result) leaves the result in lane-partial form: each register holds a
+    part of its element, and the element is the sum of that register over
+    the lanes of the warp that hold the element in it (its replicas).
+    Sums of such values and their products with ordinary tiles of the same
+    layout stay in that form; `tile.sum_lane_partials` adds the parts up.
+    `tile-defer-loop-sums` uses it to reduce a loop-carried row sum across
+    lanes once, after the loop.
+
     ```mlir
     %rowmax = tile.reduce max %s axis = 1 : tensor<128x64xf32> -> tensor<128xf32>
     ```
   }];
   let arguments = (ins Tile_ReduceKind:$kind, Tile_Tile:$input,
-                       I64Attr:$axis);
+                       I64Attr:$axis, UnitAttr:$lane_partial);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $kind $input `axis` `=` $axis attr-dict `:` type($input) `->` type($result)
+    $kind $input `axis` `=` $axis (`lane_partial` $lane_partial^)? attr-dict
+    `:` type($input) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def Tile_SumLanePartialsOp : Tile_Op<"sum_lane_partials",
+                                    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "add up a tile held in lane-partial form";
+  let description = [{
+    Layout level only. `input` is in lane-partial form (see `tile.reduce`'s
+    `lane_partial`): each element is the sum of its register over the lanes
+    of a warp that hold the element in that register. The result holds every
+    element whole in every such lane (butterfly shuffles).
+
+    ```mlir
+    %l = tile.sum_lane_partials %part : tensor<128xf32, #tile.slice<1, #mma>>
+    ```
+  }];
+  let arguments = (ins Tile_F32Tile:$input);
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 
