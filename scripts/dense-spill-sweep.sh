@@ -21,37 +21,15 @@ if [ ${#kernels[@]} -eq 0 ]; then
     kernels+=("$k" "${k}_bf16")
   done
 fi
-ptxas=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$root/scripts/spill-sweep-lib.sh"
 options=("" "-D CAUSAL=true -D WINDOW_LEFT=64 -D SOFTCAP=30.0")
-one() { # kernel arch defines...
-  local k=$1 arch=$2; shift 2
-  local o; o=$work/$k.$arch.$RANDOM$RANDOM.ptx
-  # shellcheck disable=SC2086
-  if ! "$build/bin/flashc" "$root/kernels/$k.tile" "$@" ${FLASHC_FLAGS:-} --arch="$arch" \
-       -o "$o" 2>/dev/null; then
-    echo "FAIL $k $arch $* (compile)"; return
-  fi
-  # Not -o /dev/null: ptxas interrupted deletes its output file.
-  local v; v=$("$ptxas" -v -arch="$arch" "$o" -o "$o.cubin" 2>&1)
-  local st ld regs
-  st=$(grep -o '[0-9]* bytes spill stores' <<<"$v" | awk '{s+=$1} END {print s+0}')
-  ld=$(grep -o '[0-9]* bytes spill loads' <<<"$v" | awk '{s+=$1} END {print s+0}')
-  regs=$(grep -o 'Used [0-9]* registers' <<<"$v" | awk '{print $2}' | sort -n | tail -1)
-  if [ "$st$ld" = 00 ]; then echo "ok $k $arch $* regs=$regs"
-  else echo "SPILL $k $arch $* regs=$regs stores=$st loads=$ld"; fi
-  rm -f "$o" "$o.cubin"
-}
-export -f one; export build root ptxas work
 for k in "${kernels[@]}"; do
   for d in $(seq 16 16 256); do
     for arch in sm_80 sm_90; do
       for opt in "${options[@]}"; do echo "$k $arch -D HEAD_DIM=$d${opt:+ $opt}"; done
     done
   done
-done | xargs -P "${JOBS:-2}" -L 1 bash -c 'one "$@"' _ | sort -k2,2 -k3,3 >"$work/out"
-if [ -n "${VERBOSE:-}" ]; then cat "$work/out"; else grep -v '^ok' "$work/out"; fi
-echo "$(grep -c '^ok' "$work/out") of $(wc -l <"$work/out") without spills"
+done | spill_sweep
 [ -z "${TABLES:-}" ] || python3 - "$work/out" <<'PY'
 import re, sys
 regs = {}
@@ -73,4 +51,4 @@ for every in (False, True):
         print(f'| {d} | ' + ' | '.join(cell(k) for k in kernels) + ' |')
     print()
 PY
-! grep -qv '^ok' "$work/out"
+spill_report
