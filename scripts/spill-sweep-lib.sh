@@ -2,7 +2,7 @@
 # `build`): `spill_sweep` reads "KERNEL ARCH FLASHC-OPTIONS..." lines on
 # stdin, compiles each with flashc and ptxas -v (JOBS at once, default 2) and
 # leaves one line per configuration in $work/out: "ok ... regs=R" or
-# "SPILL ... regs=R stores=S loads=L" or "FAIL ... (compile)".
+# "SPILL ... regs=R stores=S loads=L" or "FAIL ... (compile|ptxas)".
 # `spill_report` prints the lines that are not ok (every line with
 # VERBOSE=1) and how many did not spill, and fails if any did.
 # FLASHC_FLAGS adds flashc options to every compile.
@@ -17,7 +17,10 @@ spill_one() { # kernel arch flashc-options...
     echo "FAIL $k $arch $* (compile)"; return
   fi
   # Not -o /dev/null: ptxas interrupted deletes its output file.
-  local v; v=$("$ptxas" -v -arch="$arch" "$o" -o "$o.cubin" 2>&1)
+  local v
+  if ! v=$("$ptxas" -v -arch="$arch" "$o" -o "$o.cubin" 2>&1); then
+    echo "FAIL $k $arch $* (ptxas)"; rm -f "$o" "$o.cubin"; return
+  fi
   local st ld regs
   st=$(grep -o '[0-9]* bytes spill stores' <<<"$v" | awk '{s+=$1} END {print s+0}')
   ld=$(grep -o '[0-9]* bytes spill loads' <<<"$v" | awk '{s+=$1} END {print s+0}')
