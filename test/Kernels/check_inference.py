@@ -189,6 +189,24 @@ def lengths(text):
     return [int(n) for n in text.split(",")]
 
 
+def check_forward(c, kernel, inputs, want_o, want_lse, what, check_run_stats):
+    """Runs a forward kernel on interp and emulate, checks O and LSE against
+    the float64 reference and the two targets against each other; with
+    --stats, hands the emulator's counters to check_run_stats. Returns the
+    outputs by target."""
+    outs = {}
+    for target in ("interp", "emulate"):
+        extra = ["--stats"] if target == "emulate" and c.args.stats else []
+        outs[target], text = c.run(kernel, target, inputs, ["O", "LSE"], extra=extra)
+        c.check("%s on %s: O" % (what, target), outs[target]["O"], want_o)
+        c.check("%s on %s: LSE" % (what, target), outs[target]["LSE"], want_lse, lse=True)
+        if extra:
+            check_run_stats(text)
+    c.check("%s emulate vs interp: O" % what, outs["emulate"]["O"],
+            outs["interp"]["O"].astype(np.float64))
+    return outs
+
+
 def check_varlen(c):
     a = c.args
     lk = lengths(a.lengths)
@@ -209,17 +227,8 @@ def check_varlen(c):
               "sm_scale": c.scale}
     what = "flash_attn_varlen%s q lengths %s k lengths %s H %d H_KV %d D %d %s" % (
         " bf16" if a.bf16 else "", lq, lk, a.H, a.H_KV, a.D, " ".join(a.defines))
-    outs = {}
-    for target in ("interp", "emulate"):
-        extra = ["--stats"] if target == "emulate" and a.stats else []
-        outs[target], text = c.run("flash_attn_varlen", target, inputs, ["O", "LSE"],
-                                   extra=extra)
-        c.check("%s on %s: O" % (what, target), outs[target]["O"], want_o)
-        c.check("%s on %s: LSE" % (what, target), outs[target]["LSE"], want_lse, lse=True)
-        if extra:
-            check_varlen_stats(c, text, lq, lk)
-    c.check("%s emulate vs interp: O" % what, outs["emulate"]["O"],
-            outs["interp"]["O"].astype(np.float64))
+    outs = check_forward(c, "flash_attn_varlen", inputs, want_o, want_lse, what,
+                         lambda text: check_varlen_stats(c, text, lq, lk))
     if a.dense:
         pairs = []
         for qs, ks in seqs:
@@ -344,17 +353,8 @@ def check_kvcache(c):
     inputs.update({"O": np.full(want_o.shape, np.nan, c.half),
                    "LSE": np.full(want_lse.shape, np.nan, np.float32), "sm_scale": c.scale})
     what = "flash_attn_kvcache%s %s" % (" bf16" if a.bf16 else "", what)
-    outs = {}
-    for target in ("interp", "emulate"):
-        extra = ["--stats"] if target == "emulate" and a.stats else []
-        outs[target], text = c.run("flash_attn_kvcache", target, inputs, ["O", "LSE"],
-                                   extra=extra)
-        c.check("%s on %s: O" % (what, target), outs[target]["O"], want_o)
-        c.check("%s on %s: LSE" % (what, target), outs[target]["LSE"], want_lse, lse=True)
-        if extra:
-            check_stats(c, text, lengths(a.lengths))
-    c.check("%s emulate vs interp: O" % what, outs["emulate"]["O"],
-            outs["interp"]["O"].astype(np.float64))
+    outs = check_forward(c, "flash_attn_kvcache", inputs, want_o, want_lse, what,
+                         lambda text: check_stats(c, text, lengths(a.lengths)))
     if a.dense:
         pairs = []
         for b, (ks, vs) in enumerate(seqs):
