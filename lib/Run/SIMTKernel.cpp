@@ -42,6 +42,7 @@ int lowerToSIMT(const BackendContext &context, const ArchInfo *arch) {
     buildLayoutToSIMTPipeline(pm);
   else {
     layout.tile.splitMaskedLoops = context.request.splitMaskedLoops;
+    layout.deferLoopSums = context.request.deferLoopSums;
     buildSIMTPipeline(pm, layout);
   }
   unsigned before = context.diag.numLocatedErrors();

@@ -46,6 +46,8 @@ def parse_args():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--target", default="interp")
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[],
+                    help="an option for `flashc run` (e.g. --defer-loop-sums)")
     sizes = {}
     for spec in SPECS.values():
         sizes.update(spec.sizes)
@@ -113,7 +115,7 @@ def main():
         import ml_dtypes
         half = ml_dtypes.bfloat16
     source = kernel_source(args, tag)
-    cmd = [args.flashc, "run", source, "--target=" + args.target]
+    cmd = [args.flashc, "run", source, "--target=" + args.target] + args.flashc_flags
     for d in args.defines:
         cmd += ["-D", d]
     for name, value in spec.defines_for(sizes).items():

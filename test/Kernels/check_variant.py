@@ -52,6 +52,8 @@ def parse_args():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[],
+                    help="an option for `flashc run` (e.g. --defer-loop-sums)")
     for size, default in (("B", 1), ("H", 2), ("H_KV", 0), ("Nq", 16), ("Nk", 16),
                           ("D", 64)):
         ap.add_argument("--" + size, type=int, default=default)
@@ -169,7 +171,7 @@ def main():
     what = "%s%s %s %s" % (args.kernel, " bf16" if args.bf16 else "",
                            " ".join("%s=%d" % kv for kv in s.items()),
                            " ".join(args.defines))
-    base = [args.flashc, "run", source]
+    base = [args.flashc, "run", source] + args.flashc_flags
     for dfn in args.defines:
         base += ["-D", dfn]
     if d != 64:

@@ -369,6 +369,7 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   request.sources = &sourceMgr;
   request.stats = statsOpt;
   request.splitMaskedLoops = splitMaskedLoopsOpt;
+  request.deferLoopSums = deferLoopSumsOpt;
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())
     request.arch = archOpt;
