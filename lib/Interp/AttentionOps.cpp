@@ -109,7 +109,7 @@ struct OnlineSoftmaxStep {
                ? std::numeric_limits<double>::quiet_NaN()
                : std::max(mi, rowMax);
     double base = mNew == -inf ? 0.0 : mNew;
-    double alpha = f32(exp(f32(mi - base), /*approx=*/false));
+    double alpha = f32(exp(f32(mi - base), /*approx=*/true));
     double sumP = 0;
     for (int64_t j = 0; j < N; ++j) {
       double x = f32(scaled ? std::fma(s[j], scale, -base) : s[j] - base);

@@ -55,15 +55,13 @@ public:
                             tile, rewriter.getI64IntegerAttr(1));
   }
 
-  /// e^x, or 2^x with base2; `approx` makes 2^x approximate (`afn`: PTX
-  /// ex2.approx.ftz, one MUFU instruction without the subnormal range
-  /// fix-up): every exponent here is at most 0, and a weight below 2^-126 of
-  /// the row's largest is negligible.
-  Value exp(Value x, bool base2, bool approx) {
-    if (base2 && approx)
-      return math::Exp2Op::create(rewriter, loc, x, arith::FastMathFlags::afn);
+  /// e^x, or 2^x with base2, approximate (`afn`: PTX ex2.approx.ftz, one
+  /// MUFU instruction without the subnormal range fix-up): every exponent
+  /// here is at most 0, and a weight below 2^-126 of the row's largest is
+  /// negligible.
+  Value exp(Value x, bool base2) {
     if (base2)
-      return math::Exp2Op::create(rewriter, loc, x);
+      return math::Exp2Op::create(rewriter, loc, x, arith::FastMathFlags::afn);
     return math::ExpOp::create(rewriter, loc, x);
   }
 
@@ -108,17 +106,17 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
     Value newMax = arith::MaximumFOp::create(rewriter, op.getLoc(),
                                              op.getRunningMax(), blockMax);
     // A row whose every score so far is -inf keeps max -inf; exponentiate
-    // against 0 there so that exp(-inf - -inf) never produces NaN.
+    // against 0 there so that exp(-inf - -inf) never produces NaN. (A max
+    // with the lowest finite float saves a select per row, but makes ptxas
+    // 13 spill fa2 at HEAD_DIM 64 on sm_90.)
     Value negInf = b.splat(rowType, -std::numeric_limits<double>::infinity());
     Value noKeyYet = arith::CmpFOp::create(
         rewriter, op.getLoc(), arith::CmpFPredicate::OEQ, newMax, negInf);
     Value base = arith::SelectOp::create(rewriter, op.getLoc(), noKeyYet,
                                          b.splat(rowType, 0.0), newMax);
-    // The per-row rescale factors keep the exact 2^x: they are M of the
-    // M x (N + 1) exponentials, and with them too approximate ptxas 13.0
-    // spills fa2 at HEAD_DIM 64 on sm_90 (ptx-spills.test).
-    Value alpha =
-        b.exp(b.sub(op.getRunningMax(), base), base2, /*approx=*/false);
+    // The rescale factor alpha = 2^(m_old - m_new) <= 1 flushes too: below
+    // 2^-126 it scales what is negligible beside the new block.
+    Value alpha = b.exp(b.sub(op.getRunningMax(), base), base2);
     Value exponent;
     if (scale) {
       // One FMA per score: c * x - base. A masked x = -inf still gives -inf
@@ -130,24 +128,27 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
     } else {
       exponent = b.sub(op.getScores(), b.rowBroadcast(base, scoresType));
     }
-    Value probs = b.exp(exponent, base2, /*approx=*/true);
-    Value oldWeight = b.mul(alpha, op.getRunningSum());
+    Value probs = b.exp(exponent, base2);
     Value blockSum = b.reduceRows(ReduceKind::Sum, probs);
-    Value newSum = b.add(oldWeight, blockSum);
 
     auto probsOperandType = RankedTensorType::get(
         scoresType.getShape(), valuesType.getElementType());
     Value probsOperand =
         arith::TruncFOp::create(rewriter, op.getLoc(), probsOperandType, probs);
 
-    Value newAcc;
+    Value newSum, newAcc;
     if (op.getNormalization() == Normalization::Deferred) {
+      // alpha * l + rowsum(p) as one FMA per row.
+      newSum = math::FmaOp::create(rewriter, op.getLoc(), alpha,
+                                   op.getRunningSum(), blockSum);
       Value rescaled = b.mul(b.rowBroadcast(alpha, accType), op.getAcc());
       newAcc = MmaOp::create(rewriter, op.getLoc(), accType, probsOperand,
                              op.getValues(), rescaled);
     } else {
       // acc holds the normalized output: undo the old normalization (times
       // l), rescale, add this block, divide by the new sum.
+      Value oldWeight = b.mul(alpha, op.getRunningSum());
+      newSum = b.add(oldWeight, blockSum);
       Value rescaled = b.mul(b.rowBroadcast(oldWeight, accType), op.getAcc());
       Value unnormalized = MmaOp::create(rewriter, op.getLoc(), accType,
                                          probsOperand, op.getValues(),

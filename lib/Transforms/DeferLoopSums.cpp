@@ -12,6 +12,7 @@
 
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 
 #include <map>
@@ -51,6 +52,26 @@ Operation *soleUser(Value value) {
   return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
+/// The update `u * arg + x` of `arg`, as the one FMA the online softmax's
+/// decomposition emits or as a multiply and an add: the op that computes
+/// it and `x`, if `arg`'s only use is that update.
+std::pair<Operation *, Value> matchScaledUpdate(Value arg) {
+  Operation *user = soleUser(arg);
+  if (auto fma = dyn_cast_if_present<math::FmaOp>(user)) {
+    if (fma.getC() == arg)
+      return {};
+    return {fma, fma.getC()};
+  }
+  auto scaled = dyn_cast_if_present<arith::MulFOp>(user);
+  auto update = scaled ? dyn_cast_if_present<arith::AddFOp>(soleUser(scaled))
+                       : arith::AddFOp();
+  if (!update || scaled->getBlock() != update->getBlock())
+    return {};
+  Value other =
+      update.getLhs() == scaled.getResult() ? update.getRhs() : update.getLhs();
+  return {update, other};
+}
+
 /// The row-sum reduction of iteration argument `i` of `loop`, when the loop
 /// body updates it as `u * arg + tile.reduce sum(p)` and uses it nowhere
 /// else.
@@ -61,15 +82,11 @@ ReduceOp matchCarriedSum(scf::ForOp loop, unsigned i, int64_t numWarps) {
       !eachElementInOneWarp(type, numWarps))
     return {};
   Block *body = loop.getBody();
-  auto scaled = dyn_cast_if_present<arith::MulFOp>(soleUser(arg));
-  if (!scaled || scaled->getBlock() != body)
+  auto [update, other] = matchScaledUpdate(arg);
+  if (!update || update->getBlock() != body ||
+      soleUser(update->getResult(0)) != body->getTerminator() ||
+      body->getTerminator()->getOperand(i) != update->getResult(0))
     return {};
-  auto update = dyn_cast_if_present<arith::AddFOp>(soleUser(scaled));
-  if (!update || soleUser(update) != body->getTerminator() ||
-      body->getTerminator()->getOperand(i) != update.getResult())
-    return {};
-  Value other =
-      update.getLhs() == scaled.getResult() ? update.getRhs() : update.getLhs();
   auto reduce = other.getDefiningOp<ReduceOp>();
   if (!reduce || reduce.getKind() != ReduceKind::Sum ||
       reduce.getLanePartial() || !reduce->hasOneUse() ||

@@ -11,15 +11,15 @@
 // CHECK: %[[NOKEY:.*]] = arith.cmpf oeq, %[[NEWMAX]]
 // CHECK: %[[BASE:.*]] = arith.select %[[NOKEY]], %{{.*}}, %[[NEWMAX]]
 // CHECK: %[[MDIFF:.*]] = arith.subf %[[M]], %[[BASE]]
-// CHECK: %[[ALPHA:.*]] = math.exp2 %[[MDIFF]] : tensor<16xf32>
+// CHECK: %[[ALPHA:.*]] = math.exp2 %[[MDIFF]] fastmath<afn> : tensor<16xf32>
 // CHECK: tile.expand_dims %[[BASE]] axis = 1
 // CHECK-NOT: math.fma
 // CHECK: %[[SDIFF:.*]] = arith.subf %[[S]]
 // CHECK: %[[P:.*]] = math.exp2 %[[SDIFF]] fastmath<afn> : tensor<16x32xf32>
-// CHECK: %[[OLD:.*]] = arith.mulf %[[ALPHA]], %[[L]]
 // CHECK: %[[ROWSUM:.*]] = tile.reduce sum %[[P]] axis = 1
-// CHECK: %[[NEWSUM:.*]] = arith.addf %[[OLD]], %[[ROWSUM]]
+// CHECK-NOT: arith.mulf {{.*}} : tensor<16xf32>
 // CHECK: %[[P16:.*]] = arith.truncf %[[P]] : tensor<16x32xf32> to tensor<16x32xf16>
+// CHECK: %[[NEWSUM:.*]] = math.fma %[[ALPHA]], %[[L]], %[[ROWSUM]] : tensor<16xf32>
 // CHECK: %[[RESCALED:.*]] = arith.mulf %{{.*}}, %[[ACC]] : tensor<16x64xf32>
 // CHECK: %[[NEWACC:.*]] = tile.mma %[[P16]], %[[V]], %[[RESCALED]]
 // CHECK: return %[[NEWMAX]], %[[NEWSUM]], %[[NEWACC]]
@@ -42,7 +42,7 @@ func.func @deferred(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16x
 // CHECK: %[[BLOCKMAX:.*]] = arith.mulf %[[CROW]], %[[RAWMAX]] : tensor<16xf32>
 // CHECK: %[[NEWMAX:.*]] = arith.maximumf %[[M]], %[[BLOCKMAX]]
 // CHECK: %[[BASE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[NEWMAX]]
-// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : tensor<16xf32>
+// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} fastmath<afn> : tensor<16xf32>
 // CHECK: %[[NEGBASE:.*]] = arith.negf %[[BASE]] : tensor<16xf32>
 // CHECK: %[[COL:.*]] = tile.expand_dims %[[NEGBASE]] axis = 1
 // CHECK: %[[ROWS:.*]] = tile.broadcast %[[COL]] : tensor<16x1xf32> -> tensor<16x32xf32>
@@ -82,9 +82,9 @@ func.func @scaled_eager(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor
 // CHECK-LABEL: func.func @eager
 // CHECK: math.exp %{{.*}} : tensor<16xf32>
 // CHECK: math.exp %{{.*}} : tensor<16x32xf32>
+// CHECK: %[[P16:.*]] = arith.truncf %{{.*}} : tensor<16x32xf32> to tensor<16x32xbf16>
 // CHECK: %[[OLD:.*]] = arith.mulf
 // CHECK: %[[NEWSUM:.*]] = arith.addf %[[OLD]]
-// CHECK: %[[P16:.*]] = arith.truncf %{{.*}} : tensor<16x32xf32> to tensor<16x32xbf16>
 // CHECK: %[[W:.*]] = tile.expand_dims %[[OLD]] axis = 1
 // CHECK: %[[UNNORM:.*]] = tile.mma %[[P16]]
 // CHECK: tile.expand_dims %[[NEWSUM]] axis = 1

@@ -49,6 +49,41 @@ func.func @two_loops(%n: i32, %m: i32, %p: tensor<128x64xf32, #mma>,
 #mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
 #rows = #tile.slice<1, #mma>
 
+// The update as tile-decompose-online-softmax emits it, one FMA
+// alpha * l + rowsum(p), is deferred the same way; an FMA that carries the
+// sum in its addend (alpha * p + l, not a rescale of l) is left alone.
+// CHECK-LABEL: func.func @fma_update
+// CHECK:         %[[LOOP:.*]] = scf.for {{.*}} iter_args(%[[L:.*]] = %{{.*}})
+// CHECK:           %[[S:.*]] = tile.reduce sum %{{.*}} axis = 1 lane_partial
+// CHECK:           math.fma %{{.*}}, %[[L]], %[[S]]
+// CHECK:         %[[SUM:.*]] = tile.sum_lane_partials %[[LOOP]]
+// CHECK:         scf.for
+// CHECK-NOT:       lane_partial
+// CHECK:         return %[[SUM]]
+func.func @fma_update(%n: i32, %p: tensor<128x64xf32, #mma>,
+                      %alpha: tensor<128xf32, #rows>)
+    -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128xf32, #rows>
+  %deferred = scf.for %i = %c0 to %n step %c64 iter_args(%l = %zero) -> (tensor<128xf32, #rows>) : i32 {
+    %sum = tile.reduce sum %p axis = 1 : tensor<128x64xf32, #mma> -> tensor<128xf32, #rows>
+    %next = math.fma %alpha, %l, %sum : tensor<128xf32, #rows>
+    scf.yield %next : tensor<128xf32, #rows>
+  }
+  %addend = scf.for %i = %c0 to %n step %c64 iter_args(%l = %zero) -> (tensor<128xf32, #rows>) : i32 {
+    %sum = tile.reduce sum %p axis = 1 : tensor<128x64xf32, #mma> -> tensor<128xf32, #rows>
+    %next = math.fma %alpha, %sum, %l : tensor<128xf32, #rows>
+    scf.yield %next : tensor<128xf32, #rows>
+  }
+  return %deferred, %addend : tensor<128xf32, #rows>, tensor<128xf32, #rows>
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+
 // Left alone: the new sum is used in the loop before it is carried (the
 // eager softmax divides by it), the initial value is neither zero nor a
 // deferred loop's, a row max (not linear), and an update used besides the
