@@ -18,6 +18,8 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm,
   // On canonical IR (constant masks folded); the clean-up after it folds the
   // unmasked loop's constant-true conditions and their arithmetic away.
   pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops());
+  // After the split, which reads the mask's comparisons one by one.
+  pm.nest<mlir::func::FuncOp>().addPass(createTileMergeMaskBounds());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }
@@ -31,6 +33,8 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(createTileDecomposeOnlineSoftmax());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(createTileAssignLayouts());
+  // Before LICM, which then hoists the columns the masks compare.
+  kernel.addPass(createTileShiftCompareOffsets());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());

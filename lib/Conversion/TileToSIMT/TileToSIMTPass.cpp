@@ -329,6 +329,7 @@ void flash::populateTileToSIMTPatterns(TypeConverter &converter,
   });
   populateSharedMemoryOpToSIMTPatterns(converter, patterns);
   populateElementwiseOpToSIMTPatterns(converter, patterns);
+  populateIotaCompareToSIMTPatterns(converter, patterns);
   populateLayoutMoveOpToSIMTPatterns(converter, patterns);
   populateReduceOpToSIMTPatterns(converter, patterns);
   populateMmaOpToSIMTPatterns(converter, patterns);
