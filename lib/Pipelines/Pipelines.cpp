@@ -38,11 +38,12 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
-  if (options.deferLoopSums)
-    kernel.addPass(createTileDeferLoopSums());
   // MMA operands through shared memory: cp.async copies, pipelined over the
   // loop's stages, buffers placed last (pipelining multiplies their slots).
   kernel.addPass(createTileStageShared());
+  // After tile-stage-shared, which marks the kernels it found register-bound.
+  if (options.deferLoopSums)
+    kernel.addPass(createTileDeferLoopSums());
   kernel.addPass(createTilePipelineCopies());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());

@@ -4,6 +4,7 @@
 #include "flashc/InitAllDialects.h"
 #include "flashc/Runtime/Arch.h"
 #include "flashc/Runtime/AtomicFile.h"
+#include "flashc/Target/LoopOffsets.h"
 #include "flashc/Target/Sidecar.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -49,6 +50,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -472,6 +474,27 @@ LogicalResult linkLibdevice(llvm::Module &module, Operation *anchor,
   return success();
 }
 
+llvm::cl::opt<bool> recomputeLoopOffsets(
+    "recompute-loop-offsets",
+    llvm::cl::desc("In register-bound kernels (Q re-read in the loop), "
+                   "recompute loop-invariant offsets inside the loop "
+                   "(lib/Target/LoopOffsets.cpp; =false to compare)"),
+    llvm::cl::init(true));
+
+/// flash::rematerializeLoopOffsets on every function of `module`; the IR it
+/// leaves is verified (a broken one would reach ptxas as wrong PTX).
+LogicalResult recomputeOffsetsInLoops(llvm::Module &module, Operation *anchor) {
+  for (llvm::Function &function : module)
+    flash::rematerializeLoopOffsets(function);
+  std::string broken;
+  llvm::raw_string_ostream os(broken);
+  if (llvm::verifyModule(module, &os))
+    return anchor->emitError()
+           << "recomputing loop offsets broke the LLVM IR (a flashc bug): "
+           << broken;
+  return success();
+}
+
 /// Whether a kernel of `gpuModule` has its registers full of loop tiles
 /// (flashc.register_bound, from tile-stage-shared's re-read of an MMA operand).
 bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
@@ -567,6 +590,10 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
     return module.emitError()
            << "LLVM optimization failed: " << llvm::toString(std::move(err));
 
+  // After LLVM's LICM: keep one register per offset root across the loops.
+  if (registerBound && recomputeLoopOffsets &&
+      failed(recomputeOffsetsInLoops(*llvmModule, module)))
+    return failure();
   chooseLoopStrengthReduction(registerBound);
   llvm::SmallString<0> ptx;
   {

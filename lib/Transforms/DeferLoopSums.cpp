@@ -4,7 +4,8 @@
 // l = alpha * l + rowsum(p). Each thread can keep the sum of its own columns
 // instead (the update is linear, and alpha is the same in every lane that
 // holds a row), so that the lanes' parts are added up once, after the loop,
-// rather than with butterfly shuffles in every iteration.
+// rather than with butterfly shuffles in every iteration. Kernels at the
+// register limit (tile.register_bound) are left alone.
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
@@ -118,6 +119,10 @@ struct TileDeferLoopSumsPass
     auto warps = getOperation()->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
     if (!warps)
       return; // not a kernel
+    // At the register limit (tile-stage-shared re-reads an operand), ptxas
+    // spills about twice as much with the partial sums (docs/perf.md).
+    if (getOperation()->hasAttr(kRegisterBoundAttrName))
+      return;
     SmallVector<scf::ForOp> loops;
     getOperation().walk<WalkOrder::PreOrder>(
         [&](scf::ForOp loop) { loops.push_back(loop); });

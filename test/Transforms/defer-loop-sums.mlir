@@ -117,3 +117,28 @@ func.func @rows_across_warps(%n: i32, %p: tensor<32x16xf32, #mma>,
   }
   return %l : tensor<32xf32, #rows>
 }
+
+// -----
+
+// A register-bound kernel (tile-stage-shared re-reads an MMA operand there):
+// ptxas spills more with the partial sums, so the loop keeps its reduction.
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+// CHECK-LABEL: func.func @register_bound
+// CHECK-NOT: lane_partial
+// CHECK-NOT: tile.sum_lane_partials
+// CHECK: return
+func.func @register_bound(%n: i32, %p: tensor<128x64xf32, #mma>,
+                          %alpha: tensor<128xf32, #rows>)
+    -> tensor<128xf32, #rows> attributes {tile.num_warps = 4 : i32, tile.register_bound} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128xf32, #rows>
+  %l = scf.for %i = %c0 to %n step %c64 iter_args(%l = %zero) -> (tensor<128xf32, #rows>) : i32 {
+    %scaled = arith.mulf %alpha, %l : tensor<128xf32, #rows>
+    %sum = tile.reduce sum %p axis = 1 : tensor<128x64xf32, #mma> -> tensor<128xf32, #rows>
+    %next = arith.addf %scaled, %sum : tensor<128xf32, #rows>
+    scf.yield %next : tensor<128xf32, #rows>
+  }
+  return %l : tensor<128xf32, #rows>
+}

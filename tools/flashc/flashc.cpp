@@ -92,8 +92,8 @@ cl::opt<bool> splitMaskedLoopsOpt(
 cl::opt<bool> deferLoopSumsOpt(
     "defer-loop-sums",
     cl::desc("Add loop-carried row sums up across lanes once, after the loop "
-             "(tile-defer-loop-sums)"),
-    cl::init(false), cl::cat(flashcCategory));
+             "(tile-defer-loop-sums; =false to compare)"),
+    cl::init(true), cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),

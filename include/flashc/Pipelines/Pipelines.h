@@ -31,11 +31,10 @@ struct LayoutPipelineOptions {
   std::string arch;           ///< named in the message
   TilePipelineOptions tile;   ///< the tile pipeline it starts with
   /// tile-defer-loop-sums: loop-carried row sums added up across lanes once,
-  /// after the loop (flashc --defer-loop-sums). Off by default: it saves 16
-  /// instructions per iteration of fa2's loop at HEAD_DIM 64 without
-  /// spills, but ptxas spills 4-12 bytes outside the loops of two pinned
-  /// configurations with it (docs/perf.md).
-  bool deferLoopSums = false;
+  /// after the loop, saving fa2's loop 16 instructions per iteration at
+  /// HEAD_DIM 64 (docs/perf.md). On by default; flashc
+  /// --defer-loop-sums=false turns it off, to compare.
+  bool deferLoopSums = true;
 };
 
 /// Tile IR as the front end hands it over -> the canonical tile IR that

@@ -53,9 +53,9 @@ struct RunRequest {
   /// emulate, cuda: lower with tile-split-masked-loops (as the tile module
   /// handed over was, normally; flash::TilePipelineOptions).
   bool splitMaskedLoops = true;
-  /// emulate, cuda: lower with tile-defer-loop-sums (flashc
-  /// --defer-loop-sums; flash::LayoutPipelineOptions).
-  bool deferLoopSums = false;
+  /// emulate, cuda: lower with tile-defer-loop-sums (on by default; flashc
+  /// --defer-loop-sums=false; flash::LayoutPipelineOptions).
+  bool deferLoopSums = true;
   /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
   /// compute capability (the newest supported arch not above it).
   std::string arch;

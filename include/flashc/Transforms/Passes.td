@@ -101,7 +101,9 @@ def TileDeferLoopSums : Pass<"tile-defer-loop-sums", "mlir::func::FuncOp"> {
     element in one warp (no cross-warp reduction), `l` and the update have
     no other use in the loop, and the initial value is zero or the result
     of a loop this pass rewrote (the masked loop after the unmasked one);
-    other loops keep their per-iteration reduction.
+    other loops keep their per-iteration reduction. Kernels marked
+    `tile.register_bound` (by tile-stage-shared, which runs first) are left
+    alone: ptxas spills more there with the lanes' parts live in the loop.
   }];
 }
 

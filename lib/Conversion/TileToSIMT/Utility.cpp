@@ -76,15 +76,31 @@ int64_t flash::simt::getNumWarps(Operation *op) {
   return attr ? attr.getInt() : 1;
 }
 
+/// The user of `tid` in `entry` of kind OpTy that divides by the warp size.
+template <typename OpTy>
+static Value warpSplitOf(Value tid, Block &entry) {
+  for (Operation *user : tid.getUsers()) {
+    auto split = dyn_cast<OpTy>(user);
+    if (!split || split->getBlock() != &entry || split.getLhs() != tid)
+      continue;
+    auto divisor = split.getRhs().template getDefiningOp<arith::ConstantIntOp>();
+    if (divisor && divisor.value() == kWarp)
+      return split.getResult();
+  }
+  return {};
+}
+
 ThreadIds flash::simt::getThreadIds(OpBuilder &builder, Operation *op) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   Block &entry = func.getFunctionBody().front();
-  auto it = entry.begin();
-  if (it != entry.end() && isa<NVVM::ThreadIdXOp>(*it)) {
-    Operation *c32 = it->getNextNode();
-    auto div = cast<arith::DivUIOp>(c32->getNextNode());
-    auto rem = cast<arith::RemUIOp>(div->getNextNode());
-    return {it->getResult(0), div.getResult(), rem.getResult()};
+  // Found by what they compute, not where they sit: other patterns may have
+  // put ops before them since the first call created them.
+  for (auto tidOp : entry.getOps<NVVM::ThreadIdXOp>()) {
+    Value tid = tidOp.getResult();
+    Value warp = warpSplitOf<arith::DivUIOp>(tid, entry);
+    Value lane = warpSplitOf<arith::RemUIOp>(tid, entry);
+    if (warp && lane)
+      return {tid, warp, lane};
   }
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&entry);

@@ -1,0 +1,200 @@
+//===- LoopOffsets.cpp - Loop-invariant offsets recomputed in loops -------===//
+//
+// fa2's 128-row tiles re-read Q from shared memory at every k-step. LLVM
+// hoists the swizzled row offsets of Q's, K's and V's ldmatrix out of the KV
+// loop (one per k-step modulo the swizzle's period: `base ^ 32 * k`), and
+// LICM reassociates K's and V's copy addresses into one per-thread 64-bit
+// pointer each; all of them stay live across the loop, where ptxas has no
+// register to spare and spills. Recomputing each offset from its base in the
+// loop costs one integer instruction per ldmatrix; see docs/perf.md, "Loop
+// offsets recomputed in the loop".
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Target/LoopOffsets.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/Transforms/Utils/Local.h"
+
+using namespace llvm;
+
+namespace {
+
+/// The one operand of `inst` that is not a constant when `inst` is a cheap
+/// integer or address operation with constants; null otherwise.
+Value *variableOperand(Instruction *inst) {
+  switch (inst->getOpcode()) {
+  case Instruction::Xor:
+  case Instruction::Or:
+  case Instruction::And:
+  case Instruction::Add:
+  case Instruction::Sub:
+  case Instruction::Shl:
+  case Instruction::LShr:
+  case Instruction::Mul:
+  case Instruction::ZExt:
+  case Instruction::SExt:
+  case Instruction::Trunc:
+  case Instruction::GetElementPtr:
+    break;
+  default:
+    return nullptr;
+  }
+  Value *variable = nullptr;
+  for (Value *operand : inst->operands()) {
+    if (isa<Constant>(operand))
+      continue;
+    if (variable)
+      return nullptr;
+    variable = operand;
+  }
+  return variable;
+}
+
+/// The root of `value`'s chain of cheap operations with constants (the first
+/// value up it that is not one) when `value` is such an operation and the
+/// root is an i32 or i64 (what the opaque copy takes); null otherwise.
+Value *chainRoot(Value *value) {
+  auto *inst = dyn_cast<Instruction>(value);
+  Value *root = inst ? variableOperand(inst) : nullptr;
+  if (!root)
+    return nullptr;
+  while (auto *up = dyn_cast<Instruction>(root)) {
+    Value *next = variableOperand(up);
+    if (!next)
+      break;
+    root = next;
+  }
+  Type *type = root->getType();
+  return type->isIntegerTy(32) || type->isIntegerTy(64) ? root : nullptr;
+}
+
+/// `root` copied at the top of `header` by a side-effecting `mov`: a value
+/// LLVM can neither hoist nor prove equal to `root`, so that neither LICM,
+/// GVN nor MachineLICM moves the chains computed from it out of the loop.
+Value *opaqueCopy(Value *root, BasicBlock *header) {
+  bool wide = root->getType()->isIntegerTy(64);
+  auto *type = FunctionType::get(root->getType(), {root->getType()}, false);
+  InlineAsm *mov =
+      InlineAsm::get(type, wide ? "mov.b64 $0, $1;" : "mov.b32 $0, $1;",
+                     wide ? "=l,l" : "=r,r", /*hasSideEffects=*/true);
+  IRBuilder<> builder(header, header->getFirstInsertionPt());
+  return builder.CreateCall(mov, {root}, root->getName() + ".inloop");
+}
+
+/// A copy of `original`'s chain from `copyOfRoot` instead of `root`,
+/// inserted before `before`; `copies` holds the block's copies made so far.
+Value *copyChain(Value *original, Value *root, Value *copyOfRoot,
+                 Instruction *before, DenseMap<Value *, Value *> &copies) {
+  if (original == root)
+    return copyOfRoot;
+  if (Value *known = copies.lookup(original))
+    return known;
+  Instruction *copy = cast<Instruction>(original)->clone();
+  for (Use &operand : copy->operands())
+    if (!isa<Constant>(operand.get()))
+      operand.set(copyChain(operand.get(), root, copyOfRoot, before, copies));
+  copy->insertBefore(before->getIterator());
+  copy->setName(original->getName());
+  copies[original] = copy;
+  return copy;
+}
+
+/// Rewrites the uses in `loop` (phis aside) of `values`, chains from `root`,
+/// to copies made once per block before the block's first use.
+void recomputeInLoop(Loop &loop, Value *root,
+                     const SetVector<Instruction *> &values) {
+  Value *copyOfRoot = opaqueCopy(root, loop.getHeader());
+  for (BasicBlock *block : loop.blocks()) {
+    DenseMap<Value *, Value *> copies;
+    for (Instruction &inst : *block) {
+      if (isa<PHINode>(inst))
+        continue;
+      for (Use &operand : inst.operands()) {
+        auto *value = dyn_cast<Instruction>(operand.get());
+        if (value && values.contains(value))
+          operand.set(copyChain(value, root, copyOfRoot, &inst, copies));
+      }
+    }
+  }
+}
+
+/// `gep T, (gep T, base, inner), outer` in `loop`, the inner GEP outside it
+/// (LICM's reassociation), becomes `gep T, base, outer + inner`: the loop
+/// then holds `base`, uniform across the CTA where ptxas keeps it in a
+/// uniform register, and `inner`, which the GEPs off other bases share (K's
+/// and V's copies), instead of one per-thread 64-bit pointer per base.
+bool reassociateInvariantGEPs(Loop &loop) {
+  SmallVector<Instruction *> hoisted;
+  for (BasicBlock *block : loop.blocks())
+    for (Instruction &inst : *block) {
+      auto *outer = dyn_cast<GetElementPtrInst>(&inst);
+      auto *inner =
+          outer ? dyn_cast<GetElementPtrInst>(outer->getPointerOperand())
+                : nullptr;
+      if (!inner || loop.contains(inner) || outer->getNumIndices() != 1 ||
+          inner->getNumIndices() != 1 ||
+          inner->getSourceElementType() != outer->getSourceElementType())
+        continue;
+      Value *innerIndex = inner->getOperand(1);
+      Value *outerIndex = outer->getOperand(1);
+      if (isa<Constant>(innerIndex) || isa<Constant>(outerIndex) ||
+          innerIndex->getType() != outerIndex->getType())
+        continue;
+      IRBuilder<> builder(outer);
+      outer->setOperand(0, inner->getPointerOperand());
+      outer->setOperand(1, builder.CreateAdd(outerIndex, innerIndex));
+      outer->setNoWrapFlags(GEPNoWrapFlags::none());
+      hoisted.push_back(inner);
+    }
+  // Left in place, NVPTX's NaryReassociate would find them and undo this.
+  for (Instruction *inner : hoisted)
+    RecursivelyDeleteTriviallyDeadInstructions(inner);
+  return !hoisted.empty();
+}
+
+bool rematerializeInLoop(Loop &loop) {
+  bool changed = reassociateInvariantGEPs(loop);
+  MapVector<Value *, SetVector<Instruction *>> byRoot;
+  for (BasicBlock *block : loop.blocks())
+    for (Instruction &inst : *block) {
+      if (isa<PHINode>(inst))
+        continue;
+      for (Value *operand : inst.operands()) {
+        auto *value = dyn_cast<Instruction>(operand);
+        if (!value || loop.contains(value))
+          continue;
+        if (Value *root = chainRoot(value))
+          byRoot[root].insert(value);
+      }
+    }
+  for (auto &[root, values] : byRoot) {
+    // One value from the root frees no register.
+    if (values.size() < 2)
+      continue;
+    recomputeInLoop(loop, root, values);
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace
+
+bool flash::rematerializeLoopOffsets(Function &function) {
+  if (function.isDeclaration())
+    return false;
+  DominatorTree dominators(function);
+  LoopInfo loops(dominators);
+  bool changed = false;
+  for (Loop *loop : loops.getLoopsInPreorder())
+    if (loop->isInnermost())
+      changed |= rematerializeInLoop(*loop);
+  return changed;
+}

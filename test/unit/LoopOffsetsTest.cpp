@@ -1,0 +1,187 @@
+//===- LoopOffsetsTest.cpp - rematerializeLoopOffsets on small IR ---------===//
+//
+// The transform runs after the emulator's level (on LLVM IR, for ptxas), so
+// the emulator's numerics never see it: these tests check on hand-written
+// IR that every rewritten use computes the same expression as before, from
+// the opaque copy of the same root, and that what must stay does.
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Target/LoopOffsets.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+using namespace llvm;
+
+namespace {
+
+// A KV-loop-like function: three loads off offsets `base ^ 0/32/64` (one
+// root), one off `other + 16` (a root with a single value), and a copy
+// address `gep (gep half %k, %col), %row` with the inner GEP hoisted.
+constexpr const char *kLoop = R"(
+@smem = addrspace(3) global [4096 x i8] undef
+define i32 @kernel(i32 %tid, i32 %other, ptr addrspace(1) %k, i64 %col, i32 %n) {
+entry:
+  %base = add i32 %tid, %other
+  %x32 = xor i32 %base, 32
+  %x64 = xor i32 %base, 64
+  %w0 = zext i32 %base to i64
+  %w32 = zext i32 %x32 to i64
+  %w64 = zext i32 %x64 to i64
+  %a0 = getelementptr i8, ptr addrspace(3) @smem, i64 %w0
+  %a32 = getelementptr i8, ptr addrspace(3) @smem, i64 %w32
+  %a64 = getelementptr i8, ptr addrspace(3) @smem, i64 %w64
+  %single = add i32 %other, 16
+  %kcol = getelementptr half, ptr addrspace(1) %k, i64 %col
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %acc = phi i32 [ 0, %entry ], [ %sum4, %loop ]
+  %v0 = load i32, ptr addrspace(3) %a0
+  %v32 = load i32, ptr addrspace(3) %a32
+  %v64 = load i32, ptr addrspace(3) %a64
+  %row = zext i32 %i to i64
+  %kp = getelementptr half, ptr addrspace(1) %kcol, i64 %row
+  %kv = load i32, ptr addrspace(1) %kp
+  %sum1 = add i32 %acc, %v0
+  %sum2 = add i32 %sum1, %v32
+  %sum3 = add i32 %sum2, %v64
+  %s = add i32 %sum3, %single
+  %sum4 = add i32 %s, %kv
+  %next = add i32 %i, 1
+  %done = icmp eq i32 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i32 %sum4
+}
+)";
+
+struct Parsed {
+  LLVMContext context;
+  std::unique_ptr<Module> module;
+  Function *function = nullptr;
+};
+
+std::unique_ptr<Parsed> parse(const char *text) {
+  auto parsed = std::make_unique<Parsed>();
+  SMDiagnostic error;
+  parsed->module = parseAssemblyString(text, error, parsed->context);
+  if (parsed->module)
+    parsed->function = parsed->module->getFunction("kernel");
+  return parsed;
+}
+
+Instruction *named(Function &function, StringRef name) {
+  for (Instruction &inst : instructions(function))
+    if (inst.getName() == name)
+      return &inst;
+  return nullptr;
+}
+
+/// `copy` computes `original` with `root` replaced by `copyOfRoot`.
+bool sameExpression(Value *original, Value *copy, Value *root,
+                    Value *copyOfRoot) {
+  if (original == root)
+    return copy == copyOfRoot;
+  if (original == copy)
+    return isa<Constant>(original);
+  auto *a = dyn_cast<Instruction>(original);
+  auto *b = dyn_cast<Instruction>(copy);
+  if (!a || !b || !a->isSameOperationAs(b))
+    return false;
+  for (unsigned i = 0; i < a->getNumOperands(); ++i)
+    if (!sameExpression(a->getOperand(i), b->getOperand(i), root, copyOfRoot))
+      return false;
+  return true;
+}
+
+/// The opaque copy of `root` at the top of `block`, or null.
+CallInst *opaqueCopyOf(BasicBlock &block, Value *root) {
+  for (Instruction &inst : block) {
+    auto *call = dyn_cast<CallInst>(&inst);
+    if (call && call->isInlineAsm() && call->getArgOperand(0) == root &&
+        cast<InlineAsm>(call->getCalledOperand())->hasSideEffects())
+      return call;
+  }
+  return nullptr;
+}
+
+TEST(LoopOffsets, RecomputesChainsFromOneRootInTheLoop) {
+  auto parsed = parse(kLoop);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Value *root = named(f, "base");
+  BasicBlock *loop = named(f, "i")->getParent();
+  std::vector<std::pair<LoadInst *, Value *>> loads;
+  for (StringRef name : {"v0", "v32", "v64"}) {
+    auto *load = cast<LoadInst>(named(f, name));
+    loads.push_back({load, load->getPointerOperand()});
+  }
+
+  EXPECT_TRUE(flash::rematerializeLoopOffsets(f));
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  CallInst *copyOfRoot = opaqueCopyOf(*loop, root);
+  ASSERT_TRUE(copyOfRoot);
+  EXPECT_EQ(copyOfRoot->getType(), root->getType());
+  for (auto [load, original] : loads) {
+    auto *address = dyn_cast<Instruction>(load->getPointerOperand());
+    ASSERT_TRUE(address);
+    EXPECT_EQ(address->getParent(), loop) << load->getName().str();
+    EXPECT_TRUE(sameExpression(original, address, root, copyOfRoot))
+        << load->getName().str();
+  }
+}
+
+TEST(LoopOffsets, LeavesASingleValueOfARoot) {
+  auto parsed = parse(kLoop);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Instruction *single = named(f, "single");
+  Instruction *s = named(f, "s");
+  flash::rematerializeLoopOffsets(f);
+  EXPECT_EQ(s->getOperand(1), single);
+  EXPECT_FALSE(opaqueCopyOf(*s->getParent(), named(f, "other")));
+}
+
+TEST(LoopOffsets, AddsTheInnerIndexOfAHoistedGEPInTheLoop) {
+  auto parsed = parse(kLoop);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  auto *kp = cast<GetElementPtrInst>(named(f, "kp"));
+  Value *k = f.getArg(2);
+  Value *col = f.getArg(3);
+  Value *row = named(f, "row");
+  flash::rematerializeLoopOffsets(f);
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  EXPECT_EQ(kp->getPointerOperand(), k);
+  auto *index = dyn_cast<BinaryOperator>(kp->getOperand(1));
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->getOpcode(), Instruction::Add);
+  EXPECT_EQ(index->getOperand(0), row);
+  EXPECT_EQ(index->getOperand(1), col);
+  // The hoisted GEP is gone: NVPTX's NaryReassociate would reuse it.
+  EXPECT_FALSE(named(f, "kcol"));
+}
+
+TEST(LoopOffsets, LeavesLoopFreeFunctions) {
+  auto parsed = parse(R"(
+define i32 @kernel(i32 %tid) {
+  %a = xor i32 %tid, 32
+  %b = xor i32 %tid, 64
+  %c = add i32 %a, %b
+  ret i32 %c
+}
+)");
+  ASSERT_TRUE(parsed->function);
+  EXPECT_FALSE(flash::rematerializeLoopOffsets(*parsed->function));
+}
+
+} // namespace
