@@ -32,6 +32,12 @@ public:
     return cast<func::FuncOp>(module->getBody()->front());
   }
 
+  /// getThreadIds as a pattern lowering `f`'s return would call it.
+  flash::simt::ThreadIds lookup(func::FuncOp f) {
+    OpBuilder b(&ctx);
+    return flash::simt::getThreadIds(b, f.getBody().front().getTerminator());
+  }
+
   size_t count(func::FuncOp f, StringRef name) {
     size_t n = 0;
     f.walk([&](Operation *op) { n += op->getName().getStringRef() == name; });
@@ -50,9 +56,7 @@ TEST_F(ThreadIdsTest, FindsIdsBehindOtherOps) {
     %c32 = arith.constant 32 : i32
     %lane = arith.remui %tid, %c32 : i32
     %warp = arith.divui %tid, %c32 : i32)");
-  OpBuilder b(&ctx);
-  Operation *ret = f.getBody().front().getTerminator();
-  flash::simt::ThreadIds ids = flash::simt::getThreadIds(b, ret);
+  flash::simt::ThreadIds ids = lookup(f);
   EXPECT_EQ(count(f, "nvvm.read.ptx.sreg.tid.x"), 1u);
   EXPECT_EQ(ids.tid.getDefiningOp()->getName().getStringRef(),
             "nvvm.read.ptx.sreg.tid.x");
@@ -68,13 +72,11 @@ TEST_F(ThreadIdsTest, CreatesThemOnceWhereOnlyLookalikesExist) {
     %c16 = arith.constant 16 : i32
     %half = arith.divui %tid, %c16 : i32
     %r = arith.remui %tid, %c16 : i32)");
-  OpBuilder b(&ctx);
-  Operation *ret = f.getBody().front().getTerminator();
-  flash::simt::ThreadIds first = flash::simt::getThreadIds(b, ret);
+  flash::simt::ThreadIds first = lookup(f);
   EXPECT_EQ(count(f, "nvvm.read.ptx.sreg.tid.x"), 2u);
-  b.setInsertionPointToStart(&f.getBody().front());
+  OpBuilder b = OpBuilder::atBlockBegin(&f.getBody().front());
   arith::ConstantIntOp::create(b, f.getLoc(), 3, 32);
-  flash::simt::ThreadIds again = flash::simt::getThreadIds(b, ret);
+  flash::simt::ThreadIds again = lookup(f);
   EXPECT_EQ(count(f, "nvvm.read.ptx.sreg.tid.x"), 2u);
   EXPECT_EQ(first.tid, again.tid);
   EXPECT_EQ(first.warp, again.warp);
