@@ -94,6 +94,13 @@ cl::opt<bool> deferLoopSumsOpt(
     cl::desc("Add loop-carried row sums up across lanes once, after the loop "
              "(tile-defer-loop-sums; =false to compare)"),
     cl::init(true), cl::cat(flashcCategory));
+cl::opt<bool> leanMasksOpt(
+    "lean-masks",
+    cl::desc("One comparison per mask bound, start_n on the per-row limit, "
+             "columns compared as immediates (tile-merge-mask-bounds, "
+             "tile-shift-compare-offsets; off by default: ptxas spills more "
+             "in some configurations)"),
+    cl::init(false), cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
@@ -341,6 +348,7 @@ int runPipeline(mlir::ModuleOp module, bool runMode,
   layout.maxSharedBytes = flash::maxSharedBytesPerCTA(target.arch);
   layout.arch = target.arch;
   layout.tile.splitMaskedLoops = splitMaskedLoopsOpt;
+  layout.tile.leanMasks = leanMasksOpt;
   layout.deferLoopSums = deferLoopSumsOpt;
   if (!lowering)
     flash::buildTilePipeline(pm, layout.tile);
@@ -370,6 +378,7 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   request.stats = statsOpt;
   request.splitMaskedLoops = splitMaskedLoopsOpt;
   request.deferLoopSums = deferLoopSumsOpt;
+  request.leanMasks = leanMasksOpt;
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())
     request.arch = archOpt;

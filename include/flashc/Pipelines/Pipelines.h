@@ -22,6 +22,13 @@ struct TilePipelineOptions {
   /// mask from blocks it shows whole (flashc --split-masked-loops=false
   /// turns it off, to compare).
   bool splitMaskedLoops = true;
+  /// The lean masked loop (flashc --lean-masks, off by default): the tile
+  /// pipeline runs tile-merge-mask-bounds, the layout pipeline
+  /// tile-shift-compare-offsets, convert-tile-to-simt compares column
+  /// indices as immediates. Fewer instructions in the masked loop, but
+  /// ptxas spills in some configurations (docs/perf.md, "Session 8: lean
+  /// masked loop").
+  bool leanMasks = false;
 };
 
 /// What the layout pipeline checks against the target, before any lowering
@@ -52,7 +59,9 @@ void buildLayoutPipeline(mlir::OpPassManager &pm,
 
 /// Layout-assigned tile IR -> the SIMT level: one thread's program in a
 /// gpu.module, with mma.sync, shuffles and explicit memory accesses.
-void buildLayoutToSIMTPipeline(mlir::OpPassManager &pm);
+/// `iotaImmediates`: convert-tile-to-simt's iota-immediates (--lean-masks).
+void buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,
+                               bool iotaImmediates = false);
 
 /// buildLayoutPipeline then buildLayoutToSIMTPipeline (`--emit=simt`).
 void buildSIMTPipeline(mlir::OpPassManager &pm,

@@ -56,6 +56,9 @@ struct RunRequest {
   /// emulate, cuda: lower with tile-defer-loop-sums (on by default; flashc
   /// --defer-loop-sums=false; flash::LayoutPipelineOptions).
   bool deferLoopSums = true;
+  /// emulate, cuda: lower with the lean masked loop (as the tile module
+  /// handed over was; flashc --lean-masks; flash::TilePipelineOptions).
+  bool leanMasks = false;
   /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
   /// compute capability (the newest supported arch not above it).
   std::string arch;
