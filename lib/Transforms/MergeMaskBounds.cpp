@@ -104,6 +104,19 @@ Value limitCore(const Bound &bound) {
   return limit;
 }
 
+/// Whether making the bound inclusive is exact for a constant limit: `c <
+/// INT_MIN` (`c > INT_MAX`) holds for no `c`, and its limit minus (plus) one
+/// would wrap. Other limits are index values, assumed not to overflow.
+bool inclusiveIsExact(const Bound &bound) {
+  Value limit = stripBroadcasts(bound.limit);
+  if (auto splat = limit.getDefiningOp<SplatOp>())
+    limit = splat.getValue();
+  APInt value;
+  if (!bound.strict || !matchPattern(limit, m_ConstantInt(&value)))
+    return true;
+  return bound.upper ? !value.isMinSignedValue() : !value.isMaxSignedValue();
+}
+
 /// Whether the limits' tiles have one shape. Combined at a larger shape,
 /// the limit would cost as much per score as the comparisons it replaces.
 bool limitsShareShape(ArrayRef<Bound> bounds) {
@@ -213,7 +226,8 @@ struct MergeBounds : OpRewritePattern<OpTy> {
     SmallVector<Value> terms;
     llvm::DenseSet<Value> merged;
     for (auto &[key, bounds] : groupBounds(leaves)) {
-      if (bounds.size() < 2 || !limitsShareShape(bounds))
+      if (bounds.size() < 2 || !limitsShareShape(bounds) ||
+          !llvm::all_of(bounds, inclusiveIsExact))
         continue;
       // A conjunction keeps the tightest limit, a disjunction the loosest.
       bool upper = key.second != 0;
