@@ -41,6 +41,7 @@ int lowerToSIMT(const BackendContext &context, const ArchInfo *arch) {
   if (hasLayouts(module))
     buildLayoutToSIMTPipeline(pm, context.request.leanMasks);
   else {
+    layout.tile.mergeMaskBounds = context.request.mergeMaskBounds;
     layout.tile.leanMasks = context.request.leanMasks;
     layout.tile.splitMaskedLoops = context.request.splitMaskedLoops;
     layout.deferLoopSums = context.request.deferLoopSums;

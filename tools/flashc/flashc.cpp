@@ -94,12 +94,17 @@ cl::opt<bool> deferLoopSumsOpt(
     cl::desc("Add loop-carried row sums up across lanes once, after the loop "
              "(tile-defer-loop-sums; =false to compare)"),
     cl::init(true), cl::cat(flashcCategory));
+cl::opt<bool> mergeMaskBoundsOpt(
+    "merge-mask-bounds",
+    cl::desc("One comparison per bound of a mask in the masked loops "
+             "(tile-merge-mask-bounds; =false to compare)"),
+    cl::init(true), cl::cat(flashcCategory));
 cl::opt<bool> leanMasksOpt(
     "lean-masks",
-    cl::desc("One comparison per mask bound, start_n on the per-row limit, "
-             "columns compared as immediates (tile-merge-mask-bounds, "
-             "tile-shift-compare-offsets; off by default: ptxas spills more "
-             "in some configurations)"),
+    cl::desc("Masks compare loop-invariant columns, as immediates, with "
+             "per-row limits minus start_n (tile-shift-compare-offsets, "
+             "convert-tile-to-simt iota-immediates; off by default: ptxas "
+             "spills more in some configurations)"),
     cl::init(false), cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));
@@ -348,6 +353,7 @@ int runPipeline(mlir::ModuleOp module, bool runMode,
   layout.maxSharedBytes = flash::maxSharedBytesPerCTA(target.arch);
   layout.arch = target.arch;
   layout.tile.splitMaskedLoops = splitMaskedLoopsOpt;
+  layout.tile.mergeMaskBounds = mergeMaskBoundsOpt;
   layout.tile.leanMasks = leanMasksOpt;
   layout.deferLoopSums = deferLoopSumsOpt;
   if (!lowering)
@@ -378,6 +384,7 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   request.stats = statsOpt;
   request.splitMaskedLoops = splitMaskedLoopsOpt;
   request.deferLoopSums = deferLoopSumsOpt;
+  request.mergeMaskBounds = mergeMaskBoundsOpt;
   request.leanMasks = leanMasksOpt;
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())

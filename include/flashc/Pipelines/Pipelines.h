@@ -22,12 +22,15 @@ struct TilePipelineOptions {
   /// mask from blocks it shows whole (flashc --split-masked-loops=false
   /// turns it off, to compare).
   bool splitMaskedLoops = true;
-  /// The lean masked loop (flashc --lean-masks, off by default): the tile
-  /// pipeline runs tile-merge-mask-bounds, the layout pipeline
-  /// tile-shift-compare-offsets, convert-tile-to-simt compares column
-  /// indices as immediates. Fewer instructions in the masked loop, but
-  /// ptxas spills in some configurations (docs/perf.md, "Session 8: lean
-  /// masked loop").
+  /// tile-merge-mask-bounds after the split: one comparison per bound of a
+  /// mask (fa2 causal: one select per score instead of two). On by default;
+  /// flashc --merge-mask-bounds=false turns it off, to compare.
+  bool mergeMaskBounds = true;
+  /// The rest of the lean masked loop (flashc --lean-masks, off by
+  /// default): tile-shift-compare-offsets in the layout pipeline and
+  /// convert-tile-to-simt's iota-immediates. A few instructions fewer in
+  /// fa2's masked loop, but ptxas spills in some configurations
+  /// (docs/perf.md, "Session 8: lean masked loop").
   bool leanMasks = false;
 };
 

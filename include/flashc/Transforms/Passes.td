@@ -46,8 +46,13 @@ def TileMergeMaskBounds : Pass<"tile-merge-mask-bounds", "mlir::func::FuncOp"> {
     bound, `col < Nk && col <= row + Nk - Nq`, costs one comparison per
     score against a limit computed once per row (LLVM lowers the
     conjunction of two comparisons as two selects per score). Groups whose
-    limits are tiles of different shapes stay as written. Index arithmetic
-    is assumed not to overflow, as in tile-split-masked-loops.
+    limits are tiles of different shapes stay as written. Exact but for
+    overflow: making a strict bound inclusive subtracts (adds) one, which a
+    constant INT_MIN (INT_MAX) limit would wrap, so such a group stays; other
+    limits are index values (Nk - 1 >= -1), assumed not to overflow, as in
+    tile-split-masked-loops. A negative limit (a row that sees no key)
+    stays negative through the min. The pipeline runs it after
+    tile-split-masked-loops (flashc --merge-mask-bounds=false turns it off).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
@@ -66,7 +71,10 @@ def TileShiftCompareOffsets
     conversion to SIMT compares them as immediates). A scalar limit (the
     key-length tail alone) stays: its columns would be registers held
     across the loop for one addition each. Index arithmetic is assumed not
-    to overflow, as in tile-split-masked-loops.
+    to overflow, as in tile-split-masked-loops (|limit - start_n| is at most
+    Nq + Nk). Off by default: the pipeline runs it with flashc --lean-masks
+    only, as ptxas then spills in some configurations (docs/perf.md,
+    "Session 8: lean masked loop").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
