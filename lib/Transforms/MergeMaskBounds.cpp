@@ -204,6 +204,39 @@ groupBounds(ArrayRef<Value> leaves) {
   return groups;
 }
 
+/// Whether `root` is the top of its tree of `OpTy` ops (no `OpTy` user,
+/// directly or through a broadcast).
+template <typename OpTy>
+bool isTreeRoot(Operation *root) {
+  for (Operation *user : root->getUsers()) {
+    if (isa<OpTy>(user))
+      return false;
+    if (isa<BroadcastOp>(user) && !user->use_empty() &&
+        isa<OpTy>(*user->getUsers().begin()))
+      return false;
+  }
+  return true;
+}
+
+/// One comparison of `subject` with the combined limit of `bounds` (all
+/// upper or all lower), at `rootType`'s shape.
+Value mergeGroup(PatternRewriter &rewriter, Location loc, Value subject,
+                 bool upper, ArrayRef<Bound> bounds, bool useMin,
+                 RankedTensorType rootType) {
+  SmallVector<Value> limits;
+  for (const Bound &bound : bounds)
+    limits.push_back(inclusiveLimit(rewriter, loc, bound));
+  Value limit = combineLimits(rewriter, loc, limits, useMin);
+  if (!isa<RankedTensorType>(limit.getType()))
+    limit = SplatOp::create(
+        rewriter, loc,
+        RankedTensorType::get(rootType.getShape(), limit.getType()), limit);
+  auto pred = upper ? arith::CmpIPredicate::sle : arith::CmpIPredicate::sge;
+  return arith::CmpIOp::create(rewriter, loc, pred,
+                               broadcastTo(rewriter, loc, subject, rootType),
+                               broadcastTo(rewriter, loc, limit, rootType));
+}
+
 /// andi (min of upper limits, max of lower ones) or ori (the reverse) of
 /// comparisons of one subject: a single comparison per direction.
 template <typename OpTy>
@@ -216,10 +249,8 @@ struct MergeBounds : OpRewritePattern<OpTy> {
     auto rootType = dyn_cast<RankedTensorType>(root.getType());
     if (!rootType || rootType.getEncoding())
       return failure(); // tile level only: new tiles get no layout here
-    for (Operation *user : root->getUsers())
-      if (isa<OpTy>(user) || (isa<BroadcastOp>(user) && !user->use_empty() &&
-                              isa<OpTy>(*user->getUsers().begin())))
-        return failure(); // not the root of its tree
+    if (!isTreeRoot<OpTy>(root))
+      return failure();
     SmallVector<Value> leaves;
     collectLeaves<OpTy>(root.getResult(), leaves);
     Location loc = root.getLoc();
@@ -231,19 +262,8 @@ struct MergeBounds : OpRewritePattern<OpTy> {
         continue;
       // A conjunction keeps the tightest limit, a disjunction the loosest.
       bool upper = key.second != 0;
-      SmallVector<Value> limits;
-      for (const Bound &bound : bounds)
-        limits.push_back(inclusiveLimit(rewriter, loc, bound));
-      Value limit =
-          combineLimits(rewriter, loc, limits, upper == kConjunction);
-      if (!isa<RankedTensorType>(limit.getType()))
-        limit = SplatOp::create(
-            rewriter, loc,
-            RankedTensorType::get(rootType.getShape(), limit.getType()), limit);
-      auto pred = upper ? arith::CmpIPredicate::sle : arith::CmpIPredicate::sge;
-      terms.push_back(arith::CmpIOp::create(
-          rewriter, loc, pred, broadcastTo(rewriter, loc, key.first, rootType),
-          broadcastTo(rewriter, loc, limit, rootType)));
+      terms.push_back(mergeGroup(rewriter, loc, key.first, upper, bounds,
+                                 upper == kConjunction, rootType));
       for (const Bound &bound : bounds)
         merged.insert(bound.leaf);
     }
