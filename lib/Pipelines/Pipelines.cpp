@@ -19,7 +19,7 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm,
   // unmasked loop's constant-true conditions and their arithmetic away.
   pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops());
   // After the split, which reads the mask's comparisons one by one.
-  if (options.mergeMaskBounds)
+  if (options.mergeMaskBounds || options.leanMasks)
     pm.nest<mlir::func::FuncOp>().addPass(createTileMergeMaskBounds());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

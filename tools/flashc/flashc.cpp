@@ -97,14 +97,16 @@ cl::opt<bool> deferLoopSumsOpt(
 cl::opt<bool> mergeMaskBoundsOpt(
     "merge-mask-bounds",
     cl::desc("One comparison per bound of a mask in the masked loops "
-             "(tile-merge-mask-bounds; =false to compare)"),
-    cl::init(true), cl::cat(flashcCategory));
+             "(tile-merge-mask-bounds; off by default: ptxas spills more in "
+             "a few configurations)"),
+    cl::init(false), cl::cat(flashcCategory));
 cl::opt<bool> leanMasksOpt(
     "lean-masks",
-    cl::desc("Masks compare loop-invariant columns, as immediates, with "
-             "per-row limits minus start_n (tile-shift-compare-offsets, "
-             "convert-tile-to-simt iota-immediates; off by default: ptxas "
-             "spills more in some configurations)"),
+    cl::desc("--merge-mask-bounds, and masks compare loop-invariant "
+             "columns, as immediates, with per-row limits minus start_n "
+             "(tile-shift-compare-offsets, convert-tile-to-simt "
+             "iota-immediates; off by default: ptxas spills more in some "
+             "configurations)"),
     cl::init(false), cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));

@@ -23,14 +23,15 @@ struct TilePipelineOptions {
   /// turns it off, to compare).
   bool splitMaskedLoops = true;
   /// tile-merge-mask-bounds after the split: one comparison per bound of a
-  /// mask (fa2 causal: one select per score instead of two). On by default;
-  /// flashc --merge-mask-bounds=false turns it off, to compare.
-  bool mergeMaskBounds = true;
-  /// The rest of the lean masked loop (flashc --lean-masks, off by
-  /// default): tile-shift-compare-offsets in the layout pipeline and
-  /// convert-tile-to-simt's iota-immediates. A few instructions fewer in
-  /// fa2's masked loop, but ptxas spills in some configurations
-  /// (docs/perf.md, "Session 8: lean masked loop").
+  /// mask (fa2 causal: one select per score instead of two). Off by default
+  /// (flashc --merge-mask-bounds): ptxas then spills at 255 registers in 4
+  /// configurations of the dense sweep (docs/perf.md, "Session 8: lean
+  /// masked loop").
+  bool mergeMaskBounds = false;
+  /// The whole lean masked loop (flashc --lean-masks, off by default):
+  /// tile-merge-mask-bounds, tile-shift-compare-offsets in the layout
+  /// pipeline and convert-tile-to-simt's iota-immediates; more kernels
+  /// spill with it.
   bool leanMasks = false;
 };
 

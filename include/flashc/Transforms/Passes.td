@@ -52,7 +52,9 @@ def TileMergeMaskBounds : Pass<"tile-merge-mask-bounds", "mlir::func::FuncOp"> {
     limits are index values (Nk - 1 >= -1), assumed not to overflow, as in
     tile-split-masked-loops. A negative limit (a row that sees no key)
     stays negative through the min. The pipeline runs it after
-    tile-split-masked-loops (flashc --merge-mask-bounds=false turns it off).
+    tile-split-masked-loops with flashc --merge-mask-bounds or --lean-masks
+    (off by default: ptxas spills at 255 registers in 4 configurations of
+    the dense sweep; docs/perf.md, "Session 8: lean masked loop").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
