@@ -18,6 +18,9 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm,
   // On canonical IR (constant masks folded); the clean-up after it folds the
   // unmasked loop's constant-true conditions and their arithmetic away.
   pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops());
+  // After the split, which reads the mask's comparisons one by one.
+  if (options.mergeMaskBounds || options.leanMasks)
+    pm.nest<mlir::func::FuncOp>().addPass(createTileMergeMaskBounds());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }
@@ -31,6 +34,9 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(createTileDecomposeOnlineSoftmax());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(createTileAssignLayouts());
+  // Before LICM, which then hoists the columns the masks compare.
+  if (options.tile.leanMasks)
+    kernel.addPass(createTileShiftCompareOffsets());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
@@ -49,8 +55,11 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(createTileAllocateShared(allocate));
 }
 
-void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm) {
-  pm.addPass(createConvertTileToSIMT());
+void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,
+                                      bool iotaImmediates) {
+  ConvertTileToSIMTOptions convert;
+  convert.iotaImmediates = iotaImmediates;
+  pm.addPass(createConvertTileToSIMT(convert));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // The per-lane index arithmetic of every access is loop-invariant; hoisted
@@ -61,7 +70,7 @@ void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm) {
 void flash::buildSIMTPipeline(mlir::OpPassManager &pm,
                               const LayoutPipelineOptions &options) {
   buildLayoutPipeline(pm, options);
-  buildLayoutToSIMTPipeline(pm);
+  buildLayoutToSIMTPipeline(pm, options.tile.leanMasks);
 }
 
 void flash::registerFlashPipelines() {
@@ -79,7 +88,7 @@ void flash::registerFlashPipelines() {
       "flashc-layout-to-simt",
       "Layout-assigned tile IR (`flashc --emit=layout`) -> the SIMT level: "
       "what `flashc run` and flash-emulate do with such input",
-      buildLayoutToSIMTPipeline);
+      [](mlir::OpPassManager &pm) { buildLayoutToSIMTPipeline(pm); });
   mlir::PassPipelineRegistration<>(
       "flashc-simt",
       "The SIMT level, one thread's program: what `flashc --emit=simt` "

@@ -39,8 +39,10 @@ int lowerToSIMT(const BackendContext &context, const ArchInfo *arch) {
     layout.arch = std::string(arch->name);
   }
   if (hasLayouts(module))
-    buildLayoutToSIMTPipeline(pm);
+    buildLayoutToSIMTPipeline(pm, context.request.leanMasks);
   else {
+    layout.tile.mergeMaskBounds = context.request.mergeMaskBounds;
+    layout.tile.leanMasks = context.request.leanMasks;
     layout.tile.splitMaskedLoops = context.request.splitMaskedLoops;
     layout.deferLoopSums = context.request.deferLoopSums;
     buildSIMTPipeline(pm, layout);

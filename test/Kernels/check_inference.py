@@ -66,6 +66,8 @@ def parse_args():
     ap.add_argument("--nnew", type=int, default=3)
     ap.add_argument("--dense", action="store_true")
     ap.add_argument("--stats", action="store_true")
+    ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[],
+                    help="an option for every `flashc run` (e.g. --lean-masks)")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args()
 
@@ -103,7 +105,7 @@ class Ctx:
         """flashc run of kernels/KERNEL(_bf16).tile; the outputs as float64."""
         name = kernel + ("_bf16" if self.args.bf16 else "")
         cmd = [self.args.flashc, "run", os.path.join(self.args.kernels_dir, name + ".tile"),
-               "--target=" + target] + list(extra)
+               "--target=" + target] + self.args.flashc_flags + list(extra)
         for d in self.args.defines if defines is None else defines:
             cmd += ["-D", d]
         if self.args.D != 64:

@@ -94,6 +94,20 @@ cl::opt<bool> deferLoopSumsOpt(
     cl::desc("Add loop-carried row sums up across lanes once, after the loop "
              "(tile-defer-loop-sums; =false to compare)"),
     cl::init(true), cl::cat(flashcCategory));
+cl::opt<bool> mergeMaskBoundsOpt(
+    "merge-mask-bounds",
+    cl::desc("One comparison per bound of a mask in the masked loops "
+             "(tile-merge-mask-bounds; off by default: ptxas spills more in "
+             "a few configurations)"),
+    cl::init(false), cl::cat(flashcCategory));
+cl::opt<bool> leanMasksOpt(
+    "lean-masks",
+    cl::desc("--merge-mask-bounds, and masks compare loop-invariant "
+             "columns, as immediates, with per-row limits minus start_n "
+             "(tile-shift-compare-offsets, convert-tile-to-simt "
+             "iota-immediates; off by default: ptxas spills more in some "
+             "configurations)"),
+    cl::init(false), cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
@@ -341,6 +355,8 @@ int runPipeline(mlir::ModuleOp module, bool runMode,
   layout.maxSharedBytes = flash::maxSharedBytesPerCTA(target.arch);
   layout.arch = target.arch;
   layout.tile.splitMaskedLoops = splitMaskedLoopsOpt;
+  layout.tile.mergeMaskBounds = mergeMaskBoundsOpt;
+  layout.tile.leanMasks = leanMasksOpt;
   layout.deferLoopSums = deferLoopSumsOpt;
   if (!lowering)
     flash::buildTilePipeline(pm, layout.tile);
@@ -370,6 +386,8 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   request.stats = statsOpt;
   request.splitMaskedLoops = splitMaskedLoopsOpt;
   request.deferLoopSums = deferLoopSumsOpt;
+  request.mergeMaskBounds = mergeMaskBoundsOpt;
+  request.leanMasks = leanMasksOpt;
   // cuda: without --arch, the launcher compiles for the device's arch.
   if (archOpt.getNumOccurrences())
     request.arch = archOpt;

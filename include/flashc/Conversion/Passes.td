@@ -15,7 +15,19 @@ def ConvertTileToSIMT : Pass<"convert-tile-to-simt", "mlir::ModuleOp"> {
     `tile.mma` one `nvvm.mma.sync` m16n8k16 per atom and k-step. Grid
     functions stay on the host side unchanged. The form is documented in
     docs/ir-conventions.md, "SIMT level".
+
+    With `iota-immediates` (flashc --lean-masks), a signed comparison of a
+    column index tile (`tile.iota` under expand_dims/broadcast) with a
+    broadcast limit compares each register's constant offset, an
+    immediate, with `limit - part` (the thread's part of the index): no
+    register per column. Off by default: ptxas then allocates some kernels
+    fewer registers and spills (docs/perf.md, "Session 8: lean masked
+    loop").
   }];
+  let options = [
+    Option<"iotaImmediates", "iota-immediates", "bool", "false",
+           "Compare column indices with per-row limits as immediates">
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
     "mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect",

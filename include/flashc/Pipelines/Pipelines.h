@@ -22,6 +22,17 @@ struct TilePipelineOptions {
   /// mask from blocks it shows whole (flashc --split-masked-loops=false
   /// turns it off, to compare).
   bool splitMaskedLoops = true;
+  /// tile-merge-mask-bounds after the split: one comparison per bound of a
+  /// mask (fa2 causal: one select per score instead of two). Off by default
+  /// (flashc --merge-mask-bounds): ptxas then spills at 255 registers in 4
+  /// configurations of the dense sweep (docs/perf.md, "Session 8: lean
+  /// masked loop").
+  bool mergeMaskBounds = false;
+  /// The whole lean masked loop (flashc --lean-masks, off by default):
+  /// tile-merge-mask-bounds, tile-shift-compare-offsets in the layout
+  /// pipeline and convert-tile-to-simt's iota-immediates; more kernels
+  /// spill with it.
+  bool leanMasks = false;
 };
 
 /// What the layout pipeline checks against the target, before any lowering
@@ -52,7 +63,9 @@ void buildLayoutPipeline(mlir::OpPassManager &pm,
 
 /// Layout-assigned tile IR -> the SIMT level: one thread's program in a
 /// gpu.module, with mma.sync, shuffles and explicit memory accesses.
-void buildLayoutToSIMTPipeline(mlir::OpPassManager &pm);
+/// `iotaImmediates`: convert-tile-to-simt's iota-immediates (--lean-masks).
+void buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,
+                               bool iotaImmediates = false);
 
 /// buildLayoutPipeline then buildLayoutToSIMTPipeline (`--emit=simt`).
 void buildSIMTPipeline(mlir::OpPassManager &pm,

@@ -19,6 +19,14 @@ namespace flash {
 /// Patterns that expand tile.online_softmax{,_finalize} into primitive ops.
 void populateDecomposeOnlineSoftmaxPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns that merge a mask's comparisons of one value in one direction
+/// (`c < a && c <= b` -> `c <= min(a - 1, b)`) into one.
+void populateMergeMaskBoundsPatterns(mlir::RewritePatternSet &patterns);
+
+/// Patterns that move a comparison's scalar offset to the side with fewer
+/// registers (`start_n + iota <= limit` -> `iota <= limit - start_n`).
+void populateShiftCompareOffsetsPatterns(mlir::RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "flashc/Transforms/Passes.h.inc"
 } // namespace flash

@@ -32,6 +32,55 @@ def TileSplitMaskedLoops
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def TileMergeMaskBounds : Pass<"tile-merge-mask-bounds", "mlir::func::FuncOp"> {
+  let summary = "One comparison per subject and direction in a mask's and/or tree";
+  let description = [{
+    Tile level (tiles without layouts). In a tree of `arith.andi` (or of
+    `arith.ori`) over i1 tiles, through `tile.broadcast`, the signed
+    comparisons (`arith.cmpi` slt/sle/sgt/sge) that bound one value (the
+    same SSA value under its broadcasts, on either side) from the same side
+    become one: `c < a && c <= b` is `c <= min(a - 1, b)`, `c >= a && c > b`
+    is `c >= max(a, b + 1)`, and a disjunction takes the max (min) instead.
+    The limit is combined at the shape of the limits under their broadcasts
+    (a splat's scalar, or a per-row tile), so a causal mask with a key
+    bound, `col < Nk && col <= row + Nk - Nq`, costs one comparison per
+    score against a limit computed once per row (LLVM lowers the
+    conjunction of two comparisons as two selects per score). Groups whose
+    limits are tiles of different shapes stay as written. Exact but for
+    overflow: making a strict bound inclusive subtracts (adds) one, which a
+    constant INT_MIN (INT_MAX) limit would wrap, so such a group stays; other
+    limits are index values (Nk - 1 >= -1), assumed not to overflow, as in
+    tile-split-masked-loops. A negative limit (a row that sees no key)
+    stays negative through the min. The pipeline runs it after
+    tile-split-masked-loops with flashc --merge-mask-bounds or --lean-masks
+    (off by default: ptxas spills at 255 registers in 4 configurations of
+    the dense sweep; docs/perf.md, "Session 8: lean masked loop").
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def TileShiftCompareOffsets
+    : Pass<"tile-shift-compare-offsets", "mlir::func::FuncOp"> {
+  let summary = "Move a comparison's scalar offset to the side with fewer registers";
+  let description = [{
+    Layout level. An `arith.cmpi` (signed or eq/ne) of tiles whose one
+    operand is `x + tile.splat(s)` (through `tile.expand_dims` and
+    `tile.broadcast`) and whose other operand `y` is, under its broadcasts,
+    a tile (not a splat) with fewer registers per thread becomes
+    `x <pred> y - s`. A mask's columns `start_n + iota` compared with
+    per-row limits then cost one subtraction per row and iteration instead
+    of one addition per column, and the columns are loop-invariant (the
+    conversion to SIMT compares them as immediates). A scalar limit (the
+    key-length tail alone) stays: its columns would be registers held
+    across the loop for one addition each. Index arithmetic is assumed not
+    to overflow, as in tile-split-masked-loops (|limit - start_n| is at most
+    Nq + Nk). Off by default: the pipeline runs it with flashc --lean-masks
+    only, as ptxas then spills in some configurations (docs/perf.md,
+    "Session 8: lean masked loop").
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def TileDecomposeOnlineSoftmax
     : Pass<"tile-decompose-online-softmax", "mlir::func::FuncOp"> {
   let summary = "Expand tile.online_softmax into reductions, exp and mma";

@@ -17,6 +17,10 @@ namespace flash::simt {
 /// math ops on tiles (ElementwiseOpToSIMT.cpp).
 void populateElementwiseOpToSIMTPatterns(mlir::TypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
+/// arith.cmpi of an iota tile with a broadcast: registers' constants as
+/// immediates (IotaCompareToSIMT.cpp).
+void populateIotaCompareToSIMTPatterns(mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
 /// expand_dims, broadcast, convert_layout, trans (LayoutMoveOpToSIMT.cpp).
 void populateLayoutMoveOpToSIMTPatterns(mlir::TypeConverter &converter,
                                         mlir::RewritePatternSet &patterns);

@@ -161,11 +161,13 @@ bool hasTensorType(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTensor);
 }
 
-LogicalResult convertKernels(MLIRContext *ctx,
-                             ArrayRef<func::FuncOp> kernels) {
+LogicalResult convertKernels(MLIRContext *ctx, ArrayRef<func::FuncOp> kernels,
+                             bool iotaImmediates) {
   TypeConverter converter;
   RewritePatternSet patterns(ctx);
   flash::populateTileToSIMTPatterns(converter, patterns);
+  if (iotaImmediates)
+    populateIotaCompareToSIMTPatterns(converter, patterns);
   ConversionTarget target(*ctx);
   target.addIllegalDialect<TileDialect>();
   target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
@@ -279,6 +281,8 @@ void outlineKernels(ModuleOp module, ArrayRef<func::FuncOp> kernels) {
 
 struct ConvertTileToSIMTPass
     : flash::impl::ConvertTileToSIMTBase<ConvertTileToSIMTPass> {
+  using ConvertTileToSIMTBase::ConvertTileToSIMTBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> kernels;
@@ -307,7 +311,7 @@ struct ConvertTileToSIMTPass
       expandSignature(kernel);
     }
 
-    if (failed(convertKernels(&getContext(), kernels)))
+    if (failed(convertKernels(&getContext(), kernels, iotaImmediates)))
       return signalPassFailure();
     for (func::FuncOp kernel : kernels)
       if (failed(eraseTensorCasts(kernel)))

@@ -6,6 +6,10 @@ the mask (MASK as documented in masked_loop.tile); with --emulate the
 emulator too. Inputs are random, never zero; the output is NaN-poisoned.
 
   check_split.py --flashc F --workdir W --mask M --Nq N --Nk N [--emulate] [-D X=V]...
+                 [--flashc-flag OPT]...
+
+--flashc-flag adds OPT to every run (--lean-masks: the split loops' masks
+merged, checked against the unsplit loop's mask as written).
 """
 import argparse
 import os
@@ -49,7 +53,7 @@ def reference(q, k, v, key_mask, mask, scale, c):
 def run(args, workdir, target, split, out):
     cmd = [args.flashc, "run", args.kernel, "--target=" + target,
            "--split-masked-loops=" + ("true" if split else "false"),
-           "-D", "MASK=%d" % args.mask]
+           "-D", "MASK=%d" % args.mask] + args.flashc_flags
     for d in args.defines:
         cmd += ["-D", d]
     for name in ("Q", "K", "V", "KeyMask", "O"):
@@ -70,6 +74,7 @@ def main():
     ap.add_argument("--Nk", type=int, required=True)
     ap.add_argument("--emulate", action="store_true")
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[])
     args = ap.parse_args()
     consts = dict(DEFAULTS)
     for d in args.defines:
