@@ -27,7 +27,10 @@ def test_constants_and_arch_change_the_kernel(kernels):
     assert k.metadata["arch"] == "sm_90" and ".target sm_90" in k.ptx
     assert k.metadata["constants"]["HEAD_DIM"] == 128
     assert k.metadata["constants"]["CAUSAL"] is True
-    assert k.grid[0] == "cdiv(Nq, 64)"  # BLOCK_M is 64 above HEAD_DIM 64
+    # sm_90 at HEAD_DIM 128 defaults to 128 x 32 (kernels/fa2.tile); sm_80 to 64 x 64.
+    assert k.grid[0] == "cdiv(Nq, 128)" and k.metadata["constants"]["BLOCK_N"] == 32
+    k80 = flashc.compile(f"{kernels}/fa2.tile", arch="sm_80", HEAD_DIM=128, CAUSAL=True)
+    assert k80.grid[0] == "cdiv(Nq, 64)" and k80.metadata["constants"]["BLOCK_N"] == 64
 
 
 def test_same_ptx_as_the_driver(kernels, tmp_path):
