@@ -80,7 +80,8 @@ cl::opt<EmitKind> emitKind(
                           "cubin through ptxas (needs -o; also OUT.json)")),
     cl::cat(flashcCategory));
 const std::string archHelp =
-    "GPU architecture: " + flash::archList(" or ") + " (default: sm_80)";
+    "GPU architecture: " + flash::archList(" or ") +
+    " (default: sm_80); kernels read it as ARCH (80 for sm_80)";
 cl::opt<std::string> archOpt("arch", cl::desc(archHelp),
                              cl::value_desc("sm_XX"), cl::init("sm_80"),
                              cl::cat(flashcCategory));
