@@ -17,8 +17,6 @@
 #include "flashc/Target/Sidecar.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <iterator>
 
 using namespace mlir;
 
