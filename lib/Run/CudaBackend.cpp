@@ -17,16 +17,12 @@
 #include "flashc/Target/Sidecar.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <iterator>
 
 using namespace mlir;
 
 namespace flash::run {
 
 namespace {
-
-int smNumber(std::string_view arch) { return std::atoi(arch.data() + 3); }
 
 class CudaBackend : public Backend {
 public:
@@ -75,7 +71,7 @@ int CudaBackend::chooseArch(TargetOptions &options) {
       context.diag.os() << "error: " << llvm::toString(std::move(e)) << "\n";
       return 1;
     }
-    if (smNumber(requested) > cc) {
+    if (archNumber(requested) > cc) {
       context.diag.os() << "error: --arch=" << requested << " is newer than "
                         << deviceText() << "\n";
       return 1;
@@ -84,19 +80,14 @@ int CudaBackend::chooseArch(TargetOptions &options) {
                       " (--arch) on " + deviceText());
     return 0;
   }
-  options.arch.clear();
-  for (auto it = std::rbegin(kSupportedArchs); it != std::rend(kSupportedArchs);
-       ++it)
-    if (smNumber(it->name) <= cc) {
-      options.arch = it->name;
-      break;
-    }
-  if (options.arch.empty()) {
+  const ArchInfo *newest = newestArchFor(cc);
+  if (!newest) {
     context.diag.os() << "error: " << deviceText() << " is older than "
                       << kSupportedArchs[0].name
                       << ", the oldest arch flashc supports\n";
     return 1;
   }
+  options.arch = std::string(newest->name);
   context.diag.note("--target=cuda: compiling for " + options.arch + " (from " +
                     deviceText() + "; --arch overrides)");
   return 0;

@@ -29,8 +29,9 @@ public:
   explicit EmulateBackend(const BackendContext &context) : context(context) {}
 
   int prepare(ParamList &params) override {
-    const std::string &name =
-        context.request.arch.empty() ? "sm_80" : context.request.arch;
+    const std::string name =
+        context.request.arch.empty() ? std::string(kDefaultArch)
+                                     : context.request.arch;
     arch = findArch(name);
     if (!arch) {
       context.diag.error("unknown --arch '" + name +

@@ -5,6 +5,9 @@
 #include "Bindings.h"
 #include "Diagnostics.h"
 
+#include "flashc/Launcher/CudaDriver.h"
+#include "flashc/Runtime/Arch.h"
+
 namespace flash {
 
 namespace {
@@ -47,6 +50,19 @@ int runKernel(mlir::ModuleOp module, const RunRequest &request,
 
 int runKernel(mlir::ModuleOp module, const RunRequest &request) {
   return runKernel(module, request, llvm::errs());
+}
+
+std::string runArch(const RunRequest &request) {
+  if (!request.arch.empty())
+    return request.arch;
+  if (request.target == "cuda") {
+    std::string why; // the cuda backend reports it when it opens the driver
+    if (std::unique_ptr<cuda::Driver> driver = cuda::Driver::open(why))
+      if (const ArchInfo *newest =
+              newestArchFor(driver->ccMajor() * 10 + driver->ccMinor()))
+        return std::string(newest->name);
+  }
+  return std::string(kDefaultArch);
 }
 
 } // namespace flash

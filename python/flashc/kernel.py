@@ -31,12 +31,14 @@ def compile(path_or_source, arch="sm_80", import_dirs=(), **constants):
 
     `constants` override the kernel's compile-time constants
     (`flashc -D NAME=VALUE`); `import_dirs` are searched for imports after the
-    importing file's directory (`flashc -I DIR`). Raises CompileError, whose
-    message has file:line:col, the source line and a caret.
+    importing file's directory (`flashc -I DIR`). The kernel reads `arch` as
+    its predefined constant ARCH (90 for "sm_90"); the emulator runs it with
+    that arch's limits. Raises CompileError, whose message has file:line:col,
+    the source line and a caret.
     """
     text, name = _read_source(path_or_source)
     defines = [(k, _constant_text(v)) for k, v in constants.items()]
-    handle = _flashc.compile(text, name, defines, [os.fspath(d) for d in import_dirs])
+    handle = _flashc.compile(text, name, defines, [os.fspath(d) for d in import_dirs], arch)
     return Kernel(handle, name, defines, arch)
 
 
@@ -126,7 +128,7 @@ class Kernel:
             [_arrays.to_argument(n, a) for n, a in arrays.items()],
             list(arrays),
             check_races,
-            self.arch if target == "cuda" else "",
+            self.arch,
         )
         for name, array in arrays.items():
             _arrays.write_back(array, result["outputs"][name])

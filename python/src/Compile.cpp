@@ -38,7 +38,8 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 std::unique_ptr<Kernel> compile(const std::string &text,
                                 const std::string &name,
                                 const Defines &defineList,
-                                const std::vector<std::string> &importDirs) {
+                                const std::vector<std::string> &importDirs,
+                                const std::string &arch) {
   auto kernel = std::make_unique<Kernel>();
   mlir::DialectRegistry registry;
   registerTargetDialects(registry);
@@ -52,13 +53,17 @@ std::unique_ptr<Kernel> compile(const std::string &text,
     defines.push_back({key, value});
   ImportOptions imports;
   imports.searchDirs = importDirs;
+  if (!findArch(arch))
+    throw CompileFailure("error: unsupported arch '" + arch +
+                         "': expected one of " + archList() + "\n");
 
   std::string diagText;
   llvm::raw_string_ostream os(diagText);
   SourceDiagnostics located(kernel->context.get(), os, &kernel->sources);
   DiagnosticPrinter diags(kernel->sources, os);
   kernel->module = compileTileSource(kernel->sources, defines, *kernel->context,
-                                     diags, nullptr, imports);
+                                     diags, nullptr, imports,
+                                     archNumber(arch));
   if (!kernel->module)
     throw CompileFailure(diagText);
   mlir::PassManager pm(kernel->context.get());
@@ -176,8 +181,8 @@ void bindCompile(nb::module_ &m) {
       .def("sources", &sources,
            "(name, text) of the main file and of every imported file.");
   m.def("compile", &compile, nb::arg("text"), nb::arg("name"),
-        nb::arg("defines"), nb::arg("import_dirs"),
-        "Front end + tile pipeline; raises CompileError.");
+        nb::arg("defines"), nb::arg("import_dirs"), nb::arg("arch"),
+        "Front end (ARCH from `arch`) + tile pipeline; raises CompileError.");
   m.def("assemble_cubin", &cubin, nb::arg("ptx"), nb::arg("arch"),
         "ptxas: PTX -> cubin bytes; raises CompileError.");
 }

@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 import flashc
@@ -26,7 +27,10 @@ def test_constants_and_arch_change_the_kernel(kernels):
     assert k.metadata["arch"] == "sm_90" and ".target sm_90" in k.ptx
     assert k.metadata["constants"]["HEAD_DIM"] == 128
     assert k.metadata["constants"]["CAUSAL"] is True
-    assert k.grid[0] == "cdiv(Nq, 64)"  # BLOCK_M is 64 above HEAD_DIM 64
+    # sm_90 at HEAD_DIM 128 defaults to 128 x 32 (kernels/fa2.tile); sm_80 to 64 x 64.
+    assert k.grid[0] == "cdiv(Nq, 128)" and k.metadata["constants"]["BLOCK_N"] == 32
+    k80 = flashc.compile(f"{kernels}/fa2.tile", arch="sm_80", HEAD_DIM=128, CAUSAL=True)
+    assert k80.grid[0] == "cdiv(Nq, 64)" and k80.metadata["constants"]["BLOCK_N"] == 64
 
 
 def test_same_ptx_as_the_driver(kernels, tmp_path):
@@ -104,9 +108,9 @@ def test_error_in_source_text():
 def test_bad_constant_and_arch(kernels):
     with pytest.raises(flashc.CompileError, match="NO_SUCH"):
         flashc.compile(f"{kernels}/fa2.tile", NO_SUCH=1)
-    k = flashc.compile(f"{kernels}/fa2.tile", arch="sm_70")
-    with pytest.raises(flashc.CompileError, match="sm_70"):
-        k.ptx
+    # The front end needs the arch (ARCH), so compile refuses it already.
+    with pytest.raises(flashc.CompileError, match="unsupported arch 'sm_70'"):
+        flashc.compile(f"{kernels}/fa2.tile", arch="sm_70")
 
 
 def test_missing_file():
@@ -118,3 +122,30 @@ def test_errors_are_one_family():
     assert issubclass(flashc.CompileError, flashc.Error)
     assert issubclass(flashc.SanitizerError, flashc.RunError)
     assert issubclass(flashc.RunError, flashc.Error)
+
+
+ARCH_KERNEL = """\
+kernel k<BLOCK: int = where(ARCH >= 90, 128, 64)>(O: i32[N]) {
+  grid(1);
+  store(O[0 : 2], full([2], ARCH * 1000 + BLOCK, i32));
+}
+"""
+
+
+@pytest.mark.parametrize("arch, block", [("sm_80", 64), ("sm_86", 64), ("sm_90", 128)])
+def test_arch_constant_follows_arch(arch, block):
+    k = flashc.compile(ARCH_KERNEL, arch=arch)
+    assert k.metadata["constants"]["BLOCK"] == block
+    for target in ("interp", "emulate"):
+        out = np.zeros(2, np.int32)
+        k(O=out, target=target)
+        assert list(out) == [flashc_arch_number(arch) * 1000 + block] * 2
+
+
+def flashc_arch_number(arch):
+    return int(arch[len("sm_"):])
+
+
+def test_arch_constant_is_read_only():
+    with pytest.raises(flashc.CompileError, match="'ARCH' is predefined"):
+        flashc.compile(ARCH_KERNEL, ARCH=90)

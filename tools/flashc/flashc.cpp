@@ -80,7 +80,8 @@ cl::opt<EmitKind> emitKind(
                           "cubin through ptxas (needs -o; also OUT.json)")),
     cl::cat(flashcCategory));
 const std::string archHelp =
-    "GPU architecture: " + flash::archList(" or ") + " (default: sm_80)";
+    "GPU architecture: " + flash::archList(" or ") +
+    " (default: sm_80); kernels read it as ARCH (80 for sm_80)";
 cl::opt<std::string> archOpt("arch", cl::desc(archHelp),
                              cl::value_desc("sm_XX"), cl::init("sm_80"),
                              cl::cat(flashcCategory));
@@ -317,8 +318,24 @@ void inferEmitKind() {
     emitKind = EmitKind::Cubin;
 }
 
-/// The arch, checked where the output needs one.
+/// The arch the kernel is compiled for, which it reads as ARCH: --arch, or
+/// in run mode the arch its target lowers for (the device's for cuda).
+std::string kernelArch(bool runMode) {
+  if (!runMode || archOpt.getNumOccurrences())
+    return archOpt;
+  flash::RunRequest request;
+  request.target = targetOpt;
+  return flash::runArch(request);
+}
+
+/// The arch, checked where the output needs one; every mode needs a known
+/// one for ARCH.
 bool checkTarget(bool runMode, const flash::TargetOptions &target) {
+  if (!flash::findArch(target.arch)) {
+    llvm::errs() << "flashc: error: unsupported arch '" << target.arch
+                 << "': expected one of " << flash::archList() << "\n";
+    return false;
+  }
   if (!runMode && emitKind >= EmitKind::LLVM)
     if (llvm::Error error = flash::verifyTargetOptions(target)) {
       llvm::errs() << "flashc: error: " << llvm::toString(std::move(error))
@@ -478,7 +495,7 @@ int main(int argc, char **argv) {
     return 1;
   inferEmitKind();
   flash::TargetOptions target;
-  target.arch = archOpt;
+  target.arch = kernelArch(runMode);
   if (!checkTarget(runMode, target))
     return 1;
 
@@ -496,7 +513,8 @@ int main(int argc, char **argv) {
   flash::ImportOptions imports;
   imports.searchDirs.assign(importDirOpts.begin(), importDirOpts.end());
   mlir::OwningOpRef<mlir::ModuleOp> module = flash::compileTileSource(
-      sourceMgr, defines, context, diags, &status, imports);
+      sourceMgr, defines, context, diags, &status, imports,
+      flash::archNumber(target.arch));
   if (!module)
     return status == flash::CompileStatus::InternalError ? 2 : 1;
   if (int rc = runPipeline(*module, runMode, target, sourceDiagnostics))

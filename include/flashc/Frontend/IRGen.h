@@ -12,6 +12,7 @@
 #define FLASH_FRONTEND_IRGEN_H
 
 #include "flashc/Frontend/Diagnostics.h"
+#include "flashc/Runtime/Arch.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -52,16 +53,23 @@ enum class CompileStatus {
 /// the name is empty.
 bool parseDefine(llvm::StringRef text, Define &out);
 
+/// The name of the predefined constant that holds the target's SM version
+/// (archNumber: 80 for sm_80): kernels read it in their constants' defaults
+/// and body; it cannot be declared, redefined or set with -D.
+inline constexpr llvm::StringLiteral kArchConstantName = "ARCH";
+
 /// Lex, parse, lower and verify the main buffer of `sourceMgr` and the
 /// files it imports (added to `sourceMgr`). Loads the needed dialects into
 /// `context`. Returns null on any error; `status` (if given) tells user
 /// errors from internal ones. Internal errors (verifier failures) are printed
-/// to the DiagnosticPrinter's stream.
+/// to the DiagnosticPrinter's stream. `arch` is the SM version the kernel is
+/// compiled for, its ARCH.
 mlir::OwningOpRef<mlir::ModuleOp>
 compileTileSource(llvm::SourceMgr &sourceMgr, llvm::ArrayRef<Define> defines,
                   mlir::MLIRContext &context, DiagnosticPrinter &diags,
                   CompileStatus *status = nullptr,
-                  const ImportOptions &imports = ImportOptions());
+                  const ImportOptions &imports = ImportOptions(),
+                  int arch = archNumber(kDefaultArch));
 
 } // namespace flash
 

@@ -98,6 +98,12 @@ int runKernel(mlir::ModuleOp module, const RunRequest &request);
 int runKernel(mlir::ModuleOp module, const RunRequest &request,
               llvm::raw_ostream &diag);
 
+/// The arch a run of `request` lowers for, which the front end must compile
+/// the kernel for too (its ARCH): `arch`; else for cuda the one the cuda
+/// target picks from device 0 (kDefaultArch without a device, whose run
+/// then fails); else kDefaultArch, the GPU the emulator models.
+std::string runArch(const RunRequest &request);
+
 } // namespace flash
 
 #endif // FLASH_RUN_RUN_H

@@ -34,12 +34,42 @@ inline constexpr ArchInfo kSupportedArchs[] = {
     {"sm_90", 78, 227 * 1024},
 };
 
+/// The arch flashc compiles for without --arch; also the one `flashc run`
+/// models on the emulator and the interpreter (their launch limits, and the
+/// ARCH a kernel sees).
+inline constexpr std::string_view kDefaultArch = "sm_80";
+
+/// The SM version in an arch name: 80 for "sm_80", 90 for "sm_90"; 0 when
+/// `name` is not "sm_" and digits. Kernels see it as the predefined
+/// constant ARCH (docs/language.md).
+constexpr int archNumber(std::string_view name) {
+  if (name.size() <= 3 || name.substr(0, 3) != "sm_" || name.size() > 6)
+    return 0;
+  int number = 0;
+  for (char c : name.substr(3)) {
+    if (c < '0' || c > '9')
+      return 0;
+    number = number * 10 + (c - '0');
+  }
+  return number;
+}
+
 /// The entry for `name`, or null when flashc does not support it.
 inline const ArchInfo *findArch(std::string_view name) {
   for (const ArchInfo &info : kSupportedArchs)
     if (info.name == name)
       return &info;
   return nullptr;
+}
+
+/// The newest supported arch that a device of compute capability `cc`
+/// (major * 10 + minor) runs, or null when it is older than all of them.
+inline const ArchInfo *newestArchFor(int cc) {
+  const ArchInfo *best = nullptr;
+  for (const ArchInfo &info : kSupportedArchs)
+    if (archNumber(info.name) <= cc)
+      best = &info;
+  return best;
 }
 
 /// The supported names joined by ", " with `lastSeparator` before the last:

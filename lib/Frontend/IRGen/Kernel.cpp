@@ -34,15 +34,16 @@ using llvm::Twine;
 namespace {
 class KernelGen {
 public:
-  KernelGen(const Program &program, llvm::ArrayRef<Define> defines,
+  KernelGen(const Program &program, llvm::ArrayRef<Define> defines, int arch,
             mlir::MLIRContext &context, DiagnosticPrinter &diags)
-      : kernel(*program.kernel), defines(defines), cx(program, context, diags),
-        gen(cx) {}
+      : kernel(*program.kernel), defines(defines), arch(arch),
+        cx(program, context, diags), gen(cx) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run();
 
 private:
   bool checkDefines();
+  bool declarePredefined();
   std::optional<Val> constValue(const ConstParam &c);
   bool evalConsts();
   std::optional<mlir::Type> paramType(const Param &p);
@@ -56,6 +57,7 @@ private:
 
   const KernelDecl &kernel;
   llvm::ArrayRef<Define> defines;
+  int arch;
   FrontendContext cx;
   IRGen gen;
   struct Symbol {
@@ -80,6 +82,13 @@ static const char *kindName(ConstParam::Kind kind) {
 /// -D overrides must name declared constants.
 bool KernelGen::checkDefines() {
   for (const Define &d : defines) {
+    if (d.name == kArchConstantName) {
+      cx.error("-D " + d.name + "=" + d.value + ": '" + d.name +
+               "' is predefined: the target's SM version (" + Twine(arch) +
+               " here), set by the target arch (flashc --arch=sm_XX, "
+               "Python's arch=)");
+      return false;
+    }
     if (llvm::any_of(kernel.consts,
                      [&](const ConstParam &c) { return c.name == d.name; }))
       continue;
@@ -136,8 +145,25 @@ std::optional<Val> KernelGen::constValue(const ConstParam &c) {
   return v;
 }
 
+/// ARCH, before the kernel's own constants: their defaults may read it. A
+/// constant parameter of that name is refused at its declaration.
+bool KernelGen::declarePredefined() {
+  for (const ConstParam &c : kernel.consts)
+    if (c.name == kArchConstantName)
+      return cx.error(c.loc, "'" + c.name +
+                                 "' is predefined (the target's SM version, "
+                                 "80 for sm_80) and cannot be a constant "
+                                 "parameter; read it in a default instead"),
+             false;
+  Binding b;
+  b.kind = Binding::Const;
+  b.val = Val::ofInt(arch);
+  b.predefined = true;
+  return gen.scopes.declare(kArchConstantName, SMLoc(), b);
+}
+
 bool KernelGen::evalConsts() {
-  if (!checkDefines())
+  if (!checkDefines() || !declarePredefined())
     return false;
   // Evaluate defaults in a scratch module so that nothing leaks into the
   // kernel if an expression is not constant.
@@ -464,7 +490,8 @@ mlir::OwningOpRef<mlir::ModuleOp>
 flash::compileTileSource(llvm::SourceMgr &sourceMgr,
                          llvm::ArrayRef<Define> defines,
                          mlir::MLIRContext &context, DiagnosticPrinter &diags,
-                         CompileStatus *status, const ImportOptions &imports) {
+                         CompileStatus *status, const ImportOptions &imports,
+                         int arch) {
   if (status)
     *status = CompileStatus::UserError;
   loadAllDialects(context);
@@ -483,7 +510,7 @@ flash::compileTileSource(llvm::SourceMgr &sourceMgr,
             os << "  note: " << n.getLocation() << ": " << n << "\n";
           return mlir::success();
         });
-    module = KernelGen(*program, defines, context, diags).run();
+    module = KernelGen(*program, defines, arch, context, diags).run();
     if (!module || diags.hadError())
       return nullptr;
     if (mlir::failed(mlir::verify(*module))) {

@@ -190,6 +190,11 @@ bool IRGen::assignTo(const std::string &name, SMLoc loc, Val value,
     return false;
   }
   if (const char *what = notAssignable(*b)) {
+    if (b->predefined)
+      return cx.error(loc, "cannot assign to '" + name +
+                               "': it is predefined (the target's SM "
+                               "version)"),
+             false;
     cx.error(loc, "cannot assign to " + Twine(what) + " '" + name + "'");
     cx.note(b->loc, "'" + name + "' declared here");
     return false;

@@ -47,6 +47,12 @@ std::string ScopeStack::suggest(llvm::StringRef name) const {
 bool ScopeStack::declare(llvm::StringRef name, llvm::SMLoc loc,
                          Binding binding) {
   if (Binding *prev = lookup(name)) {
+    if (prev->predefined) {
+      cx.error(loc, "'" + name +
+                        "' is a predefined constant (the target's SM "
+                        "version) and cannot be redefined");
+      return false;
+    }
     cx.error(loc, "redefinition of '" + name + "'");
     cx.note(prev->loc, "previous definition here");
     return false;

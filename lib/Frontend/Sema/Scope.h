@@ -31,6 +31,9 @@ struct Binding {
   llvm::SMLoc loc;
   /// Non-null while the variable is an iter_arg of the loop being generated.
   mlir::Type carriedType;
+  /// A constant the compiler defines (ARCH), not the source: it has no
+  /// location and cannot be redefined.
+  bool predefined = false;
 };
 
 class ScopeStack {
