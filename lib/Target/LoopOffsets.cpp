@@ -14,8 +14,10 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -27,9 +29,9 @@ using namespace llvm;
 
 namespace {
 
-/// The one operand of `inst` that is not a constant when `inst` is a cheap
-/// integer or address operation with constants; null otherwise.
-Value *variableOperand(Instruction *inst) {
+/// Whether `inst` is a cheap integer, address or lane operation that the
+/// loop may compute again from its operands.
+bool isCheap(Instruction *inst) {
   switch (inst->getOpcode()) {
   case Instruction::Xor:
   case Instruction::Or:
@@ -43,37 +45,68 @@ Value *variableOperand(Instruction *inst) {
   case Instruction::SExt:
   case Instruction::Trunc:
   case Instruction::GetElementPtr:
-    break;
+  case Instruction::InsertElement:
+  case Instruction::ExtractElement:
+  case Instruction::ShuffleVector:
+    return true;
   default:
-    return nullptr;
+    return false;
   }
-  Value *variable = nullptr;
+}
+
+Value *commonRoot(Instruction *inst, DenseMap<Value *, Value *> &roots);
+
+/// What `value` reduces to (`roots` memoizes it): itself unless it is a
+/// cheap operation whose non-constant operands all reduce to one value.
+Value *leafRoot(Value *value, DenseMap<Value *, Value *> &roots) {
+  auto *inst = dyn_cast<Instruction>(value);
+  if (!inst || !isCheap(inst))
+    return value;
+  if (Value *known = roots.lookup(value))
+    return known;
+  Value *root = commonRoot(inst, roots);
+  roots[value] = root ? root : value;
+  return roots[value];
+}
+
+/// The one value `inst`'s non-constant operands reduce to, or null. A
+/// scalar operation has one such operand (`base ^ 32`); a vector one may
+/// have several, all from the same root (the masked loop's column indices,
+/// `lane_col | c` for sixteen c inserted lane by lane): left live across
+/// the loop it takes a register per lane.
+Value *commonRoot(Instruction *inst, DenseMap<Value *, Value *> &roots) {
+  unsigned variables = count_if(
+      inst->operands(), [](Value *operand) { return !isa<Constant>(operand); });
+  if (variables > 1 && !inst->getType()->isVectorTy())
+    return nullptr;
+  Value *root = nullptr;
   for (Value *operand : inst->operands()) {
     if (isa<Constant>(operand))
       continue;
-    if (variable)
+    Value *up = leafRoot(operand, roots);
+    if (root && up != root)
       return nullptr;
-    variable = operand;
+    root = up;
   }
-  return variable;
+  return root;
 }
 
-/// The root of `value`'s chain of cheap operations with constants (the first
-/// value up it that is not one) when `value` is such an operation and the
-/// root is an i32 or i64 (what the opaque copy takes); null otherwise.
-Value *chainRoot(Value *value) {
+/// The root of `value`'s expression of cheap operations with constants (the
+/// one value its leaves reduce to) when `value` is such an expression and
+/// the root is an i32 or i64 (what the opaque copy takes); null otherwise.
+Value *chainRoot(Value *value, DenseMap<Value *, Value *> &roots) {
   auto *inst = dyn_cast<Instruction>(value);
-  Value *root = inst ? variableOperand(inst) : nullptr;
+  Value *root = inst && isCheap(inst) ? commonRoot(inst, roots) : nullptr;
   if (!root)
     return nullptr;
-  while (auto *up = dyn_cast<Instruction>(root)) {
-    Value *next = variableOperand(up);
-    if (!next)
-      break;
-    root = next;
-  }
   Type *type = root->getType();
   return type->isIntegerTy(32) || type->isIntegerTy(64) ? root : nullptr;
+}
+
+/// The registers `value` takes: one per lane of a vector.
+unsigned registersOf(Value *value) {
+  auto *vector = dyn_cast<FixedVectorType>(value->getType());
+  return vector ? vector->getNumElements() : 1;
 }
 
 /// `root` copied at the top of `header` by a side-effecting `mov`: a value
@@ -163,6 +196,7 @@ bool reassociateInvariantGEPs(Loop &loop) {
 bool rematerializeInLoop(Loop &loop) {
   bool changed = reassociateInvariantGEPs(loop);
   MapVector<Value *, SetVector<Instruction *>> byRoot;
+  DenseMap<Value *, Value *> roots;
   for (BasicBlock *block : loop.blocks())
     for (Instruction &inst : *block) {
       if (isa<PHINode>(inst))
@@ -171,13 +205,16 @@ bool rematerializeInLoop(Loop &loop) {
         auto *value = dyn_cast<Instruction>(operand);
         if (!value || loop.contains(value))
           continue;
-        if (Value *root = chainRoot(value))
+        if (Value *root = chainRoot(value, roots))
           byRoot[root].insert(value);
       }
     }
   for (auto &[root, values] : byRoot) {
-    // One value from the root frees no register.
-    if (values.size() < 2)
+    // One register's value from the root frees no register.
+    unsigned registers = 0;
+    for (Instruction *value : values)
+      registers += registersOf(value);
+    if (registers < 2)
       continue;
     recomputeInLoop(loop, root, values);
     changed = true;

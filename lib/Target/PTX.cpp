@@ -4,6 +4,7 @@
 #include "flashc/InitAllDialects.h"
 #include "flashc/Runtime/Arch.h"
 #include "flashc/Runtime/AtomicFile.h"
+#include "flashc/Target/LoopExitFences.h"
 #include "flashc/Target/LoopOffsets.h"
 #include "flashc/Target/Sidecar.h"
 
@@ -495,6 +496,28 @@ LogicalResult recomputeOffsetsInLoops(llvm::Module &module, Operation *anchor) {
   return success();
 }
 
+llvm::cl::opt<bool> fenceLoopExitsOption(
+    "fence-loop-exits",
+    llvm::cl::desc("In register-bound kernels (Q re-read in the loop), keep "
+                   "the code after each loop below it in ptxas "
+                   "(lib/Target/LoopExitFences.cpp; =false to compare)"),
+    llvm::cl::init(true));
+
+/// flash::fenceLoopExits on every function of `module`; the IR it leaves
+/// is verified (a broken one would reach ptxas as wrong PTX).
+LogicalResult fenceCodeAfterLoops(llvm::Module &module, Operation *anchor) {
+  for (llvm::Function &function : module)
+    flash::fenceLoopExits(function);
+  std::string broken;
+  llvm::raw_string_ostream os(broken);
+  if (llvm::verifyModule(module, &os))
+    return anchor->emitError()
+           << "fencing the code after loops broke the LLVM IR (a flashc "
+              "bug): "
+           << broken;
+  return success();
+}
+
 /// Whether a kernel of `gpuModule` has its registers full of loop tiles
 /// (flashc.register_bound, from tile-stage-shared's re-read of an MMA operand).
 bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
@@ -593,6 +616,11 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
   // After LLVM's LICM: keep one register per offset root across the loops.
   if (registerBound && recomputeLoopOffsets &&
       failed(recomputeOffsetsInLoops(*llvmModule, module)))
+    return failure();
+  // ptxas would hoist what follows a loop above it, live across the loop.
+  // Designed with the loop offsets (without them ptxas spills more).
+  if (registerBound && recomputeLoopOffsets && fenceLoopExitsOption &&
+      failed(fenceCodeAfterLoops(*llvmModule, module)))
     return failure();
   chooseLoopStrengthReduction(registerBound);
   llvm::SmallString<0> ptx;

@@ -171,6 +171,74 @@ TEST(LoopOffsets, AddsTheInnerIndexOfAHoistedGEPInTheLoop) {
   EXPECT_FALSE(named(f, "kcol"));
 }
 
+// A vector built lane by lane from one root (the masked loop's column
+// indices `col | c`), used in the loop: recomputed there, lanes and all.
+constexpr const char *kVectorLoop = R"(
+define i32 @kernel(i32 %tid, i32 %n) {
+entry:
+  %col = shl i32 %tid, 1
+  %c1 = or i32 %col, 1
+  %c8 = or i32 %col, 8
+  %v0 = insertelement <4 x i32> poison, i32 %col, i64 0
+  %v1 = insertelement <4 x i32> %v0, i32 %c1, i64 1
+  %v2 = insertelement <4 x i32> %v1, i32 %c8, i64 2
+  %cols = insertelement <4 x i32> %v2, i32 %tid, i64 3
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %acc = phi <4 x i32> [ zeroinitializer, %entry ], [ %sum, %loop ]
+  %sum = add <4 x i32> %acc, %cols
+  %next = add i32 %i, 1
+  %done = icmp eq i32 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  %r = extractelement <4 x i32> %sum, i64 0
+  ret i32 %r
+}
+)";
+
+TEST(LoopOffsets, RecomputesAVectorOfOneRootInTheLoop) {
+  auto parsed = parse(kVectorLoop);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Value *root = f.getArg(0);
+  Instruction *cols = named(f, "cols");
+  auto *sum = cast<Instruction>(named(f, "sum"));
+  EXPECT_TRUE(flash::rematerializeLoopOffsets(f));
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  CallInst *copyOfRoot = opaqueCopyOf(*sum->getParent(), root);
+  ASSERT_TRUE(copyOfRoot);
+  auto *inLoop = dyn_cast<Instruction>(sum->getOperand(1));
+  ASSERT_TRUE(inLoop);
+  EXPECT_EQ(inLoop->getParent(), sum->getParent());
+  EXPECT_TRUE(sameExpression(cols, inLoop, root, copyOfRoot));
+}
+
+TEST(LoopOffsets, LeavesAScalarOfTwoValuesOfOneRoot) {
+  // `a + b`, both from %tid: a scalar merge of two chains stays one value.
+  auto parsed = parse(R"(
+define i32 @kernel(i32 %tid, i32 %n) {
+entry:
+  %a = xor i32 %tid, 32
+  %b = xor i32 %tid, 64
+  %c = add i32 %a, %b
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %next = add i32 %i, %c
+  %done = icmp sge i32 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i32 %next
+}
+)");
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Instruction *c = named(f, "c");
+  EXPECT_FALSE(flash::rematerializeLoopOffsets(f));
+  EXPECT_EQ(named(f, "next")->getOperand(1), c);
+}
+
 TEST(LoopOffsets, LeavesLoopFreeFunctions) {
   auto parsed = parse(R"(
 define i32 @kernel(i32 %tid) {
