@@ -500,8 +500,9 @@ llvm::cl::opt<bool> fenceLoopExitsOption(
     "fence-loop-exits",
     llvm::cl::desc("In register-bound kernels (Q re-read in the loop), keep "
                    "the code after each loop below it in ptxas "
-                   "(lib/Target/LoopExitFences.cpp; =false to compare)"),
-    llvm::cl::init(true));
+                   "(lib/Target/LoopExitFences.cpp; off by default: it makes "
+                   "fa2's sm_90 d192 causal default spill)"),
+    llvm::cl::init(false));
 
 /// flash::fenceLoopExits on every function of `module`; the IR it leaves
 /// is verified (a broken one would reach ptxas as wrong PTX).
