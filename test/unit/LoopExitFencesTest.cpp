@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Target/LoopExitFences.h"
+#include "ParsedIR.h"
 
-#include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
@@ -18,11 +18,12 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/Support/SourceMgr.h"
 
 #include <gtest/gtest.h>
 
 using namespace llvm;
+using flash::test::named;
+using flash::test::parseIR;
 
 namespace {
 
@@ -63,28 +64,6 @@ exit:
   ret i32 %size
 }
 )";
-
-struct Parsed {
-  LLVMContext context;
-  std::unique_ptr<Module> module;
-  Function *function = nullptr;
-};
-
-std::unique_ptr<Parsed> parse(const char *text) {
-  auto parsed = std::make_unique<Parsed>();
-  SMDiagnostic error;
-  parsed->module = parseAssemblyString(text, error, parsed->context);
-  if (parsed->module)
-    parsed->function = parsed->module->getFunction("kernel");
-  return parsed;
-}
-
-Instruction *named(Function &function, StringRef name) {
-  for (Instruction &inst : instructions(function))
-    if (inst.getName() == name)
-      return &inst;
-  return nullptr;
-}
 
 bool isConstant(Value *value, int64_t constant) {
   auto *c = dyn_cast<ConstantInt>(value);
@@ -132,7 +111,7 @@ bool isFencedCopy(Value *copy, Value *value, BasicBlock *block) {
 }
 
 TEST(LoopExitFences, FencesValuesThatCrossALoopUnused) {
-  auto parsed = parse(kLoops);
+  auto parsed = parseIR(kLoops);
   ASSERT_TRUE(parsed->function);
   Function &f = *parsed->function;
   Instruction *size = named(f, "size");
@@ -155,7 +134,7 @@ TEST(LoopExitFences, FencesValuesThatCrossALoopUnused) {
 }
 
 TEST(LoopExitFences, LeavesLoopValuesSpecialRegistersAndSharedPointers) {
-  auto parsed = parse(kLoops);
+  auto parsed = parseIR(kLoops);
   ASSERT_TRUE(parsed->function);
   Function &f = *parsed->function;
   Instruction *bound = named(f, "bound");
@@ -178,7 +157,7 @@ TEST(LoopExitFences, LeavesLoopValuesSpecialRegistersAndSharedPointers) {
 }
 
 TEST(LoopExitFences, LeavesLoopFreeFunctions) {
-  auto parsed = parse(R"(
+  auto parsed = parseIR(R"(
 define i32 @kernel(i32 %a) {
   %b = add i32 %a, 1
   ret i32 %b

@@ -7,19 +7,20 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Target/LoopOffsets.h"
+#include "ParsedIR.h"
 
-#include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/Support/SourceMgr.h"
 
 #include <gtest/gtest.h>
 
 using namespace llvm;
+using flash::test::named;
+using flash::test::parseIR;
 
 namespace {
 
@@ -64,28 +65,6 @@ exit:
 }
 )";
 
-struct Parsed {
-  LLVMContext context;
-  std::unique_ptr<Module> module;
-  Function *function = nullptr;
-};
-
-std::unique_ptr<Parsed> parse(const char *text) {
-  auto parsed = std::make_unique<Parsed>();
-  SMDiagnostic error;
-  parsed->module = parseAssemblyString(text, error, parsed->context);
-  if (parsed->module)
-    parsed->function = parsed->module->getFunction("kernel");
-  return parsed;
-}
-
-Instruction *named(Function &function, StringRef name) {
-  for (Instruction &inst : instructions(function))
-    if (inst.getName() == name)
-      return &inst;
-  return nullptr;
-}
-
 /// `copy` computes `original` with `root` replaced by `copyOfRoot`.
 bool sameExpression(Value *original, Value *copy, Value *root,
                     Value *copyOfRoot) {
@@ -115,7 +94,7 @@ CallInst *opaqueCopyOf(BasicBlock &block, Value *root) {
 }
 
 TEST(LoopOffsets, RecomputesChainsFromOneRootInTheLoop) {
-  auto parsed = parse(kLoop);
+  auto parsed = parseIR(kLoop);
   ASSERT_TRUE(parsed->function);
   Function &f = *parsed->function;
   Value *root = named(f, "base");
@@ -141,7 +120,7 @@ TEST(LoopOffsets, RecomputesChainsFromOneRootInTheLoop) {
 }
 
 TEST(LoopOffsets, LeavesASingleValueOfARoot) {
-  auto parsed = parse(kLoop);
+  auto parsed = parseIR(kLoop);
   ASSERT_TRUE(parsed->function);
   Function &f = *parsed->function;
   Instruction *single = named(f, "single");
@@ -152,7 +131,7 @@ TEST(LoopOffsets, LeavesASingleValueOfARoot) {
 }
 
 TEST(LoopOffsets, AddsTheInnerIndexOfAHoistedGEPInTheLoop) {
-  auto parsed = parse(kLoop);
+  auto parsed = parseIR(kLoop);
   ASSERT_TRUE(parsed->function);
   Function &f = *parsed->function;
   auto *kp = cast<GetElementPtrInst>(named(f, "kp"));
@@ -198,7 +177,7 @@ exit:
 )";
 
 TEST(LoopOffsets, RecomputesAVectorOfOneRootInTheLoop) {
-  auto parsed = parse(kVectorLoop);
+  auto parsed = parseIR(kVectorLoop);
   ASSERT_TRUE(parsed->function);
   Function &f = *parsed->function;
   Value *root = f.getArg(0);
@@ -216,7 +195,7 @@ TEST(LoopOffsets, RecomputesAVectorOfOneRootInTheLoop) {
 
 TEST(LoopOffsets, LeavesAScalarOfTwoValuesOfOneRoot) {
   // `a + b`, both from %tid: a scalar merge of two chains stays one value.
-  auto parsed = parse(R"(
+  auto parsed = parseIR(R"(
 define i32 @kernel(i32 %tid, i32 %n) {
 entry:
   %a = xor i32 %tid, 32
@@ -240,7 +219,7 @@ exit:
 }
 
 TEST(LoopOffsets, LeavesLoopFreeFunctions) {
-  auto parsed = parse(R"(
+  auto parsed = parseIR(R"(
 define i32 @kernel(i32 %tid) {
   %a = xor i32 %tid, 32
   %b = xor i32 %tid, 64
