@@ -357,9 +357,7 @@ int64_t flash::maxSharedBytesPerCTA(llvm::StringRef arch) {
 llvm::Error flash::verifyTargetOptions(const TargetOptions &options) {
   const flash::ArchInfo *info = flash::findArch(options.arch);
   if (!info)
-    return llvm::createStringError(
-        "unsupported arch '" + options.arch +
-        "': expected one of " + flash::archList());
+    return llvm::createStringError(flash::unsupportedArchMessage(options.arch));
   int version = effectivePTX(options);
   if (!llvm::is_contained(kPTXVersions, version))
     return llvm::createStringError(
@@ -482,17 +480,19 @@ llvm::cl::opt<bool> recomputeLoopOffsets(
                    "(lib/Target/LoopOffsets.cpp; =false to compare)"),
     llvm::cl::init(true));
 
-/// flash::rematerializeLoopOffsets on every function of `module`; the IR it
-/// leaves is verified (a broken one would reach ptxas as wrong PTX).
-LogicalResult recomputeOffsetsInLoops(llvm::Module &module, Operation *anchor) {
+/// `transform` on every function of `module`; the IR it leaves is verified
+/// (a broken one would reach ptxas as wrong PTX). `what` names the
+/// transform in the error.
+LogicalResult transformVerified(llvm::Module &module, Operation *anchor,
+                                bool (*transform)(llvm::Function &),
+                                llvm::StringRef what) {
   for (llvm::Function &function : module)
-    flash::rematerializeLoopOffsets(function);
+    transform(function);
   std::string broken;
   llvm::raw_string_ostream os(broken);
   if (llvm::verifyModule(module, &os))
     return anchor->emitError()
-           << "recomputing loop offsets broke the LLVM IR (a flashc bug): "
-           << broken;
+           << what << " broke the LLVM IR (a flashc bug): " << broken;
   return success();
 }
 
@@ -503,21 +503,6 @@ llvm::cl::opt<bool> fenceLoopExitsOption(
                    "(lib/Target/LoopExitFences.cpp; off by default: it makes "
                    "fa2's sm_90 d192 causal default spill)"),
     llvm::cl::init(false));
-
-/// flash::fenceLoopExits on every function of `module`; the IR it leaves
-/// is verified (a broken one would reach ptxas as wrong PTX).
-LogicalResult fenceCodeAfterLoops(llvm::Module &module, Operation *anchor) {
-  for (llvm::Function &function : module)
-    flash::fenceLoopExits(function);
-  std::string broken;
-  llvm::raw_string_ostream os(broken);
-  if (llvm::verifyModule(module, &os))
-    return anchor->emitError()
-           << "fencing the code after loops broke the LLVM IR (a flashc "
-              "bug): "
-           << broken;
-  return success();
-}
 
 /// Whether a kernel of `gpuModule` has its registers full of loop tiles
 /// (flashc.register_bound, from tile-stage-shared's re-read of an MMA operand).
@@ -616,12 +601,15 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
 
   // After LLVM's LICM: keep one register per offset root across the loops.
   if (registerBound && recomputeLoopOffsets &&
-      failed(recomputeOffsetsInLoops(*llvmModule, module)))
+      failed(transformVerified(*llvmModule, module,
+                               flash::rematerializeLoopOffsets,
+                               "recomputing loop offsets")))
     return failure();
   // ptxas would hoist what follows a loop above it, live across the loop.
   // Designed with the loop offsets (without them ptxas spills more).
   if (registerBound && recomputeLoopOffsets && fenceLoopExitsOption &&
-      failed(fenceCodeAfterLoops(*llvmModule, module)))
+      failed(transformVerified(*llvmModule, module, flash::fenceLoopExits,
+                               "fencing the code after loops")))
     return failure();
   chooseLoopStrengthReduction(registerBound);
   llvm::SmallString<0> ptx;

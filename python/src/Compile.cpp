@@ -54,8 +54,7 @@ std::unique_ptr<Kernel> compile(const std::string &text,
   ImportOptions imports;
   imports.searchDirs = importDirs;
   if (!findArch(arch))
-    throw CompileFailure("error: unsupported arch '" + arch +
-                         "': expected one of " + archList() + "\n");
+    throw CompileFailure("error: " + unsupportedArchMessage(arch) + "\n");
 
   std::string diagText;
   llvm::raw_string_ostream os(diagText);

@@ -81,9 +81,11 @@ cl::opt<EmitKind> emitKind(
     cl::cat(flashcCategory));
 const std::string archHelp =
     "GPU architecture: " + flash::archList(" or ") +
-    " (default: sm_80); kernels read it as ARCH (80 for sm_80)";
+    " (default: " + std::string(flash::kDefaultArch) +
+    "); kernels read it as ARCH (80 for sm_80)";
 cl::opt<std::string> archOpt("arch", cl::desc(archHelp),
-                             cl::value_desc("sm_XX"), cl::init("sm_80"),
+                             cl::value_desc("sm_XX"),
+                             cl::init(std::string(flash::kDefaultArch)),
                              cl::cat(flashcCategory));
 cl::opt<bool> splitMaskedLoopsOpt(
     "split-masked-loops",
@@ -332,8 +334,8 @@ std::string kernelArch(bool runMode) {
 /// one for ARCH.
 bool checkTarget(bool runMode, const flash::TargetOptions &target) {
   if (!flash::findArch(target.arch)) {
-    llvm::errs() << "flashc: error: unsupported arch '" << target.arch
-                 << "': expected one of " << flash::archList() << "\n";
+    llvm::errs() << "flashc: error: "
+                 << flash::unsupportedArchMessage(target.arch) << "\n";
     return false;
   }
   if (!runMode && emitKind >= EmitKind::LLVM)

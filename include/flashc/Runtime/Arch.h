@@ -85,6 +85,13 @@ inline std::string archList(std::string_view lastSeparator = ", ") {
   return text;
 }
 
+/// The error for an arch flashc does not support, as every tool words it:
+/// "unsupported arch 'sm_70': expected one of sm_80, ...".
+inline std::string unsupportedArchMessage(std::string_view name) {
+  return "unsupported arch '" + std::string(name) + "': expected one of " +
+         archList();
+}
+
 } // namespace flash
 
 #endif // FLASHC_RUNTIME_ARCH_H

@@ -8,8 +8,9 @@
 // up above the loop, where its results stay live across the whole loop and,
 // with the loop's registers full, spill. This transform makes such code
 // depend on something ptxas cannot hoist: where the values are first needed
-// after the loop, each is passed through `select (activemask != 0), v, 0`
-// (activemask is never 0 in a thread that runs it, but ptxas cannot know).
+// after the loop, each is passed through `v & -((activemask >> %laneid) & 1)`
+// (bit %laneid of activemask is set in a thread that runs it, so this is v,
+// but ptxas cannot know).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASH_LIB_TARGET_LOOPEXITFENCES_H
