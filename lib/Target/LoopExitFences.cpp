@@ -74,6 +74,27 @@ BasicBlock *useBlock(Use &use) {
   return user->getParent();
 }
 
+/// Whether `user` reaches a branch condition through its users (not through
+/// memory). A fenced copy there would make the branch depend on `%laneid`
+/// for ptxas, so the branch and the loop it guards look divergent, and
+/// ptxas sends the loop's warp shuffles through its slow path (a call that
+/// saves registers to the stack).
+bool steersBranch(Instruction *user) {
+  SmallVector<Instruction *> work{user};
+  SmallPtrSet<Instruction *, 32> seen{user};
+  while (!work.empty()) {
+    Instruction *inst = work.pop_back_val();
+    if (isa<BranchInst, SwitchInst>(inst))
+      return true;
+    if (isa<StoreInst, CallBase>(inst))
+      continue;
+    for (User *next : inst->users())
+      if (seen.insert(cast<Instruction>(next)).second)
+        work.push_back(cast<Instruction>(next));
+  }
+  return false;
+}
+
 /// The block for the fenced copy serving `uses`: their nearest common
 /// dominator; null when that is not after the loop (`after`) or lies in
 /// another loop (the copy would then run at every iteration).
@@ -86,7 +107,8 @@ BasicBlock *fencePoint(ArrayRef<Use *> uses, DominatorTree &dominators,
 }
 
 /// The uses after `loop` (blocks `after`) of the fenceable values computed
-/// before it and not used in it, by value, in program order. A value used
+/// before it and not used in it, by value, in program order; uses that
+/// steer a branch keep the value itself. A value used
 /// in the loop is live across it anyway; one already fenced after an
 /// earlier loop is used here only by that fence (`readers`), which is
 /// fence enough.
@@ -107,7 +129,7 @@ usesAfterLoop(Loop &loop, const SetVector<BasicBlock *> &after,
         auto *value = dyn_cast<Instruction>(use.get());
         if (value && !after.contains(value->getParent()) &&
             dominators.dominates(value->getParent(), loop.getHeader()) &&
-            isFenceable(value) && !usedIn(value))
+            isFenceable(value) && !usedIn(value) && !steersBranch(&inst))
           uses[value].push_back(&use);
       }
   return uses;

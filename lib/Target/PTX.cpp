@@ -500,9 +500,8 @@ llvm::cl::opt<bool> fenceLoopExitsOption(
     "fence-loop-exits",
     llvm::cl::desc("In register-bound kernels (Q re-read in the loop), keep "
                    "the code after each loop below it in ptxas "
-                   "(lib/Target/LoopExitFences.cpp; off by default: it makes "
-                   "fa2's sm_90 d192 causal default spill)"),
-    llvm::cl::init(false));
+                   "(lib/Target/LoopExitFences.cpp; =false to compare)"),
+    llvm::cl::init(true));
 
 /// Whether a kernel of `gpuModule` has its registers full of loop tiles
 /// (flashc.register_bound, from tile-stage-shared's re-read of an MMA operand).

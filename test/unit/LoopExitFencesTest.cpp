@@ -30,7 +30,8 @@ namespace {
 // Two loops in a row, as tile-split-masked-loops leaves them. %size and
 // %out cross the first loop unused; %bound is used in it; %late is used
 // only in the second loop; %shared points into shared memory; %tid is a
-// special register.
+// special register; %start, from %size, is where the second loop starts
+// (so it steers that loop's exit branch).
 constexpr const char *kLoops = R"(
 @smem = addrspace(3) global [4096 x i8] undef
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
@@ -51,10 +52,12 @@ first:
   br i1 %done, label %between, label %first
 between:
   %copy = add i32 %size, %bound
+  store i32 %copy, ptr addrspace(1) %o
+  %start = add i32 %size, %n
   %t = add i32 %tid, %h
   br label %second
 second:
-  %j = phi i32 [ %copy, %between ], [ %jnext, %second ]
+  %j = phi i32 [ %start, %between ], [ %jnext, %second ]
   %jnext = add i32 %j, %late
   %jdone = icmp sge i32 %jnext, %n
   br i1 %jdone, label %exit, label %second
@@ -154,6 +157,22 @@ TEST(LoopExitFences, LeavesLoopValuesSpecialRegistersAndSharedPointers) {
   // ptxas reads %tid.x again; it folds shared offsets into each access.
   EXPECT_EQ(t->getOperand(0), tid);
   EXPECT_EQ(store->getPointerOperand(), shared);
+}
+
+TEST(LoopExitFences, LeavesValuesThatSteerBranches) {
+  auto parsed = parseIR(kLoops);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Instruction *size = named(f, "size");
+  auto *copy = cast<Instruction>(named(f, "copy"));
+  auto *start = cast<Instruction>(named(f, "start"));
+
+  EXPECT_TRUE(flash::fenceLoopExits(f));
+  // %start reaches the second loop's exit branch: fenced, the branch would
+  // depend on %laneid for ptxas (a divergent loop). %copy, stored, is
+  // fenced as before.
+  EXPECT_EQ(start->getOperand(0), size);
+  EXPECT_TRUE(isFencedCopy(copy->getOperand(0), size, copy->getParent()));
 }
 
 TEST(LoopExitFences, LeavesLoopFreeFunctions) {
