@@ -6,6 +6,11 @@
 // above, so the conjunction is `col <= min(Nk - 1, row + Nk - Nq)`: one
 // comparison per score against a limit computed once per row.
 //
+// A band (a sliding window: the subject also bounded from the other side)
+// stays as written: its merged limit is one more per-row value beside the
+// other side's, and at 255 registers ptxas spilled for it (docs/perf.md,
+// "Session 9: lean masks by default").
+//
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
 
@@ -256,9 +261,11 @@ struct MergeBounds : OpRewritePattern<OpTy> {
     Location loc = root.getLoc();
     SmallVector<Value> terms;
     llvm::DenseSet<Value> merged;
-    for (auto &[key, bounds] : groupBounds(leaves)) {
+    auto groups = groupBounds(leaves);
+    for (auto &[key, bounds] : groups) {
       if (bounds.size() < 2 || !limitsShareShape(bounds) ||
-          !llvm::all_of(bounds, inclusiveIsExact))
+          !llvm::all_of(bounds, inclusiveIsExact) ||
+          groups.count({key.first, !key.second}))
         continue;
       // A conjunction keeps the tightest limit, a disjunction the loosest.
       bool upper = key.second != 0;

@@ -1,8 +1,8 @@
 """The on-disk cache of compiled kernels (PTX and launch sidecar).
 
 Entries are keyed by the text of the kernel's source and of every file it
-imports, the constants, the arch and the compiler's build (a hash of the
-extension module), as Triton keys its cache. The directory is
+imports, the constants, the arch, the compile options and the compiler's
+build (a hash of the extension module), as Triton keys its cache. The directory is
 $FLASHC_CACHE_DIR, else $XDG_CACHE_HOME/flashc, else ~/.cache/flashc.
 """
 import hashlib
@@ -40,13 +40,15 @@ def compiler_build():
     return _compiler_build
 
 
-def key(sources, constants, arch):
-    """The entry's name: sources are (name, text) of every file read."""
+def key(sources, constants, arch, options=None):
+    """The entry's name: sources are (name, text) of every file read; options
+    the compile options beside arch (Kernel.options)."""
     text = json.dumps(
         {
             "sources": [list(s) for s in sources],
             "constants": sorted(constants),
             "arch": arch,
+            "options": sorted((options or {}).items()),
             "compiler": compiler_build(),
         }
     )

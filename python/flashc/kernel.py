@@ -26,37 +26,45 @@ def _read_source(path_or_source):
     return path, "<string>"
 
 
-def compile(path_or_source, arch="sm_80", import_dirs=(), **constants):
+def compile(path_or_source, arch="sm_80", import_dirs=(), *, merge_mask_bounds=True,
+            lean_masks=False, **constants):
     """Compiles a tile program (a file's path or its source text).
 
     `constants` override the kernel's compile-time constants
     (`flashc -D NAME=VALUE`); `import_dirs` are searched for imports after the
     importing file's directory (`flashc -I DIR`). The kernel reads `arch` as
     its predefined constant ARCH (90 for "sm_90"); the emulator runs it with
-    that arch's limits. Raises CompileError, whose message has file:line:col,
-    the source line and a caret.
+    that arch's limits. `merge_mask_bounds` and `lean_masks` are flashc's
+    `--merge-mask-bounds` and `--lean-masks`: the masked loops' rewrites, used
+    by every level, the PTX and every run of the kernel. Raises CompileError,
+    whose message has file:line:col, the source line and a caret.
     """
     text, name = _read_source(path_or_source)
     defines = [(k, _constant_text(v)) for k, v in constants.items()]
-    handle = _flashc.compile(text, name, defines, [os.fspath(d) for d in import_dirs], arch)
-    return Kernel(handle, name, defines, arch)
+    options = {"merge_mask_bounds": bool(merge_mask_bounds), "lean_masks": bool(lean_masks)}
+    handle = _flashc.compile(text, name, defines, [os.fspath(d) for d in import_dirs], arch,
+                             **options)
+    return Kernel(handle, name, defines, arch, options)
 
 
 class Kernel:
     """A compiled tile program: its IR at every level, its PTX and launch
     metadata (for `arch`), and a callable that runs it on arrays."""
 
-    def __init__(self, handle, name, defines, arch):
+    def __init__(self, handle, name, defines, arch, options):
         self._handle = handle
         self.name = name
         self.constants = dict(defines)
         self.arch = arch
+        #: The compile options beside arch: {"merge_mask_bounds": ..., "lean_masks": ...}.
+        self.options = dict(options)
         self._lowered = None
 
     def _lower(self):
         """(PTX, sidecar JSON), from the disk cache when it has them."""
         if self._lowered is None:
-            key = cache.key(self._handle.sources(), self.constants.items(), self.arch)
+            key = cache.key(self._handle.sources(), self.constants.items(), self.arch,
+                            self.options)
             self._lowered = cache.load(key)
             if self._lowered is None:
                 self._lowered = self._handle.lower(self.arch)
@@ -136,4 +144,5 @@ class Kernel:
 
     def __repr__(self):
         constants = "".join(f", {k}={v}" for k, v in self.constants.items())
-        return f"flashc.Kernel('{self.name}', arch='{self.arch}'{constants})"
+        options = "".join(f", {k}={v}" for k, v in self.options.items())
+        return f"flashc.Kernel('{self.name}', arch='{self.arch}'{options}{constants})"

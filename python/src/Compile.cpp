@@ -39,8 +39,11 @@ std::unique_ptr<Kernel> compile(const std::string &text,
                                 const std::string &name,
                                 const Defines &defineList,
                                 const std::vector<std::string> &importDirs,
-                                const std::string &arch) {
+                                const std::string &arch,
+                                bool mergeMaskBounds, bool leanMasks) {
   auto kernel = std::make_unique<Kernel>();
+  kernel->tileOptions.mergeMaskBounds = mergeMaskBounds;
+  kernel->tileOptions.leanMasks = leanMasks;
   mlir::DialectRegistry registry;
   registerTargetDialects(registry);
   kernel->context = std::make_unique<mlir::MLIRContext>(registry);
@@ -66,7 +69,7 @@ std::unique_ptr<Kernel> compile(const std::string &text,
   if (!kernel->module)
     throw CompileFailure(diagText);
   mlir::PassManager pm(kernel->context.get());
-  buildTilePipeline(pm);
+  buildTilePipeline(pm, kernel->tileOptions);
   if (mlir::failed(pm.run(*kernel->module)))
     throw CompileFailure("internal error: the tile pipeline failed\n" +
                          diagText);
@@ -91,6 +94,7 @@ mlir::OwningOpRef<mlir::ModuleOp> lowerTo(const Kernel &kernel,
   LayoutPipelineOptions layout;
   layout.maxSharedBytes = maxSharedBytesPerCTA(target.arch);
   layout.arch = target.arch;
+  layout.tile = kernel.tileOptions;
   mlir::PassManager pm(kernel.context.get());
   if (level == "layout")
     buildLayoutPipeline(pm, layout);
@@ -181,7 +185,9 @@ void bindCompile(nb::module_ &m) {
            "(name, text) of the main file and of every imported file.");
   m.def("compile", &compile, nb::arg("text"), nb::arg("name"),
         nb::arg("defines"), nb::arg("import_dirs"), nb::arg("arch"),
-        "Front end (ARCH from `arch`) + tile pipeline; raises CompileError.");
+        nb::arg("merge_mask_bounds"), nb::arg("lean_masks"),
+        "Front end (ARCH from `arch`) + tile pipeline (and the masked-loop "
+        "rewrites asked for); raises CompileError.");
   m.def("assemble_cubin", &cubin, nb::arg("ptx"), nb::arg("arch"),
         "ptxas: PTX -> cubin bytes; raises CompileError.");
 }

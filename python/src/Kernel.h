@@ -9,6 +9,7 @@
 #ifndef FLASHC_PYTHON_KERNEL_H
 #define FLASHC_PYTHON_KERNEL_H
 
+#include "flashc/Pipelines/Pipelines.h"
 #include "flashc/Runtime/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -47,6 +48,9 @@ struct Kernel {
   std::unique_ptr<mlir::MLIRContext> context;
   llvm::SourceMgr sources;
   mlir::OwningOpRef<mlir::ModuleOp> module; ///< canonical tile IR
+  /// The masked-loop rewrites compile() was asked for; every lowering and
+  /// run of this kernel uses them too.
+  TilePipelineOptions tileOptions;
 
   /// A copy of the tile IR to lower or run.
   mlir::OwningOpRef<mlir::ModuleOp> clone() const {

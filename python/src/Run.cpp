@@ -67,6 +67,8 @@ nb::dict run(const Kernel &kernel, const std::string &target,
     request.outs.emplace_back(name, "");
   request.checkRaces = checkRaces;
   request.arch = arch;
+  request.mergeMaskBounds = kernel.tileOptions.mergeMaskBounds;
+  request.leanMasks = kernel.tileOptions.leanMasks;
   request.sources = const_cast<llvm::SourceMgr *>(&kernel.sources);
   RunResults results;
   request.results = &results;

@@ -154,3 +154,52 @@ def flashc_arch_number(arch):
 def test_arch_constant_is_read_only():
     with pytest.raises(flashc.CompileError, match="'ARCH' is predefined"):
         flashc.compile(ARCH_KERNEL, ARCH=90)
+
+
+def _row_limits(ir):
+    """Lines of `ir` that take a per-row minimum of tiles (the merged limit)."""
+    return sum("arith.minsi" in line and "tensor<" in line for line in ir.splitlines())
+
+
+def _masking_selects(ptx):
+    """Scores masked with -inf in `ptx` (selp.f32 with 0fFF800000)."""
+    return ptx.count(", 0fFF800000, %p") + ptx.count("0fFF800000, %r")
+
+
+def test_mask_options_reach_every_level(kernels):
+    # fa2 causal, HEAD_DIM 64: the masked loop selects each score twice as
+    # written, once with the bounds merged (the default), and with
+    # lean_masks its comparisons move to the per-row limit (tile IR unchanged
+    # by the shift, which is layout level: one arith.minsi per mask either way).
+    src = f"{kernels}/fa2.tile"
+    written = flashc.compile(src, HEAD_DIM=64, CAUSAL=True, merge_mask_bounds=False)
+    merged = flashc.compile(src, HEAD_DIM=64, CAUSAL=True)
+    lean = flashc.compile(src, HEAD_DIM=64, CAUSAL=True, lean_masks=True)
+    assert merged.options == {"merge_mask_bounds": True, "lean_masks": False}
+    assert "lean_masks=True" in repr(lean)
+    assert _row_limits(written.ir("tile")) == 0 and _row_limits(merged.ir("tile")) == 1
+    assert _masking_selects(written.ptx) == 128
+    assert _masking_selects(merged.ptx) == 64 and _masking_selects(lean.ptx) == 64
+    assert merged.ptx != lean.ptx and _row_limits(lean.ir("layout")) == 1
+
+
+def test_mask_options_in_runs(kernels):
+    # fa2 causal (bottom-right aligned, Nq < Nk, a key tail): the emulator
+    # lowers with the kernel's options (its op count differs per option);
+    # each agrees with float64.
+    rng = np.random.default_rng(0)
+    nq, nk, d = 40, 75, 16
+    q, k, v = (rng.standard_normal((1, 1, n, d)).astype(np.float16) for n in (nq, nk, nk))
+    s = q[0, 0].astype(np.float64) @ k[0, 0].astype(np.float64).T / np.sqrt(d)
+    s[np.arange(nk)[None, :] > np.arange(nq)[:, None] + nk - nq] = -np.inf
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    want = (p / p.sum(axis=1, keepdims=True)) @ v[0, 0].astype(np.float64)
+    ops = set()
+    for options in ({}, {"merge_mask_bounds": False}, {"lean_masks": True}):
+        kernel = flashc.compile(f"{kernels}/fa2.tile", HEAD_DIM=d, CAUSAL=True, **options)
+        for target in ("interp", "emulate"):
+            out = np.zeros((1, 1, nq, d), np.float16)
+            stats = kernel(Q=q, K=k, V=v, O=out, sm_scale=1 / np.sqrt(d), target=target)
+            assert np.abs(out[0, 0] - want).max() < 2e-2, (options, target)
+        ops.add(stats["ops"])
+    assert len(ops) == 3

@@ -26,18 +26,17 @@ func.func @causal(%nk: i32, %col: tensor<1x16xi32>, %lim: tensor<64x1xi32>) -> t
 
 // -----
 
-// Sliding window: the two upper bounds (the tail and `hi >= col`, the
-// subject on the right) merge; the one lower bound stays as written.
+// Sliding window: the subject is bounded from both sides (a band), so the
+// two upper bounds (the tail and `hi >= col`) stay as written: their merged
+// limit would be a third per-row value beside the lower one.
 // CHECK-LABEL: func.func @window(
-// CHECK-SAME:    %[[NK:.*]]: i32, %[[COL:.*]]: tensor<1x16xi32>, %[[LO:.*]]: tensor<64x1xi32>, %[[HI:.*]]: tensor<64x1xi32>)
-// CHECK:         %[[LOB:.*]] = tile.broadcast %[[LO]]
-// CHECK:         %[[LEFT:.*]] = arith.cmpi sge, %{{.*}}, %[[LOB]]
-// CHECK:         %[[NK1:.*]] = arith.subi %[[NK]], %c1_i32
-// CHECK:         %[[MIN:.*]] = arith.minsi %[[HI]], %{{.*}} : tensor<64x1xi32>
-// CHECK:         %[[MINB:.*]] = tile.broadcast %[[MIN]]
-// CHECK:         %[[RIGHT:.*]] = arith.cmpi sle, %{{.*}}, %[[MINB]]
-// CHECK:         %[[M:.*]] = arith.andi %[[RIGHT]], %[[LEFT]]
-// CHECK-NOT:     arith.andi
+// CHECK-NOT:     arith.minsi
+// CHECK:         %[[TAIL:.*]] = arith.cmpi slt
+// CHECK:         %[[LEFT:.*]] = arith.cmpi sge
+// CHECK:         %[[RIGHT:.*]] = arith.cmpi sge
+// CHECK:         %[[A:.*]] = arith.andi %{{.*}}, %[[LEFT]]
+// CHECK:         %[[M:.*]] = arith.andi %[[A]], %[[RIGHT]]
+// CHECK-NOT:     arith.minsi
 // CHECK:         return %[[M]]
 func.func @window(%nk: i32, %col: tensor<1x16xi32>, %lo: tensor<64x1xi32>, %hi: tensor<64x1xi32>) -> tensor<64x16xi1> {
   %nks = tile.splat %nk : i32 -> tensor<1x16xi32>

@@ -100,9 +100,8 @@ cl::opt<bool> deferLoopSumsOpt(
 cl::opt<bool> mergeMaskBoundsOpt(
     "merge-mask-bounds",
     cl::desc("One comparison per bound of a mask in the masked loops "
-             "(tile-merge-mask-bounds; off by default: ptxas spills more in "
-             "a few configurations)"),
-    cl::init(false), cl::cat(flashcCategory));
+             "(tile-merge-mask-bounds; =false to compare)"),
+    cl::init(true), cl::cat(flashcCategory));
 cl::opt<bool> leanMasksOpt(
     "lean-masks",
     cl::desc("--merge-mask-bounds, and masks compare loop-invariant "

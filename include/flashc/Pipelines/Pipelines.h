@@ -23,15 +23,14 @@ struct TilePipelineOptions {
   /// turns it off, to compare).
   bool splitMaskedLoops = true;
   /// tile-merge-mask-bounds after the split: one comparison per bound of a
-  /// mask (fa2 causal: one select per score instead of two). Off by default
-  /// (flashc --merge-mask-bounds): ptxas then spills at 255 registers in 4
-  /// configurations of the dense sweep (docs/perf.md, "Session 8: lean
-  /// masked loop").
-  bool mergeMaskBounds = false;
+  /// mask (fa2 causal: one select per score instead of two). On by default;
+  /// flashc --merge-mask-bounds=false turns it off, to compare (docs/perf.md,
+  /// "Session 9: lean masks by default").
+  bool mergeMaskBounds = true;
   /// The whole lean masked loop (flashc --lean-masks, off by default):
   /// tile-merge-mask-bounds, tile-shift-compare-offsets in the layout
-  /// pipeline and convert-tile-to-simt's iota-immediates; more kernels
-  /// spill with it.
+  /// pipeline and convert-tile-to-simt's iota-immediates; ptxas spills in
+  /// 12 of the dense sweep's 320 causal configurations with it.
   bool leanMasks = false;
 };
 

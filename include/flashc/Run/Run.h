@@ -56,10 +56,11 @@ struct RunRequest {
   /// emulate, cuda: lower with tile-defer-loop-sums (on by default; flashc
   /// --defer-loop-sums=false; flash::LayoutPipelineOptions).
   bool deferLoopSums = true;
-  /// emulate, cuda: lower with tile-merge-mask-bounds and the lean masked
-  /// loop (both off by default; flashc --merge-mask-bounds, --lean-masks;
-  /// flash::TilePipelineOptions), as the tile module handed over was.
-  bool mergeMaskBounds = false;
+  /// emulate, cuda: lower with tile-merge-mask-bounds (on by default;
+  /// flashc --merge-mask-bounds=false) and the lean masked loop (off by
+  /// default; --lean-masks; flash::TilePipelineOptions), as the tile module
+  /// handed over was.
+  bool mergeMaskBounds = true;
   bool leanMasks = false;
   /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
   /// compute capability (the newest supported arch not above it).

@@ -51,10 +51,12 @@ def TileMergeMaskBounds : Pass<"tile-merge-mask-bounds", "mlir::func::FuncOp"> {
     constant INT_MIN (INT_MAX) limit would wrap, so such a group stays; other
     limits are index values (Nk - 1 >= -1), assumed not to overflow, as in
     tile-split-masked-loops. A negative limit (a row that sees no key)
-    stays negative through the min. The pipeline runs it after
-    tile-split-masked-loops with flashc --merge-mask-bounds or --lean-masks
-    (off by default: ptxas spills at 255 registers in 4 configurations of
-    the dense sweep; docs/perf.md, "Session 8: lean masked loop").
+    stays negative through the min. A band (the value also bounded from
+    the other side: a sliding window) stays as written: its merged limit
+    is one more per-row value beside the other side's, and ptxas spilled
+    for it at 255 registers. The pipeline runs it after
+    tile-split-masked-loops by default (flashc --merge-mask-bounds=false
+    turns it off; docs/perf.md, "Session 9: lean masks by default").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
@@ -75,8 +77,9 @@ def TileShiftCompareOffsets
     across the loop for one addition each. Index arithmetic is assumed not
     to overflow, as in tile-split-masked-loops (|limit - start_n| is at most
     Nq + Nk). Off by default: the pipeline runs it with flashc --lean-masks
-    only, as ptxas then spills in some configurations (docs/perf.md,
-    "Session 8: lean masked loop").
+    only, as ptxas then spills in 12 of the dense sweep's 320 causal
+    configurations and in fa2's sm_90 d64 causal default (docs/perf.md,
+    "Session 9: lean masks by default").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
