@@ -167,8 +167,9 @@ def _masking_selects(ptx):
 
 
 def test_mask_options_reach_every_level(kernels):
-    # fa2 causal, HEAD_DIM 64: the masked loop selects each score twice as
-    # written, once with the bounds merged (the default), and with
+    # fa2 causal, HEAD_DIM 64 (128 x 128: 128 scores per thread): the masked
+    # loop selects each score twice as written, once with the bounds merged
+    # (the default), and with
     # lean_masks its comparisons move to the per-row limit (tile IR unchanged
     # by the shift, which is layout level: one arith.minsi per mask either way).
     src = f"{kernels}/fa2.tile"
@@ -178,8 +179,8 @@ def test_mask_options_reach_every_level(kernels):
     assert merged.options == {"merge_mask_bounds": True, "lean_masks": False}
     assert "lean_masks=True" in repr(lean)
     assert _row_limits(written.ir("tile")) == 0 and _row_limits(merged.ir("tile")) == 1
-    assert _masking_selects(written.ptx) == 128
-    assert _masking_selects(merged.ptx) == 64 and _masking_selects(lean.ptx) == 64
+    assert _masking_selects(written.ptx) == 256
+    assert _masking_selects(merged.ptx) == 128 and _masking_selects(lean.ptx) == 128
     assert merged.ptx != lean.ptx and _row_limits(lean.ir("layout")) == 1
 
 
