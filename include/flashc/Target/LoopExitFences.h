@@ -26,8 +26,9 @@ namespace flash {
 /// pointer value computed before the loop (special-register reads aside,
 /// which ptxas re-reads itself) and used after it gets one fenced copy per
 /// value, at the nearest block after the loop (outside any other loop) that
-/// dominates those uses, and the uses after the loop take the copy. Returns
-/// whether it changed anything.
+/// dominates those uses, and the uses after the loop take the copy, except
+/// those that reach a branch condition (ptxas would take the branch as
+/// divergent). Returns whether it changed anything.
 bool fenceLoopExits(llvm::Function &function);
 
 } // namespace flash
