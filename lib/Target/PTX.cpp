@@ -4,6 +4,7 @@
 #include "flashc/InitAllDialects.h"
 #include "flashc/Runtime/Arch.h"
 #include "flashc/Runtime/AtomicFile.h"
+#include "flashc/Target/AccumulatorScales.h"
 #include "flashc/Target/LoopExitFences.h"
 #include "flashc/Target/LoopOffsets.h"
 #include "flashc/Target/Sidecar.h"
@@ -503,6 +504,13 @@ llvm::cl::opt<bool> fenceLoopExitsOption(
                    "(lib/Target/LoopExitFences.cpp; =false to compare)"),
     llvm::cl::init(true));
 
+llvm::cl::opt<bool> sinkAccumulatorScalesOption(
+    "sink-accumulator-scales",
+    llvm::cl::desc("In register-bound kernels (Q re-read in the loop), move "
+                   "each accumulator rescale next to the MMA that reads it "
+                   "(lib/Target/AccumulatorScales.cpp; =false to compare)"),
+    llvm::cl::init(true));
+
 /// Whether a kernel of `gpuModule` has its registers full of loop tiles
 /// (flashc.register_bound, from tile-stage-shared's re-read of an MMA operand).
 bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
@@ -609,6 +617,13 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
   if (registerBound && recomputeLoopOffsets && fenceLoopExitsOption &&
       failed(transformVerified(*llvmModule, module, flash::fenceLoopExits,
                                "fencing the code after loops")))
+    return failure();
+  // ptxas regroups a block of scaled accumulators into HMMA quadruples
+  // with moves; next to their MMA they stay in place.
+  if (registerBound && sinkAccumulatorScalesOption &&
+      failed(transformVerified(*llvmModule, module,
+                               flash::sinkAccumulatorScales,
+                               "moving accumulator rescales")))
     return failure();
   chooseLoopStrengthReduction(registerBound);
   llvm::SmallString<0> ptx;

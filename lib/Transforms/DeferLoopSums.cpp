@@ -4,8 +4,8 @@
 // l = alpha * l + rowsum(p). Each thread can keep the sum of its own columns
 // instead (the update is linear, and alpha is the same in every lane that
 // holds a row), so that the lanes' parts are added up once, after the loop,
-// rather than with butterfly shuffles in every iteration. Kernels at the
-// register limit (tile.register_bound) are left alone.
+// rather than with butterfly shuffles in every iteration. In kernels at the
+// register limit (tile.register_bound) only loops with room to spare.
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
@@ -107,10 +107,36 @@ Value partialInit(Value init) {
   return {};
 }
 
-void deferLoopSums(scf::ForOp loop, int64_t numWarps) {
+/// The registers one thread holds of `type` (0 without a layout).
+int64_t threadRegisters(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  auto layout = tensor ? dyn_cast_if_present<LayoutAttrInterface>(
+                             tensor.getEncoding())
+                       : LayoutAttrInterface();
+  return layout ? layout.getNumRegisters(tensor.getShape()) : 0;
+}
+
+/// Registers per thread of a register-bound kernel's loop tiles (carried
+/// tiles and the scores a row sum reduces) up to which its row sums are
+/// deferred. fa2 at HEAD_DIM 128 (docs/perf.md, "Session 9"): 128 x 32 holds
+/// 168 (128 accumulator, 32 scores, 8 row statistics) and keeps 0 spills
+/// with the lanes' parts on sm_80 and sm_90; 128 x 64 holds 200 and spills
+/// 64-72 bytes with them, 16 or fewer without.
+constexpr int64_t kRegisterBoundDeferLimit = 168;
+
+/// Whether `loop`'s tiles leave a register-bound kernel room for the lanes'
+/// parts of its row sum `reduce`.
+bool roomForLaneParts(scf::ForOp loop, ReduceOp reduce) {
+  int64_t registers = threadRegisters(reduce.getInput().getType());
+  for (Value arg : loop.getRegionIterArgs())
+    registers += threadRegisters(arg.getType());
+  return registers <= kRegisterBoundDeferLimit;
+}
+
+void deferLoopSums(scf::ForOp loop, int64_t numWarps, bool registerBound) {
   for (unsigned i = 0, e = loop.getNumRegionIterArgs(); i < e; ++i) {
     ReduceOp reduce = matchCarriedSum(loop, i, numWarps);
-    if (!reduce)
+    if (!reduce || (registerBound && !roomForLaneParts(loop, reduce)))
       continue;
     OpOperand &init = loop.getInitArgsMutable()[i];
     Value partial = partialInit(init.get());
@@ -137,14 +163,14 @@ struct TileDeferLoopSumsPass
     if (!warps)
       return; // not a kernel
     // At the register limit (tile-stage-shared re-reads an operand), ptxas
-    // spills about twice as much with the partial sums (docs/perf.md).
-    if (getOperation()->hasAttr(kRegisterBoundAttrName))
-      return;
+    // spills about twice as much with the partial sums where the loop's
+    // tiles fill the registers (docs/perf.md).
+    bool registerBound = getOperation()->hasAttr(kRegisterBoundAttrName);
     SmallVector<scf::ForOp> loops;
     getOperation().walk<WalkOrder::PreOrder>(
         [&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
-      deferLoopSums(loop, warps.getInt());
+      deferLoopSums(loop, warps.getInt(), registerBound);
   }
 };
 } // namespace

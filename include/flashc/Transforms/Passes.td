@@ -114,9 +114,11 @@ def TileDeferLoopSums : Pass<"tile-defer-loop-sums", "mlir::func::FuncOp"> {
     element in one warp (no cross-warp reduction), `l` and the update have
     no other use in the loop, and the initial value is zero or the result
     of a loop this pass rewrote (the masked loop after the unmasked one);
-    other loops keep their per-iteration reduction. Kernels marked
-    `tile.register_bound` (by tile-stage-shared, which runs first) are left
-    alone: ptxas spills more there with the lanes' parts live in the loop.
+    other loops keep their per-iteration reduction. In kernels marked
+    `tile.register_bound` (by tile-stage-shared, which runs first) only
+    loops whose carried tiles and summed scores take at most 168 registers
+    per thread are rewritten: above that ptxas spills more with the lanes'
+    parts live in the loop.
   }];
 }
 

@@ -1,0 +1,96 @@
+//===- AccumulatorScalesTest.cpp - sinkAccumulatorScales on small IR ------===//
+//
+// The transform runs on LLVM IR for ptxas, below the emulator's level:
+// these tests check on hand-written IR that every accumulator lane an MMA
+// reads from a vector product becomes the product of that lane's factors
+// right before the MMA, and that a product in another block stays.
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Target/AccumulatorScales.h"
+#include "ParsedIR.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Verifier.h"
+
+#include <gtest/gtest.h>
+
+using namespace llvm;
+using flash::test::named;
+using flash::test::parseIR;
+
+namespace {
+
+// One m16n8k16 MMA reading lanes 4..7 of %scaled (the accumulator %acc
+// times the row factors %alpha); %early is scaled in the entry block;
+// %other lies between the lanes and the MMA.
+constexpr const char *kRescale = R"(
+declare { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.f32.f16(<2 x half>, <2 x half>, <2 x half>, <2 x half>, <2 x half>, <2 x half>, float, float, float, float)
+define float @kernel(<8 x float> %acc, <8 x float> %alpha, <2 x half> %a, <2 x half> %b, <8 x float> %early, i1 %c) {
+entry:
+  %pre = fmul <8 x float> %early, %alpha
+  br label %body
+body:
+  %scaled = fmul <8 x float> %acc, %alpha
+  %c0 = extractelement <8 x float> %scaled, i64 4
+  %c1 = extractelement <8 x float> %scaled, i64 5
+  %c2 = extractelement <8 x float> %scaled, i64 6
+  %c3 = extractelement <8 x float> %pre, i64 7
+  %other = fadd float %c3, 1.0
+  %d = call { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.f32.f16(<2 x half> %a, <2 x half> %a, <2 x half> %a, <2 x half> %a, <2 x half> %b, <2 x half> %b, float %c0, float %c1, float %c2, float %c3)
+  %r = extractvalue { float, float, float, float } %d, 0
+  %s = fadd float %r, %other
+  ret float %s
+}
+)";
+
+/// Whether `value` is `extractelement vector, lane`.
+bool isLane(Value *value, Value *vector, int64_t lane) {
+  auto *extract = dyn_cast<ExtractElementInst>(value);
+  auto *index = extract ? dyn_cast<ConstantInt>(extract->getIndexOperand())
+                        : nullptr;
+  return index && extract->getVectorOperand() == vector &&
+         index->getSExtValue() == lane;
+}
+
+TEST(AccumulatorScalesTest, LanesScaledRightBeforeTheMMA) {
+  auto parsed = parseIR(kRescale);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Value *acc = f.getArg(0), *alpha = f.getArg(1);
+  ASSERT_TRUE(flash::sinkAccumulatorScales(f));
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  auto *mma = cast<CallInst>(named(f, "d"));
+  for (unsigned lane = 0; lane < 3; ++lane) {
+    auto *mul = dyn_cast<BinaryOperator>(mma->getArgOperand(6 + lane));
+    ASSERT_TRUE(mul && mul->getOpcode() == Instruction::FMul) << lane;
+    EXPECT_TRUE(isLane(mul->getOperand(0), acc, 4 + lane)) << lane;
+    EXPECT_TRUE(isLane(mul->getOperand(1), alpha, 4 + lane)) << lane;
+    // Between the product and the MMA: only the next lanes' products
+    // (%other, before the MMA in the input, stays above them).
+    for (Instruction *next = mul->getNextNode(); next != mma;
+         next = next->getNextNode())
+      EXPECT_TRUE((isa<ExtractElementInst>(next) &&
+                   next->getOperand(0) != named(f, "pre")) ||
+                  next->getOpcode() == Instruction::FMul)
+          << lane;
+  }
+  EXPECT_EQ(named(f, "scaled"), nullptr) << "the vector product is erased";
+  // Scaled in another block: stays where it is.
+  EXPECT_TRUE(isLane(mma->getArgOperand(9), named(f, "pre"), 7));
+  EXPECT_EQ(named(f, "pre")->getParent(), &f.getEntryBlock());
+}
+
+TEST(AccumulatorScalesTest, NoMMANoChange) {
+  auto parsed = parseIR(R"(
+define float @kernel(<4 x float> %acc, <4 x float> %alpha) {
+  %scaled = fmul <4 x float> %acc, %alpha
+  %lane = extractelement <4 x float> %scaled, i64 1
+  ret float %lane
+}
+)");
+  ASSERT_TRUE(parsed->function);
+  EXPECT_FALSE(flash::sinkAccumulatorScales(*parsed->function));
+  EXPECT_NE(named(*parsed->function, "scaled"), nullptr);
+}
+} // namespace
