@@ -74,11 +74,12 @@ BasicBlock *useBlock(Use &use) {
   return user->getParent();
 }
 
-/// Whether `user` reaches a branch condition through its users (not through
-/// memory). A fenced copy there would make the branch depend on `%laneid`
-/// for ptxas, so the branch and the loop it guards look divergent, and
-/// ptxas sends the loop's warp shuffles through its slow path (a call that
-/// saves registers to the stack).
+/// Whether `user` reaches a branch condition through its users (through
+/// values and calls that return one, e.g. `llvm.smin`; not through stores).
+/// A fenced copy there would make the branch depend on `%laneid` for ptxas,
+/// so the branch and the loop it guards look divergent, and ptxas sends the
+/// loop's warp shuffles through its slow path (a call that saves registers
+/// to the stack).
 bool steersBranch(Instruction *user) {
   SmallVector<Instruction *> work{user};
   SmallPtrSet<Instruction *, 32> seen{user};
@@ -86,7 +87,7 @@ bool steersBranch(Instruction *user) {
     Instruction *inst = work.pop_back_val();
     if (isa<BranchInst, SwitchInst>(inst))
       return true;
-    if (isa<StoreInst, CallBase>(inst))
+    if (isa<StoreInst>(inst) || inst->getType()->isVoidTy())
       continue;
     for (User *next : inst->users())
       if (seen.insert(cast<Instruction>(next)).second)

@@ -41,7 +41,9 @@ def compile(path_or_source, arch="sm_80", import_dirs=(), *, merge_mask_bounds=T
     """
     text, name = _read_source(path_or_source)
     defines = [(k, _constant_text(v)) for k, v in constants.items()]
-    options = {"merge_mask_bounds": bool(merge_mask_bounds), "lean_masks": bool(lean_masks)}
+    # lean_masks includes the merge (flashc --lean-masks runs it too).
+    options = {"merge_mask_bounds": bool(merge_mask_bounds or lean_masks),
+               "lean_masks": bool(lean_masks)}
     handle = _flashc.compile(text, name, defines, [os.fspath(d) for d in import_dirs], arch,
                              **options)
     return Kernel(handle, name, defines, arch, options)
