@@ -32,7 +32,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import fa2, flashc_kernels  # noqa: E402
-from sassprof import cache, compare_render, tools  # noqa: E402
+from sassprof import cache, compare_render, model, tools  # noqa: E402
 from sass_profile import profile_cubin  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,7 +77,11 @@ def summarize(prof, meta):
 def profile_flashc(args, d, causal, arch):
     cubin, meta = flashc_kernels.build(REPO_ROOT, args.flashc, d, causal, arch,
                                        os.path.join(REPO_ROOT, "build", "sass-compare"))
-    return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"]), meta)
+    # Per attention FLOP: flashc's row sums on the tensor cores are MMAs too.
+    useful = model.attention_flop(meta["block_m"], meta["block_n"], meta["head_dim"],
+                                  meta["warps"])
+    return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"],
+                                   useful_flop=useful), meta)
 
 
 def profile_fa2(args, d, causal, arch):

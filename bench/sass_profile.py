@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sassprof import profile, render, sass, tools  # noqa: E402
+from sassprof import model, profile, render, sass, tools  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,11 +43,18 @@ def sidecar_launch(sidecar):
     return sidecar["num_warps"], shared["static_bytes"] + shared["dynamic_bytes"]
 
 
-def profile_cubin(cubin, arch, warps, smem, function=None):
+def profile_cubin(cubin, arch, warps, smem, function=None, useful_flop=None):
     listing = tools.disassemble(cubin)
     fn = sass.find_function(sass.parse(listing), function)
     resources = tools.resource_usage(cubin).get(fn.name)
-    return profile.profile_function(fn, arch, warps, smem, resources)
+    return profile.profile_function(fn, arch, warps, smem, resources, useful_flop)
+
+
+def sidecar_attention_flop(sidecar):
+    """An attention kernel's FLOP per warp and KV block, from fa2's constants
+    (BLOCK_M, BLOCK_N, HEAD_DIM, WARPS) in the sidecar."""
+    c = sidecar["constants"]
+    return model.attention_flop(c["BLOCK_M"], c["BLOCK_N"], c["HEAD_DIM"], c["WARPS"])
 
 
 def parse_args(argv):
@@ -64,9 +71,17 @@ def parse_args(argv):
     ap.add_argument("--function", help="the kernel in a multi-kernel cubin or listing")
     ap.add_argument("--flashc", default=os.path.join(REPO_ROOT, "build", "bin", "flashc"))
     ap.add_argument("--json", help="write the profile here")
+    ap.add_argument("--attention-flop", action="store_true",
+                    help="--tile: count the work as the attention FLOP of the "
+                         "kernel's BLOCK_M, BLOCK_N, HEAD_DIM and WARPS (fa2's "
+                         "constants), not the MMAs' (flashc may add MMAs, e.g. "
+                         "row sums on the tensor cores)")
     args = ap.parse_args(argv)
     if args.defines and not args.tile:
         ap.error("-D applies to --tile only")
+    if args.attention_flop and not args.tile:
+        ap.error("--attention-flop applies to --tile only (fa2's constants come "
+                 "from flashc's sidecar)")
     return args
 
 
@@ -78,7 +93,8 @@ def main(argv):
                 cubin, sidecar, _ = compile_tile(args.flashc, args.tile, args.defines,
                                                  args.arch, tmp)
                 warps, smem = sidecar_launch(sidecar)
-                prof = profile_cubin(cubin, args.arch, warps, smem, args.function)
+                useful = sidecar_attention_flop(sidecar) if args.attention_flop else None
+                prof = profile_cubin(cubin, args.arch, warps, smem, args.function, useful)
         elif args.cubin:
             prof = profile_cubin(args.cubin, args.arch, args.warps, args.smem, args.function)
         else:

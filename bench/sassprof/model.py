@@ -119,9 +119,19 @@ def occupancy(machine, registers, warps_per_cta, smem_per_cta):
             "limited_by": binding, "limits": limits}
 
 
-def bounds(instrs, machine):
-    """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop."""
-    cycles, flop, smem = iteration_cycles(instrs, machine)
+def attention_flop(block_m, block_n, head_dim, warps):
+    """FLOP of one warp's pass over an attention KV block: S = Q K^T and
+    P V, each 2 * (block_m / warps) * block_n * head_dim."""
+    return 4.0 * block_m / warps * block_n * head_dim
+
+
+def bounds(instrs, machine, useful_flop=None):
+    """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop.
+    `useful_flop` (one warp's attention FLOP per iteration) counts the work
+    when the loop issues more MMAs than the product needs (flashc's row sums
+    on the tensor cores): their tensor cycles count, their FLOP do not."""
+    cycles, mma_flop, smem = iteration_cycles(instrs, machine)
+    flop = mma_flop if useful_flop is None or useful_flop > mma_flop else useful_flop
     tensor_count = sum(1 for i in instrs if i.opcode in ("HMMA", "HGMMA"))
     overlapped = max(cycles.values())
     binding = [r for r in RESOURCES if cycles[r] == overlapped]
@@ -136,7 +146,7 @@ def bounds(instrs, machine):
 
     return {
         "instructions": len(instrs), "tensor_instructions": tensor_count,
-        "flop": flop, "smem_bytes": smem, "cycles": cycles,
+        "flop": flop, "mma_flop": mma_flop, "smem_bytes": smem, "cycles": cycles,
         "overlapped": overlapped, "binding": binding, "no_overlap": no_overlap,
         "tensor_plus_issue": serial,
         "ceiling_overlapped_tflops": ceiling(overlapped),

@@ -17,7 +17,7 @@ def tensor_loops(graph):
     return [loop for loop in loops if not any(has_tensor(inner) for inner in loop.inner)]
 
 
-def loop_profile(loop, machine):
+def loop_profile(loop, machine, useful_flop=None):
     instrs = loop.instructions()
     start, end = loop.address_range
     conditional = loop.conditional_blocks()
@@ -30,17 +30,19 @@ def loop_profile(loop, machine):
         "classes": classify.count_classes(instrs),
         "mnemonics": dict(classify.count_mnemonics(instrs).most_common()),
     }
-    result.update(model.bounds(instrs, machine))
+    result.update(model.bounds(instrs, machine, useful_flop))
     return result
 
 
-def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None):
+def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None,
+                     useful_flop=None):
     """The profile of a parsed function: every MMA loop, the primary one (the
     leanest: fewest no-overlap cycles per FLOP, the steady-state loop where a
-    kernel splits masked and unmasked blocks), occupancy and ceilings."""
+    kernel splits masked and unmasked blocks), occupancy and ceilings.
+    `useful_flop`: see model.bounds."""
     machine = machine_mod.for_arch(arch)
     graph = cfg_mod.CFG(function)
-    loops = [loop_profile(loop, machine) for loop in tensor_loops(graph)]
+    loops = [loop_profile(loop, machine, useful_flop) for loop in tensor_loops(graph)]
     if not loops:
         raise ValueError("%s: no loop with MMA instructions" % function.name)
     loops.sort(key=lambda l: l["range"])

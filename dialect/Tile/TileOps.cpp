@@ -290,6 +290,9 @@ LogicalResult ReduceOp::verify() {
                            !getType().getEncoding()))
     return emitOpError() << "lane_partial needs a sum of f32 with a layout on "
                             "the result";
+  if (getUniform() && (getKind() != ReduceKind::Max || getLanePartial()))
+    return emitOpError() << "uniform needs a max (the value every element "
+                            "along the axis shares), not lane_partial";
   SmallVector<int64_t> expected(in.getShape());
   expected.erase(expected.begin() + getAxis());
   return verifyShape(*this, expected, getType());

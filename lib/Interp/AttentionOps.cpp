@@ -67,12 +67,13 @@ struct OnlineSoftmaxStep {
       : S(S), V(V), m(m), l(l), acc(acc), N(S.shape[1]), D(V.shape[1]),
         eager(op.getNormalization() == tile::Normalization::Eager),
         useExp2(op.getExp2()), scaled(static_cast<bool>(op.getScale())),
-        scale(scale), P(N), PV(D) {}
+        scale(scale), sumRounded(op.getSumByMma()), P(N), PV(D) {}
 
   const RtValue &S, &V, &m, &l, &acc;
   int64_t N, D;
   bool eager, useExp2, scaled;
   double scale;
+  bool sumRounded; ///< sum_by_mma: l adds P rounded to V's type
   std::vector<double> P, PV; ///< scratch rows
 
   /// e^x, or 2^x with exp2: for the scores (`approx`) the lowering's
@@ -114,7 +115,7 @@ struct OnlineSoftmaxStep {
     for (int64_t j = 0; j < N; ++j) {
       double x = f32(scaled ? std::fma(s[j], scale, -base) : s[j] - base);
       P[j] = f32(exp(x, /*approx=*/true));
-      sumP += P[j];
+      sumP += sumRounded ? roundTo(V.elem, P[j]) : P[j];
     }
     lNew = f32(alpha * li + sumP);
     // P rounds to V's type before the P @ V product, as in the lowering.

@@ -46,13 +46,30 @@ public:
     return BroadcastOp::create(rewriter, loc, type, expanded);
   }
 
-  Value reduceRows(ReduceKind kind, Value tile) {
+  Value reduceRows(ReduceKind kind, Value tile, bool uniform = false) {
     auto type = cast<RankedTensorType>(tile.getType());
     auto rowType =
         RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
-    return ReduceOp::create(rewriter, loc, rowType,
-                            ReduceKindAttr::get(rewriter.getContext(), kind),
-                            tile, rewriter.getI64IntegerAttr(1));
+    return ReduceOp::create(
+        rewriter, loc, rowType, ReduceKindAttr::get(rewriter.getContext(), kind),
+        tile, rewriter.getI64IntegerAttr(1), /*lane_partial=*/UnitAttr(),
+        uniform ? rewriter.getUnitAttr() : UnitAttr());
+  }
+
+  /// `base + sum_j probs[i, j]` on the tensor cores: probs times an N x 8
+  /// tile of ones, accumulated onto `base` repeated over the 8 columns (not
+  /// onto 0 and then added: that costs fa2 at d128 on sm_90 16 bytes of
+  /// spills). All 8 columns hold the row's sum, so every thread reads it
+  /// from its own registers (a `uniform` max), without shuffles.
+  Value rowSumByMma(Value probs, Value base) {
+    auto probsType = cast<RankedTensorType>(probs.getType());
+    Type f32 = rewriter.getF32Type();
+    auto ones = RankedTensorType::get({probsType.getDimSize(1), 8},
+                                      probsType.getElementType());
+    auto sums = RankedTensorType::get({probsType.getDimSize(0), 8}, f32);
+    Value product = MmaOp::create(rewriter, loc, sums, probs, splat(ones, 1.0),
+                                  rowBroadcast(base, sums));
+    return reduceRows(ReduceKind::Max, product, /*uniform=*/true);
   }
 
   /// e^x, or 2^x with base2, approximate (`afn`: PTX ex2.approx.ftz, one
@@ -129,7 +146,9 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
       exponent = b.sub(op.getScores(), b.rowBroadcast(base, scoresType));
     }
     Value probs = b.exp(exponent, base2);
-    Value blockSum = b.reduceRows(ReduceKind::Sum, probs);
+    Value blockSum;
+    if (!op.getSumByMma())
+      blockSum = b.reduceRows(ReduceKind::Sum, probs);
 
     auto probsOperandType = RankedTensorType::get(
         scoresType.getShape(), valuesType.getElementType());
@@ -139,16 +158,23 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
     Value newSum, newAcc;
     if (op.getNormalization() == Normalization::Deferred) {
       // alpha * l + rowsum(p) as one FMA per row.
-      newSum = math::FmaOp::create(rewriter, op.getLoc(), alpha,
-                                   op.getRunningSum(), blockSum);
+      if (!op.getSumByMma())
+        newSum = math::FmaOp::create(rewriter, op.getLoc(), alpha,
+                                     op.getRunningSum(), blockSum);
       Value rescaled = b.mul(b.rowBroadcast(alpha, accType), op.getAcc());
       newAcc = MmaOp::create(rewriter, op.getLoc(), accType, probsOperand,
                              op.getValues(), rescaled);
+      // On the tensor cores after P @ V: 6 fewer instructions per iteration
+      // than before it in fa2 at d128 on sm_90 (docs/perf.md, "Session 10:
+      // the row sum on the tensor cores").
+      if (op.getSumByMma())
+        newSum = b.rowSumByMma(probsOperand, b.mul(alpha, op.getRunningSum()));
     } else {
       // acc holds the normalized output: undo the old normalization (times
       // l), rescale, add this block, divide by the new sum.
       Value oldWeight = b.mul(alpha, op.getRunningSum());
-      newSum = b.add(oldWeight, blockSum);
+      newSum = op.getSumByMma() ? b.rowSumByMma(probsOperand, oldWeight)
+                                : b.add(oldWeight, blockSum);
       Value rescaled = b.mul(b.rowBroadcast(oldWeight, accType), op.getAcc());
       Value unnormalized = MmaOp::create(rewriter, op.getLoc(), accType,
                                          probsOperand, op.getValues(),

@@ -190,6 +190,17 @@ equal((loop["overlapped"], loop["binding"], loop["tensor_plus_issue"], loop["no_
 per_smsp = 4 * 108 * 1.41e9 / 1e12
 close(loop["ceiling_overlapped_tflops"], 8192 / 64.0 * per_smsp, "simple: overlapped ceiling")
 close(loop["ceiling_no_overlap_tflops"], 8192 / 64.0 * per_smsp, "simple: no-overlap ceiling")
+# Work counted as attention FLOP when the loop issues MMAs beyond the
+# product's (flashc's row sums on the tensor cores): tensor cycles stay,
+# the FLOP and the ceilings drop; never more than the MMAs' FLOP.
+useful = profile.profile_function(simple, "sm_80", 4, None, useful_flop=4096.0)["loops"][0]
+equal((useful["flop"], useful["mma_flop"], useful["cycles"]["tensor"], useful["no_overlap"]),
+      (4096.0, 8192.0, 16.0, 64.0), "simple: useful FLOP below the MMAs'")
+close(useful["ceiling_no_overlap_tflops"], 4096 / 64.0 * per_smsp, "simple: useful ceiling")
+more = profile.profile_function(simple, "sm_80", 4, None, useful_flop=1e9)["loops"][0]
+equal(more["flop"], 8192.0, "simple: useful FLOP above the MMAs' is ignored")
+equal(model.attention_flop(128, 64, 128, 4), 256 * 4096.0,
+      "attention FLOP of fa2's 128 x 64 d128 tile: 256 m16n8k16 per warp")
 noinc = profile.profile_function(load("loop-noinc.sass"), "sm_80", 4, 49152)["loops"][0]
 equal((noinc["overlapped"], noinc["binding"], noinc["no_overlap"]), (16.0, ["tensor"], 21.0),
       "noinc: tensor-bound loop, no-overlap = tensor + 5 other instructions")

@@ -101,6 +101,49 @@ func.func @eager(%s: tensor<16x32xf32>, %v: tensor<32x64xbf16>, %m: tensor<16xf3
 
 // -----
 
+// sum_by_mma: the row sum on the tensor cores, after P @ V: P (rounded to
+// V's type) times 8 columns of ones, accumulated onto alpha * l, read back
+// as a uniform max (every column holds the sum). No per-score add.
+// CHECK-LABEL: func.func @sum_by_mma
+// CHECK-SAME: (%{{.*}}: tensor<16x32xf32>, %[[V:.*]]: tensor<32x64xf16>, %{{.*}}: tensor<16xf32>, %[[L:.*]]: tensor<16xf32>, %{{.*}}: tensor<16x64xf32>)
+// CHECK-NOT: tile.reduce sum
+// CHECK: %[[P16:.*]] = arith.truncf %{{.*}} : tensor<16x32xf32> to tensor<16x32xf16>
+// CHECK-NOT: math.fma
+// CHECK: %[[NEWACC:.*]] = tile.mma %[[P16]], %[[V]], %{{.*}} : tensor<16x32xf16>, tensor<32x64xf16> -> tensor<16x64xf32>
+// CHECK: %[[OLD:.*]] = arith.mulf %[[ALPHA:.*]], %[[L]] : tensor<16xf32>
+// CHECK: %[[OLDCOL:.*]] = tile.expand_dims %[[OLD]] axis = 1 : tensor<16xf32> -> tensor<16x1xf32>
+// CHECK: %[[OLD8:.*]] = tile.broadcast %[[OLDCOL]] : tensor<16x1xf32> -> tensor<16x8xf32>
+// CHECK: %[[SUMS:.*]] = tile.mma %[[P16]], %[[ONES:.*]], %[[OLD8]] : tensor<16x32xf16>, tensor<32x8xf16> -> tensor<16x8xf32>
+// CHECK: %[[NEWSUM:.*]] = tile.reduce max %[[SUMS]] axis = 1 uniform : tensor<16x8xf32> -> tensor<16xf32>
+// CHECK: return %{{.*}}, %[[NEWSUM]], %[[NEWACC]]
+func.func @sum_by_mma(%s: tensor<16x32xf32>, %v: tensor<32x64xf16>, %m: tensor<16xf32>,
+                      %l: tensor<16xf32>, %acc: tensor<16x64xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 sum_by_mma %s, %v, %m, %l, %acc
+      : tensor<16x32xf32>, tensor<32x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+  return %m1, %l1, %acc1 : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+}
+
+// -----
+
+// Eager with sum_by_mma: the same sum, onto alpha * l (the old weight).
+// CHECK-LABEL: func.func @sum_by_mma_eager
+// CHECK-NOT: tile.reduce sum
+// CHECK: %[[W:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<16xf32>
+// CHECK: %[[WCOL:.*]] = tile.expand_dims %[[W]] axis = 1
+// CHECK: %[[W8:.*]] = tile.broadcast %[[WCOL]] : tensor<16x1xf32> -> tensor<16x8xf32>
+// CHECK: %[[SUMS:.*]] = tile.mma %{{.*}}, %{{.*}}, %[[W8]] : tensor<16x32xbf16>, tensor<32x8xbf16> -> tensor<16x8xf32>
+// CHECK: tile.reduce max %[[SUMS]] axis = 1 uniform
+func.func @sum_by_mma_eager(%s: tensor<16x32xf32>, %v: tensor<32x64xbf16>, %m: tensor<16xf32>,
+                            %l: tensor<16xf32>, %acc: tensor<16x64xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>) {
+  %m1, %l1, %acc1 = tile.online_softmax eager sum_by_mma %s, %v, %m, %l, %acc
+      : tensor<16x32xf32>, tensor<32x64xbf16>, tensor<16xf32>, tensor<16x64xf32>
+  return %m1, %l1, %acc1 : tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @finalize
 // CHECK: %[[COL:.*]] = tile.expand_dims %arg1 axis = 1 : tensor<16xf32> -> tensor<16x1xf32>
 // CHECK: %[[ROWS:.*]] = tile.broadcast %[[COL]] : tensor<16x1xf32> -> tensor<16x64xf32>

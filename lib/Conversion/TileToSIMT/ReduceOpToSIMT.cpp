@@ -16,7 +16,9 @@
 //
 // A `lane_partial` sum stops before the butterflies when they would combine
 // exactly the lanes that hold each output element (its replicas); its
-// parts are added up by tile.sum_lane_partials, the butterflies alone.
+// parts are added up by tile.sum_lane_partials, the butterflies alone. A
+// `uniform` max (all elements along the axis equal) ends in-thread when
+// every thread holds a real element of each of its output registers.
 //
 // f16 and bf16 tiles are reduced in f32 and rounded once at the end, as the
 // interpreter rounds its exact result once.
@@ -278,6 +280,36 @@ SmallVector<Value> emitThreadPartials(const Combiner &c, const ReducePlan &plan,
   return partial;
 }
 
+/// A `uniform` reduction's result from each thread's own registers: the
+/// first input of each group where no lane pads it, else the group
+/// combined (padding takes the identity). Empty when some thread holds
+/// only padding for one of its output registers: then it needs the others.
+SmallVector<Value> uniformFromOwnRegisters(const Combiner &c,
+                                           const ReducePlan &plan,
+                                           ArrayRef<Value> inputs) {
+  SmallVector<Value> result;
+  for (auto &group : plan.groups) {
+    size_t warps = plan.padding[group.front()].size();
+    bool firstIsWhole = !anyLane(plan.padding[group.front()]);
+    for (size_t w = 0; w < warps; ++w) {
+      uint32_t paddedInAll = ~0u;
+      for (int64_t ri : group)
+        paddedInAll &= plan.padding[ri][w];
+      if (paddedInAll)
+        return {};
+    }
+    if (firstIsWhole) {
+      result.push_back(inputs[group.front()]);
+      continue;
+    }
+    Value acc = inputs[group.front()];
+    for (int64_t ri : llvm::drop_begin(group))
+      acc = c.combine(acc, inputs[ri]);
+    result.push_back(acc);
+  }
+  return result;
+}
+
 /// Combines each register with the same register of the lanes `offsets`
 /// apart (shfl.bfly), one offset after the other.
 void emitButterflies(const Combiner &c, ArrayRef<int64_t> offsets,
@@ -446,9 +478,15 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     // A lane-partial sum adds its columns as a tree: with no shuffles to
     // wait for, ptxas schedules a 15-add chain late and keeps the scores
     // live longer (fa2 at HEAD_DIM 64 on sm_90 spills 4-16 bytes with it).
-    SmallVector<Value> partial = emitThreadPartials(
-        combiner, *plan, emitInputs(combiner, *plan, op, input, in->regs),
-        /*tree=*/op.getLanePartial());
+    SmallVector<Value> inputs =
+        emitInputs(combiner, *plan, op, input, in->regs);
+    SmallVector<Value> partial;
+    if (op.getUniform())
+      partial = uniformFromOwnRegisters(combiner, *plan, inputs);
+    bool ownRegisters = !partial.empty();
+    if (!ownRegisters)
+      partial = emitThreadPartials(combiner, *plan, inputs,
+                                   /*tree=*/op.getLanePartial());
     SmallVector<int64_t> replicas;
     if (op.getLanePartial())
       replicas = replicaLaneBits(*out, numWarps);
@@ -457,7 +495,7 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     // sum, kept in one replica.
     bool partsAreReplicas = op.getLanePartial() && !plan->crossWarp &&
                             plan->butterflies == replicas;
-    if (!partsAreReplicas) {
+    if (!partsAreReplicas && !ownRegisters) {
       emitButterflies(combiner, plan->butterflies, partial);
       if (plan->crossWarp)
         emitCrossWarp(combiner, *plan, op, *out, numWarps, partial);

@@ -129,13 +129,21 @@ OptVal frontend::emitOnlineSoftmax(BuiltinCall &call) {
       return std::nullopt;
     useExp2 = *b;
   }
+  bool sumByMma = false;
+  if (const ast::KeywordArg *kw = call.keyword("sum_by_mma")) {
+    auto b = call.gen.evalConstBool(*kw->value,
+                                    "the sum_by_mma option of online_softmax");
+    if (!b)
+      return std::nullopt;
+    sumByMma = *b;
+  }
   auto scale = softmaxScale(call);
   if (!scale)
     return std::nullopt;
   auto op = tile::OnlineSoftmaxOp::create(
       call.builder(), call.irLoc(), o->max.getType(), o->sum.getType(),
       o->acc.getType(), o->scores, o->values, o->max, o->sum, o->acc, *scale,
-      *norm, useExp2);
+      *norm, useExp2, sumByMma);
   Val t;
   t.kind = Val::Tuple;
   for (mlir::Value r : op->getResults())

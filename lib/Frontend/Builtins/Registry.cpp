@@ -53,9 +53,9 @@ static std::vector<Builtin> buildRegistry() {
       {"full", 3, 3, {}, "full([dims], value, T)", NoFlags, emitZerosOrFull},
       {"dot", 2, 3, {}, "dot(a, b[, acc])", NoFlags, emitDot},
       {"trans", 1, 1, {}, "trans(x)", NoFlags, emitTrans},
-      {"online_softmax", 5, 5, {"normalization", "exp2", "scale"},
+      {"online_softmax", 5, 5, {"normalization", "exp2", "scale", "sum_by_mma"},
        "online_softmax(s, v, m, l, acc, normalization = deferred|eager, "
-       "exp2 = true|false, scale = C)",
+       "exp2 = true|false, scale = C, sum_by_mma = true|false)",
        NoFlags, emitOnlineSoftmax},
       {"finalize", 2, 2, {}, "finalize(acc, l)", NoFlags, emitFinalize},
       {"load", 1, 1, {"pad"}, "load(WINDOW[, pad = VALUE])", NoFlags,

@@ -173,3 +173,46 @@ func.func @lane_partial_across_warps(%S: !tile.global<[32, 16], f32> {tile.name 
   tile.store %l, %L[%c0] window [0] : tensor<32xf32, #rows> -> !tile.global<[32], f32>
   return
 }
+
+// -----
+
+// A uniform max (every column of a row equal, as online_softmax's row sums
+// on the tensor cores): each thread's first register of each row, no
+// combining, no shuffles, no shared memory.
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+// CHECK-LABEL: gpu.func @uniform_row_max
+// CHECK-NOT: nvvm.shfl
+// CHECK-NOT: arith.maximumf
+// CHECK-NOT: llvm.mlir.addressof
+// CHECK: vector.from_elements %{{.*}} : vector<4xf32>
+// CHECK: gpu.return
+func.func @uniform_row_max(%S: !tile.global<[128, 8], f32> {tile.name = "S"},
+                           %M: !tile.global<[128], f32> {tile.name = "M"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %s = tile.load %S[%c0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[128, 8], f32> -> tensor<128x8xf32, #mma>
+  %m = tile.reduce max %s axis = 1 uniform : tensor<128x8xf32, #mma> -> tensor<128xf32, #rows>
+  tile.store %m, %M[%c0] window [0] : tensor<128xf32, #rows> -> !tile.global<[128], f32>
+  return
+}
+
+// -----
+
+// Warps along N: still each thread's own registers; a max would need the
+// other warp through shared memory.
+#mma = #tile.mma<warps = [2, 2, 1], values = [1, 1, 1]>
+#rows = #tile.slice<1, #mma>
+// CHECK-LABEL: gpu.func @uniform_across_warps
+// CHECK-NOT: nvvm.shfl
+// CHECK-NOT: nvvm.barrier
+// CHECK: gpu.return
+func.func @uniform_across_warps(%S: !tile.global<[32, 16], f32> {tile.name = "S"},
+                                %M: !tile.global<[32], f32> {tile.name = "M"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %s = tile.load %S[%c0, %c0] window [0, 1] pad 0.0 : f32 : !tile.global<[32, 16], f32> -> tensor<32x16xf32, #mma>
+  %m = tile.reduce max %s axis = 1 uniform : tensor<32x16xf32, #mma> -> tensor<32xf32, #rows>
+  tile.store %m, %M[%c0] window [0] : tensor<32xf32, #rows> -> !tile.global<[32], f32>
+  return
+}

@@ -252,6 +252,14 @@ func.func @lane_partial_max(%t: tensor<16x8xf32, #mma>) {
 
 // -----
 
+func.func @uniform_sum(%t: tensor<16x8xf32>) {
+  // expected-error @below {{uniform needs a max (the value every element along the axis shares), not lane_partial}}
+  %0 = tile.reduce sum %t axis = 1 uniform : tensor<16x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
 func.func @lane_partial_without_layout(%t: tensor<16x8xf32>) {
   // expected-error @below {{lane_partial needs a sum of f32 with a layout on the result}}
   %0 = tile.reduce sum %t axis = 1 lane_partial : tensor<16x8xf32> -> tensor<16xf32>

@@ -263,16 +263,22 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     `tile-defer-loop-sums` uses it to reduce a loop-carried row sum across
     lanes once, after the loop.
 
+    `uniform` (a `max`) states that all elements along `axis` are equal (the
+    product with a column of ones that `online_softmax`'s `sum_by_mma`
+    decomposes to): the result is that value, and lowering takes it from
+    each thread's own registers, without shuffles.
+
     ```mlir
     %rowmax = tile.reduce max %s axis = 1 : tensor<128x64xf32> -> tensor<128xf32>
     ```
   }];
   let arguments = (ins Tile_ReduceKind:$kind, Tile_Tile:$input,
-                       I64Attr:$axis, UnitAttr:$lane_partial);
+                       I64Attr:$axis, UnitAttr:$lane_partial,
+                       UnitAttr:$uniform);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $kind $input `axis` `=` $axis (`lane_partial` $lane_partial^)? attr-dict
-    `:` type($input) `->` type($result)
+    $kind $input `axis` `=` $axis (`lane_partial` $lane_partial^)?
+    (`uniform` $uniform^)? attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -380,15 +386,24 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
       `acc_new = (alpha * l * acc + PV) / l_new`, or 0 where `l_new` is 0.
 
     Initial state: m = -inf, l = 0, acc = 0.
+
+    With `sum_by_mma`, the row sum adds P as the P @ V product sees it,
+    rounded to V's type: `l_new = alpha * l + sum_j convert(P[i, j])`, and
+    lowering computes it on the tensor cores, as P times a column of ones
+    accumulated onto `alpha * l` (one m16n8k16 per 16 rows and 16 keys):
+    no per-score add and no shuffle. It pays where the tensor pipe has room
+    to spare, i.e. in loops bound by shared memory.
   }];
   let arguments = (ins Tile_F32Tile:$scores, Tile_MmaOperand:$values,
                        Tile_F32Tile:$running_max, Tile_F32Tile:$running_sum,
                        Tile_F32Tile:$acc, Optional<F32>:$scale,
-                       Tile_Normalization:$normalization, UnitAttr:$exp2);
+                       Tile_Normalization:$normalization, UnitAttr:$exp2,
+                       UnitAttr:$sum_by_mma);
   let results = (outs Tile_F32Tile:$new_max, Tile_F32Tile:$new_sum,
                       Tile_F32Tile:$new_acc);
   let assemblyFormat = [{
-    $normalization (`exp2` $exp2^)? $scores `,` $values `,` $running_max `,`
+    $normalization (`exp2` $exp2^)? (`sum_by_mma` $sum_by_mma^)? $scores `,`
+    $values `,` $running_max `,`
     $running_sum `,` $acc (`scale` $scale^)? attr-dict `:` type($scores) `,`
     type($values) `,` type($running_max) `,` type($acc)
   }];
