@@ -44,9 +44,9 @@ body:
 }
 )";
 
-/// Whether `value` is `extractelement vector, lane`.
+/// Whether `value` is `extractelement vector, lane` (false for null).
 bool isLane(Value *value, Value *vector, int64_t lane) {
-  auto *extract = dyn_cast<ExtractElementInst>(value);
+  auto *extract = dyn_cast_if_present<ExtractElementInst>(value);
   auto *index = extract ? dyn_cast<ConstantInt>(extract->getIndexOperand())
                         : nullptr;
   return index && extract->getVectorOperand() == vector &&
@@ -60,10 +60,15 @@ TEST(AccumulatorScalesTest, LanesScaledRightBeforeTheMMA) {
   Value *acc = f.getArg(0), *alpha = f.getArg(1);
   ASSERT_TRUE(flash::sinkAccumulatorScales(f));
   EXPECT_FALSE(verifyFunction(f, &errs()));
-  auto *mma = cast<CallInst>(named(f, "d"));
+  auto *mma = dyn_cast_if_present<CallInst>(named(f, "d"));
+  ASSERT_TRUE(mma) << "the MMA %d is gone";
+  Instruction *pre = named(f, "pre");
+  ASSERT_TRUE(pre) << "%pre (scaled in another block) is gone";
   for (unsigned lane = 0; lane < 3; ++lane) {
     auto *mul = dyn_cast<BinaryOperator>(mma->getArgOperand(6 + lane));
     ASSERT_TRUE(mul && mul->getOpcode() == Instruction::FMul) << lane;
+    ASSERT_EQ(mul->getParent(), mma->getParent()) << lane;
+    ASSERT_TRUE(mul->comesBefore(mma)) << lane;
     EXPECT_TRUE(isLane(mul->getOperand(0), acc, 4 + lane)) << lane;
     EXPECT_TRUE(isLane(mul->getOperand(1), alpha, 4 + lane)) << lane;
     // Between the product and the MMA: only the next lanes' products
@@ -71,14 +76,14 @@ TEST(AccumulatorScalesTest, LanesScaledRightBeforeTheMMA) {
     for (Instruction *next = mul->getNextNode(); next != mma;
          next = next->getNextNode())
       EXPECT_TRUE((isa<ExtractElementInst>(next) &&
-                   next->getOperand(0) != named(f, "pre")) ||
+                   next->getOperand(0) != pre) ||
                   next->getOpcode() == Instruction::FMul)
           << lane;
   }
   EXPECT_EQ(named(f, "scaled"), nullptr) << "the vector product is erased";
   // Scaled in another block: stays where it is.
-  EXPECT_TRUE(isLane(mma->getArgOperand(9), named(f, "pre"), 7));
-  EXPECT_EQ(named(f, "pre")->getParent(), &f.getEntryBlock());
+  EXPECT_TRUE(isLane(mma->getArgOperand(9), pre, 7));
+  EXPECT_EQ(pre->getParent(), &f.getEntryBlock());
 }
 
 TEST(AccumulatorScalesTest, NoMMANoChange) {
