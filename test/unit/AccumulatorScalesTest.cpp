@@ -3,7 +3,8 @@
 // The transform runs on LLVM IR for ptxas, below the emulator's level:
 // these tests check on hand-written IR that every accumulator lane an MMA
 // reads from a vector product becomes the product of that lane's factors
-// right before the MMA, and that a product in another block stays.
+// right before the MMA, and that a product in another block, or one that
+// something else reads too, stays.
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Target/AccumulatorScales.h"
@@ -84,6 +85,44 @@ TEST(AccumulatorScalesTest, LanesScaledRightBeforeTheMMA) {
   // Scaled in another block: stays where it is.
   EXPECT_TRUE(isLane(mma->getArgOperand(9), pre, 7));
   EXPECT_EQ(pre->getParent(), &f.getEntryBlock());
+}
+
+// %scaled feeds the MMA; %mixed also feeds an fadd through a lane, %stored
+// is also stored whole. Rewritten, both would be computed twice in the IR
+// (once as the vector, once as the MMA's scalar copies).
+constexpr const char *kOtherReaders = R"(
+declare { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.f32.f16(<2 x half>, <2 x half>, <2 x half>, <2 x half>, <2 x half>, <2 x half>, float, float, float, float)
+define float @kernel(<4 x float> %acc, <4 x float> %alpha, <2 x half> %a, <2 x half> %b, ptr %out) {
+  %scaled = fmul <4 x float> %acc, %alpha
+  %s0 = extractelement <4 x float> %scaled, i64 0
+  %mixed = fmul <4 x float> %acc, %acc
+  %m1 = extractelement <4 x float> %mixed, i64 1
+  %stored = fmul <4 x float> %alpha, %alpha
+  %t2 = extractelement <4 x float> %stored, i64 2
+  %t3 = extractelement <4 x float> %stored, i64 3
+  %x = fadd float %m1, 1.0
+  %d = call { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.f32.f16(<2 x half> %a, <2 x half> %a, <2 x half> %a, <2 x half> %a, <2 x half> %b, <2 x half> %b, float %s0, float %m1, float %t2, float %t3)
+  store <4 x float> %stored, ptr %out
+  %r = extractvalue { float, float, float, float } %d, 0
+  %y = fadd float %r, %x
+  ret float %y
+}
+)";
+
+TEST(AccumulatorScalesTest, ProductsReadElsewhereStay) {
+  auto parsed = parseIR(kOtherReaders);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  ASSERT_TRUE(flash::sinkAccumulatorScales(f)) << "%scaled is rewritten";
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  auto *mma = dyn_cast_if_present<CallInst>(named(f, "d"));
+  ASSERT_TRUE(mma);
+  EXPECT_EQ(named(f, "scaled"), nullptr);
+  Instruction *mixed = named(f, "mixed"), *stored = named(f, "stored");
+  ASSERT_TRUE(mixed && stored) << "products read elsewhere are kept";
+  EXPECT_TRUE(isLane(mma->getArgOperand(7), mixed, 1));
+  EXPECT_TRUE(isLane(mma->getArgOperand(8), stored, 2));
+  EXPECT_TRUE(isLane(mma->getArgOperand(9), stored, 3));
 }
 
 TEST(AccumulatorScalesTest, NoMMANoChange) {
