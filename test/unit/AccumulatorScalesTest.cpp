@@ -76,9 +76,9 @@ TEST(AccumulatorScalesTest, LanesScaledRightBeforeTheMMA) {
     // (%other, before the MMA in the input, stays above them).
     for (Instruction *next = mul->getNextNode(); next != mma;
          next = next->getNextNode())
-      EXPECT_TRUE((isa<ExtractElementInst>(next) &&
-                   next->getOperand(0) != pre) ||
-                  next->getOpcode() == Instruction::FMul)
+      EXPECT_TRUE(
+          (isa<ExtractElementInst>(next) && next->getOperand(0) != pre) ||
+          next->getOpcode() == Instruction::FMul)
           << lane;
   }
   EXPECT_EQ(named(f, "scaled"), nullptr) << "the vector product is erased";
