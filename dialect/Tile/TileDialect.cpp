@@ -309,6 +309,15 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kArchAttrName) {
+    auto arch = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !arch || !arch.getType().isInteger(64) ||
+        arch.getInt() <= 0)
+      return op->emitError() << "'" << name
+                             << "' must be an i64 > 0 on a builtin.module, got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown tile dialect attribute '" << name << "'";
 }
 

@@ -29,15 +29,37 @@ bool isWarpMMA(const CallInst &call) {
          callee->getName().starts_with("llvm.nvvm.mma.");
 }
 
+/// `value` if it is a constant lane of a vector (`extractelement`), else
+/// null.
+template <typename ValueT> auto *constantLane(ValueT *value) {
+  auto *lane = dyn_cast<ExtractElementInst>(value);
+  return lane && isa<ConstantInt>(lane->getIndexOperand()) ? lane : nullptr;
+}
+
+/// Whether only MMAs of `mul`'s block read `mul`, each a constant lane.
+/// Another reader would keep the vector product, and NVPTX's instruction
+/// selection (one DAG per block) would merge each scalar copy back into the
+/// vector's lane, computed where the vector is: the rewrite would gain
+/// nothing.
+bool onlyMMAsRead(const BinaryOperator &mul) {
+  auto isMMAOfBlock = [&](const User *user) {
+    auto *call = dyn_cast<CallInst>(user);
+    return call && isWarpMMA(*call) && call->getParent() == mul.getParent();
+  };
+  return all_of(mul.users(), [&](const User *user) {
+    const auto *lane = constantLane(user);
+    return lane && all_of(lane->users(), isMMAOfBlock);
+  });
+}
+
 /// The vector `fmul` that `operand` of `mma` reads one lane of (a constant
-/// lane, in the MMA's block), or null.
+/// lane, in the MMA's block, read only by that block's MMAs), or null.
 BinaryOperator *scaledVector(Value *operand, const CallInst &mma) {
-  auto *lane = dyn_cast<ExtractElementInst>(operand);
-  if (!lane || !isa<ConstantInt>(lane->getIndexOperand()))
-    return nullptr;
-  auto *mul = dyn_cast<BinaryOperator>(lane->getVectorOperand());
+  ExtractElementInst *lane = constantLane(operand);
+  auto *mul =
+      lane ? dyn_cast<BinaryOperator>(lane->getVectorOperand()) : nullptr;
   if (!mul || mul->getOpcode() != Instruction::FMul ||
-      mul->getParent() != mma.getParent())
+      mul->getParent() != mma.getParent() || !onlyMMAsRead(*mul))
     return nullptr;
   return mul;
 }

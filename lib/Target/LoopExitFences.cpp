@@ -74,27 +74,55 @@ BasicBlock *useBlock(Use &use) {
   return user->getParent();
 }
 
-/// Whether `user` reaches a branch condition through its users (through
-/// values and calls that return one, e.g. `llvm.smin`; not through stores).
-/// A fenced copy there would make the branch depend on `%laneid` for ptxas,
-/// so the branch and the loop it guards look divergent, and ptxas sends the
-/// loop's warp shuffles through its slow path (a call that saves registers
-/// to the stack).
-bool steersBranch(Instruction *user) {
-  SmallVector<Instruction *> work{user};
-  SmallPtrSet<Instruction *, 32> seen{user};
-  while (!work.empty()) {
-    Instruction *inst = work.pop_back_val();
-    if (isa<BranchInst, SwitchInst>(inst))
-      return true;
-    if (isa<StoreInst>(inst) || inst->getType()->isVoidTy())
-      continue;
-    for (User *next : inst->users())
-      if (seen.insert(cast<Instruction>(next)).second)
-        work.push_back(cast<Instruction>(next));
+/// Whether an instruction reaches a branch condition through its users
+/// (through values and calls that return one, e.g. `llvm.smin`; not through
+/// stores). A fenced copy there would make the branch depend on `%laneid`
+/// for ptxas, so the branch and the loop it guards look divergent, and ptxas
+/// sends the loop's warp shuffles through its slow path (a call that saves
+/// registers to the stack). Answers are kept: a search that finds no branch
+/// has visited everything its start reaches, none of which reaches one.
+class BranchSteering {
+public:
+  bool steers(Instruction *user) {
+    if (auto known = answers.find(user); known != answers.end())
+      return known->second;
+    SmallVector<Instruction *> work{user};
+    SmallPtrSet<Instruction *, 32> seen{user};
+    bool found = search(work, seen);
+    if (found)
+      answers[user] = true;
+    else
+      for (Instruction *inst : seen)
+        answers[inst] = false;
+    return found;
   }
-  return false;
-}
+
+private:
+  /// Depth-first from `work` over users not yet `seen`; stops at a branch or
+  /// at an instruction known to steer one.
+  bool search(SmallVectorImpl<Instruction *> &work,
+              SmallPtrSetImpl<Instruction *> &seen) {
+    while (!work.empty()) {
+      Instruction *inst = work.pop_back_val();
+      auto known = answers.find(inst);
+      if (known != answers.end()) {
+        if (known->second)
+          return true;
+        continue;
+      }
+      if (isa<BranchInst, SwitchInst>(inst))
+        return true;
+      if (isa<StoreInst>(inst) || inst->getType()->isVoidTy())
+        continue;
+      for (User *next : inst->users())
+        if (seen.insert(cast<Instruction>(next)).second)
+          work.push_back(cast<Instruction>(next));
+    }
+    return false;
+  }
+
+  DenseMap<Instruction *, bool> answers;
+};
 
 /// The block for the fenced copy serving `uses`: their nearest common
 /// dominator; null when that is not after the loop (`after`) or lies in
@@ -123,6 +151,7 @@ usesAfterLoop(Loop &loop, const SetVector<BasicBlock *> &after,
              loop.contains(cast<Instruction>(user));
     });
   };
+  BranchSteering steering;
   MapVector<Instruction *, SmallVector<Use *>> uses;
   for (BasicBlock *block : after)
     for (Instruction &inst : *block)
@@ -130,7 +159,7 @@ usesAfterLoop(Loop &loop, const SetVector<BasicBlock *> &after,
         auto *value = dyn_cast<Instruction>(use.get());
         if (value && !after.contains(value->getParent()) &&
             dominators.dominates(value->getParent(), loop.getHeader()) &&
-            isFenceable(value) && !usedIn(value) && !steersBranch(&inst))
+            isFenceable(value) && !usedIn(value) && !steering.steers(&inst))
           uses[value].push_back(&use);
       }
   return uses;

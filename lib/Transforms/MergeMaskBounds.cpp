@@ -6,10 +6,14 @@
 // above, so the conjunction is `col <= min(Nk - 1, row + Nk - Nq)`: one
 // comparison per score against a limit computed once per row.
 //
-// A band (a sliding window: the subject also bounded from the other side)
-// stays as written: its merged limit is one more per-row value beside the
-// other side's, and at 255 registers ptxas spilled for it (docs/perf.md,
-// "Session 9: lean masks by default").
+// A band (a sliding window: the subject also bounded from the other side
+// by per-row limits) stays as written: its merged limit is one more per-row
+// value beside the other side's, and at 255 registers ptxas spilled for it
+// (docs/perf.md, "Session 9: lean masks by default"). Merging one side is
+// exact whatever the other side compares, so a band is merged where that
+// cost is absent: a side whose limits are all scalars (a splat or a
+// constant: the merged limit is one scalar), or a side opposite only such
+// limits (`col >= 0`: no per-row value beside the merged one).
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
@@ -138,6 +142,22 @@ bool limitsShareShape(ArrayRef<Bound> bounds) {
   return true;
 }
 
+/// Whether every limit of `bounds` is a scalar under its broadcasts (a
+/// splat or a constant): their min or max is one scalar, not a tile.
+bool scalarLimits(ArrayRef<Bound> bounds) {
+  return llvm::none_of(bounds, [](const Bound &bound) {
+    Value core = limitCore(bound);
+    return core && isa<RankedTensorType>(core.getType());
+  });
+}
+
+/// Whether `bounds` and `opposite` (the other side of the same subject, if
+/// any) form a band of per-row limits on both sides: merged, `bounds` would
+/// be one more per-row value beside `opposite`'s.
+bool perRowBand(ArrayRef<Bound> bounds, const SmallVector<Bound> *opposite) {
+  return opposite && !scalarLimits(bounds) && !scalarLimits(*opposite);
+}
+
 /// A bound's limit, made inclusive: a scalar when it is a splat, else a
 /// tile under its broadcasts.
 Value inclusiveLimit(PatternRewriter &rewriter, Location loc,
@@ -263,9 +283,11 @@ struct MergeBounds : OpRewritePattern<OpTy> {
     llvm::DenseSet<Value> merged;
     auto groups = groupBounds(leaves);
     for (auto &[key, bounds] : groups) {
+      auto opposite = groups.find({key.first, !key.second});
       if (bounds.size() < 2 || !limitsShareShape(bounds) ||
           !llvm::all_of(bounds, inclusiveIsExact) ||
-          groups.count({key.first, !key.second}))
+          perRowBand(bounds,
+                     opposite == groups.end() ? nullptr : &opposite->second))
         continue;
       // A conjunction keeps the tightest limit, a disjunction the loosest.
       bool upper = key.second != 0;

@@ -1,5 +1,7 @@
 """The on-disk kernel cache: keyed by sources (imports too), constants,
-arch and compiler build; FLASHC_CACHE_DIR; flashc.cache.clear()."""
+arch, compile options and compiler build; FLASHC_CACHE_DIR;
+flashc.cache.clear()."""
+import inspect
 import os
 
 import flashc
@@ -55,6 +57,26 @@ def test_an_imported_file_is_part_of_the_key(tmp_path, cache_dir):
     ptx = flashc.compile(main).ptx
     assert "planted" not in ptx and "0f40400000" in ptx  # 3.0f
     assert len(entries(cache_dir)) == 2
+
+
+def test_every_compile_option_is_part_of_the_key(kernels, cache_dir):
+    # Each keyword-only option of flashc.compile (flashc's --merge-mask-bounds,
+    # --lean-masks), flipped alone, changes fa2's causal PTX: a new entry,
+    # not the planted one. An option added to compile() without the key
+    # fails here.
+    options = [p for p in inspect.signature(flashc.compile).parameters.values()
+               if p.kind == p.KEYWORD_ONLY]
+    assert options
+    src = f"{kernels}/fa2.tile"
+    default = flashc.compile(src, HEAD_DIM=16, CAUSAL=True).ptx
+    plant(cache_dir, "// planted\n")
+    for option in options:
+        flipped = flashc.compile(src, HEAD_DIM=16, CAUSAL=True,
+                                 **{option.name: not option.default})
+        ptx = flipped.ptx
+        assert "planted" not in ptx, option.name
+        assert ptx != default, option.name
+    assert len(entries(cache_dir)) == 1 + len(options)
 
 
 def test_the_compiler_build_is_part_of_the_key(tmp_path, cache_dir, monkeypatch):

@@ -210,3 +210,69 @@ func.func @register_bound_room(%n: i32, %p: tensor<128x64xf32, #mma>,
   }
   return %l : tensor<128xf32, #rows>
 }
+
+// -----
+
+// A register-bound kernel's loop tiles exactly at the limit: 64 registers
+// per thread of scores, 4 of the row sum, 4 of the row maximum and 96 of
+// the accumulator carried: 168, the row sum is deferred.
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+// CHECK-LABEL: func.func @register_bound_at_limit
+// CHECK: scf.for
+// CHECK: tile.reduce sum %{{.*}} axis = 1 lane_partial
+// CHECK: tile.sum_lane_partials
+func.func @register_bound_at_limit(%n: i32, %p: tensor<128x64xf32, #mma>,
+                                   %alpha: tensor<128xf32, #rows>,
+                                   %acc0: tensor<128x96xf32, #mma>)
+    -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>)
+    attributes {tile.num_warps = 4 : i32, tile.register_bound} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128xf32, #rows>
+  %l, %m, %acc = scf.for %i = %c0 to %n step %c64
+      iter_args(%l = %zero, %m = %alpha, %acc = %acc0)
+      -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>) : i32 {
+    %scaled = arith.mulf %alpha, %l : tensor<128xf32, #rows>
+    %sum = tile.reduce sum %p axis = 1 : tensor<128x64xf32, #mma> -> tensor<128xf32, #rows>
+    %next = arith.addf %scaled, %sum : tensor<128xf32, #rows>
+    %max = arith.maximumf %m, %alpha : tensor<128xf32, #rows>
+    %twice = arith.addf %acc, %acc : tensor<128x96xf32, #mma>
+    scf.yield %next, %max, %twice : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>
+  }
+  return %l, %m, %acc : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>
+}
+
+// -----
+
+// One register past the limit (the loop above and a row count of one
+// register per thread carried): 169, the loop keeps its reduction.
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+#lanes = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @register_bound_past_limit
+// CHECK-NOT: lane_partial
+// CHECK-NOT: tile.sum_lane_partials
+// CHECK: return
+func.func @register_bound_past_limit(%n: i32, %p: tensor<128x64xf32, #mma>,
+                                     %alpha: tensor<128xf32, #rows>,
+                                     %acc0: tensor<128x96xf32, #mma>,
+                                     %count0: tensor<128xi32, #lanes>)
+    -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>, tensor<128xi32, #lanes>)
+    attributes {tile.num_warps = 4 : i32, tile.register_bound} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128xf32, #rows>
+  %l, %m, %acc, %count = scf.for %i = %c0 to %n step %c64
+      iter_args(%l = %zero, %m = %alpha, %acc = %acc0, %count = %count0)
+      -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>, tensor<128xi32, #lanes>) : i32 {
+    %scaled = arith.mulf %alpha, %l : tensor<128xf32, #rows>
+    %sum = tile.reduce sum %p axis = 1 : tensor<128x64xf32, #mma> -> tensor<128xf32, #rows>
+    %next = arith.addf %scaled, %sum : tensor<128xf32, #rows>
+    %max = arith.maximumf %m, %alpha : tensor<128xf32, #rows>
+    %twice = arith.addf %acc, %acc : tensor<128x96xf32, #mma>
+    %more = arith.addi %count, %count0 : tensor<128xi32, #lanes>
+    scf.yield %next, %max, %twice, %more : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>, tensor<128xi32, #lanes>
+  }
+  return %l, %m, %acc, %count : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>, tensor<128xi32, #lanes>
+}

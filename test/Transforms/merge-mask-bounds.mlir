@@ -26,9 +26,10 @@ func.func @causal(%nk: i32, %col: tensor<1x16xi32>, %lim: tensor<64x1xi32>) -> t
 
 // -----
 
-// Sliding window: the subject is bounded from both sides (a band), so the
-// two upper bounds (the tail and `hi >= col`) stay as written: their merged
-// limit would be a third per-row value beside the lower one.
+// Sliding window: the subject is bounded from both sides by per-row limits
+// (a band), so the two upper bounds (the tail and `hi >= col`) stay as
+// written: their merged limit would be a third per-row value beside the
+// lower one.
 // CHECK-LABEL: func.func @window(
 // CHECK-NOT:     arith.minsi
 // CHECK:         %[[TAIL:.*]] = arith.cmpi slt
@@ -49,6 +50,65 @@ func.func @window(%nk: i32, %col: tensor<1x16xi32>, %lo: tensor<64x1xi32>, %hi: 
   %tb = tile.broadcast %tail : tensor<1x16xi1> -> tensor<64x16xi1>
   %a = arith.andi %tb, %left : tensor<64x16xi1>
   %m = arith.andi %a, %right : tensor<64x16xi1>
+  return %m : tensor<64x16xi1>
+}
+
+// -----
+
+// A band whose lower side is a constant, `col >= 0`: no per-row value
+// beside the merged upper limit, so the upper bounds merge as in @causal
+// and the constant comparison stays.
+// CHECK-LABEL: func.func @band_constant_lower(
+// CHECK-SAME:    %[[NK:.*]]: i32, %[[COL:.*]]: tensor<1x16xi32>, %[[HI:.*]]: tensor<64x1xi32>)
+// CHECK:         %[[LEFT:.*]] = arith.cmpi sge, %{{.*}}, %cst : tensor<64x16xi32>
+// CHECK:         %[[NK1:.*]] = arith.subi %[[NK]], %c1_i32 : i32
+// CHECK:         %[[NKS:.*]] = tile.splat %[[NK1]] : i32 -> tensor<64x1xi32>
+// CHECK:         %[[MIN:.*]] = arith.minsi %[[HI]], %[[NKS]] : tensor<64x1xi32>
+// CHECK:         %[[MINB:.*]] = tile.broadcast %[[MIN]] : tensor<64x1xi32> -> tensor<64x16xi32>
+// CHECK:         %[[UPPER:.*]] = arith.cmpi sle, %{{.*}}, %[[MINB]] : tensor<64x16xi32>
+// CHECK:         %[[M:.*]] = arith.andi %[[UPPER]], %[[LEFT]] : tensor<64x16xi1>
+// CHECK-NOT:     arith.andi
+// CHECK:         return %[[M]]
+func.func @band_constant_lower(%nk: i32, %col: tensor<1x16xi32>, %hi: tensor<64x1xi32>) -> tensor<64x16xi1> {
+  %zero = arith.constant dense<0> : tensor<64x16xi32>
+  %nks = tile.splat %nk : i32 -> tensor<1x16xi32>
+  %tail = arith.cmpi slt, %col, %nks : tensor<1x16xi32>
+  %cb = tile.broadcast %col : tensor<1x16xi32> -> tensor<64x16xi32>
+  %hib = tile.broadcast %hi : tensor<64x1xi32> -> tensor<64x16xi32>
+  %left = arith.cmpi sge, %cb, %zero : tensor<64x16xi32>
+  %right = arith.cmpi sge, %hib, %cb : tensor<64x16xi32>
+  %tb = tile.broadcast %tail : tensor<1x16xi1> -> tensor<64x16xi1>
+  %a = arith.andi %tb, %left : tensor<64x16xi1>
+  %m = arith.andi %a, %right : tensor<64x16xi1>
+  return %m : tensor<64x16xi1>
+}
+
+// -----
+
+// A band whose upper bounds are all scalars, `col < Nk && col < 40`, beside
+// a per-row lower limit: their merged limit is one scalar, min(Nk - 1, 39),
+// and the per-row comparison stays.
+// CHECK-LABEL: func.func @band_scalar_upper(
+// CHECK-SAME:    %[[NK:.*]]: i32, %[[COL:.*]]: tensor<1x16xi32>, %[[LO:.*]]: tensor<64x1xi32>)
+// CHECK:         %[[LEFT:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : tensor<64x16xi32>
+// CHECK:         %[[NK1:.*]] = arith.subi %[[NK]], %c1_i32 : i32
+// CHECK:         %[[MIN:.*]] = arith.minsi %[[NK1]], %c39_i32 : i32
+// CHECK:         %[[MINS:.*]] = tile.splat %[[MIN]] : i32 -> tensor<64x16xi32>
+// CHECK:         %[[UPPER:.*]] = arith.cmpi sle, %{{.*}}, %[[MINS]] : tensor<64x16xi32>
+// CHECK:         %[[M:.*]] = arith.andi %[[UPPER]], %[[LEFT]] : tensor<64x16xi1>
+// CHECK-NOT:     arith.andi
+// CHECK:         return %[[M]]
+func.func @band_scalar_upper(%nk: i32, %col: tensor<1x16xi32>, %lo: tensor<64x1xi32>) -> tensor<64x16xi1> {
+  %c40 = arith.constant dense<40> : tensor<1x16xi32>
+  %nks = tile.splat %nk : i32 -> tensor<1x16xi32>
+  %tail = arith.cmpi slt, %col, %nks : tensor<1x16xi32>
+  %cap = arith.cmpi slt, %col, %c40 : tensor<1x16xi32>
+  %cb = tile.broadcast %col : tensor<1x16xi32> -> tensor<64x16xi32>
+  %lob = tile.broadcast %lo : tensor<64x1xi32> -> tensor<64x16xi32>
+  %left = arith.cmpi sge, %cb, %lob : tensor<64x16xi32>
+  %tc = arith.andi %tail, %cap : tensor<1x16xi1>
+  %tb = tile.broadcast %tc : tensor<1x16xi1> -> tensor<64x16xi1>
+  %m = arith.andi %tb, %left : tensor<64x16xi1>
   return %m : tensor<64x16xi1>
 }
 

@@ -178,6 +178,51 @@ TEST(LoopExitFences, LeavesValuesThatSteerBranches) {
   EXPECT_TRUE(isFencedCopy(copy->getOperand(0), size, copy->getParent()));
 }
 
+// After the loop, %x (from %a) reaches the branch through %t; %s (from %b
+// and %x) is only stored; %t (from %c and %x) is the branch condition. The
+// search from %x, first, meets %s and %t: its answer must not be taken for
+// theirs.
+constexpr const char *kSharedSearch = R"(
+define void @kernel(i32 %n, i32 %m, ptr addrspace(1) %o) {
+entry:
+  %a = add i32 %n, 1
+  %b = add i32 %n, 2
+  %c = add i32 %n, 3
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %next = add i32 %i, 1
+  %done = icmp sge i32 %next, %m
+  br i1 %done, label %after, label %loop
+after:
+  %x = add i32 %a, 5
+  %s = mul i32 %x, %b
+  store i32 %s, ptr addrspace(1) %o
+  %t = icmp sge i32 %x, %c
+  br i1 %t, label %end, label %end
+end:
+  ret void
+}
+)";
+
+TEST(LoopExitFences, EachUserSteersOrNotOnItsOwn) {
+  auto parsed = parseIR(kSharedSearch);
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Instruction *a = named(f, "a"), *b = named(f, "b"), *c = named(f, "c");
+  auto *x = dyn_cast_if_present<Instruction>(named(f, "x"));
+  auto *s = dyn_cast_if_present<Instruction>(named(f, "s"));
+  auto *t = dyn_cast_if_present<Instruction>(named(f, "t"));
+  ASSERT_TRUE(a && b && c && x && s && t);
+
+  EXPECT_TRUE(flash::fenceLoopExits(f));
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  EXPECT_EQ(x->getOperand(0), a) << "%x steers the branch through %t";
+  EXPECT_TRUE(isFencedCopy(s->getOperand(1), b, s->getParent()))
+      << "%s is only stored";
+  EXPECT_EQ(t->getOperand(1), c) << "%t is the branch condition";
+}
+
 TEST(LoopExitFences, LeavesLoopFreeFunctions) {
   auto parsed = parseIR(R"(
 define i32 @kernel(i32 %a) {

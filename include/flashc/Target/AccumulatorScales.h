@@ -23,8 +23,10 @@ namespace flash {
 
 /// Every operand of an `llvm.nvvm.mma.*` call that is a constant lane of a
 /// vector `fmul` in the call's block becomes a scalar `fmul` of that lane's
-/// factors, placed just before the call (the vector product is erased once
-/// nothing reads it). Returns whether it rewrote any.
+/// factors, placed just before the call, and the vector product is erased.
+/// A product that anything but those MMAs reads, directly or through a
+/// lane, is left as it is (see onlyMMAsRead). Returns whether it rewrote
+/// any.
 bool sinkAccumulatorScales(llvm::Function &function);
 
 } // namespace flash

@@ -52,9 +52,12 @@ def TileMergeMaskBounds : Pass<"tile-merge-mask-bounds", "mlir::func::FuncOp"> {
     limits are index values (Nk - 1 >= -1), assumed not to overflow, as in
     tile-split-masked-loops. A negative limit (a row that sees no key)
     stays negative through the min. A band (the value also bounded from
-    the other side: a sliding window) stays as written: its merged limit
-    is one more per-row value beside the other side's, and ptxas spilled
-    for it at 255 registers. The pipeline runs it after
+    the other side: a sliding window) stays as written when both sides
+    compare per-row limits: its merged limit is one more per-row value
+    beside the other side's, and ptxas spilled for it at 255 registers. A
+    side whose limits are all scalars (splats, constants) is merged into
+    one scalar limit, and a side opposite only scalar limits (`col >= 0`)
+    is merged as without it. The pipeline runs it after
     tile-split-masked-loops by default (flashc --merge-mask-bounds=false
     turns it off; docs/perf.md, "Session 9: lean masks by default").
   }];

@@ -513,6 +513,9 @@ flash::compileTileSource(llvm::SourceMgr &sourceMgr,
     module = KernelGen(*program, defines, arch, context, diags).run();
     if (!module || diags.hadError())
       return nullptr;
+    (*module)->setAttr(tile::kArchAttrName,
+                       mlir::IntegerAttr::get(
+                           mlir::IntegerType::get(&context, 64), arch));
     if (mlir::failed(mlir::verify(*module))) {
       if (status)
         *status = CompileStatus::InternalError;

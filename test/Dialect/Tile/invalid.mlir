@@ -400,6 +400,19 @@ func.func @shared_bytes() attributes {tile.shared_bytes = -16 : i64} {
 
 // -----
 
+// expected-error @below {{'tile.arch' must be an i64 > 0 on a builtin.module, got 80 : i64}}
+func.func @arch_on_function() attributes {tile.arch = 80 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'tile.arch' must be an i64 > 0 on a builtin.module, got "sm_80"}}
+module attributes {tile.arch = "sm_80"} {
+}
+
+// -----
+
 func.func @finalize_rows(%acc: tensor<16x64xf32>, %l: tensor<8xf32>) {
   // expected-error @below {{row sum has 8 rows but the accumulator has 16}}
   %0 = tile.online_softmax_finalize %acc, %l : tensor<16x64xf32>, tensor<8xf32>

@@ -37,6 +37,9 @@ inline constexpr llvm::StringLiteral kSharedBytesAttrName = "tile.shared_bytes";
 /// keeps the loop's addressing plain (flashc.register_bound on the gpu.func).
 inline constexpr llvm::StringLiteral kRegisterBoundAttrName =
     "tile.register_bound";
+/// builtin.module attribute (i64 > 0): the SM version, ARCH (80 for sm_80),
+/// the front end resolved the kernel's constants for.
+inline constexpr llvm::StringLiteral kArchAttrName = "tile.arch";
 } // namespace flash::tile
 
 namespace flash::simt {
