@@ -286,6 +286,16 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kSplitCopiesAttrName) {
+    auto stages = op->getAttrOfType<IntegerAttr>(kNumStagesAttrName);
+    if (!isa<LoopLikeOpInterface>(op) || !isa<UnitAttr>(attr.getValue()) ||
+        (stages && stages.getInt() > 2))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a loop with "
+                                "at most 2 'tile.num_stages', got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kMaskSplitAttrName) {
     if (!isa<LoopLikeOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name

@@ -95,7 +95,8 @@ using StmtPtr = std::unique_ptr<Stmt>;
 enum class StmtKind {
   Let,          // let/var NAME[, NAME...] = expr;
   Assign,       // NAME[, NAME...] = expr;
-  For,          // for NAME in range(lo, hi[, step][, stages = N]) { ... }
+  For,          // for NAME in range(lo, hi[, step][, stages = N]
+                //                   [, split_copies = B]) { ... }
   If,           // if cond { ... } else { ... }
   StaticAssert, // static_assert(cond, "msg");
   Grid,         // grid(e0[, e1[, e2]]);
@@ -125,6 +126,7 @@ struct Stmt {
   llvm::SMLoc loopVarLoc;
   ExprPtr lo, hi, step; // step may be null
   ExprPtr stages;       // may be null
+  ExprPtr splitCopies;  // may be null
 
   // If: cond, thenBlock, and either elseBlock or elseIf (an If stmt).
   ExprPtr cond;

@@ -399,20 +399,24 @@ StmtPtr Parser::parseFor() {
   std::vector<ExprPtr> args;
   while (!is(Tok::RParen)) {
     if (is(Tok::Ident) && peek().kind == Tok::Assign) {
-      if (tok().text != "stages")
+      ExprPtr *keyword = tok().text == "stages"         ? &s->stages
+                         : tok().text == "split_copies" ? &s->splitCopies
+                                                        : nullptr;
+      if (!keyword)
         return error(tok().loc, "range() has no keyword argument '" +
-                                    tok().text + "' (expected range(lo, hi"
-                                                 "[, step][, stages = N]))");
-      if (s->stages)
-        return error(tok().loc,
-                     "keyword argument 'stages' given more than once");
+                                    tok().text +
+                                    "' (expected range(lo, hi[, step][, "
+                                    "stages = N][, split_copies = B]))");
+      if (*keyword)
+        return error(tok().loc, "keyword argument '" + tok().text +
+                                    "' given more than once");
       consume();
       consume();
-      s->stages = parseExpr();
-      if (!s->stages)
+      *keyword = parseExpr();
+      if (!*keyword)
         return nullptr;
     } else {
-      if (s->stages)
+      if (s->stages || s->splitCopies)
         return error(tok().loc, "positional argument after a keyword "
                                 "argument");
       ExprPtr e = parseExpr();

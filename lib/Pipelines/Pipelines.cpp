@@ -46,6 +46,7 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   // After tile-stage-shared, which marks the kernels it found register-bound.
   if (options.deferLoopSums)
     kernel.addPass(createTileDeferLoopSums());
+  kernel.addPass(createTileSplitCopies());
   kernel.addPass(createTilePipelineCopies());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());

@@ -188,6 +188,29 @@ def TileStageShared : Pass<"tile-stage-shared", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def TileSplitCopies : Pass<"tile-split-copies", "mlir::func::FuncOp"> {
+  let summary = "FlashAttention-2's copy schedule for loops marked "
+                "tile.split_copies";
+  let description = [{
+    In an `scf.for` marked `tile.split_copies` (`range(..., split_copies =
+    true)`), each staged tile keeps its one buffer and its copy is issued as
+    soon as every warp has read that buffer: the reads of each buffer move to
+    their first user; before the first read of each tile goes a sync point
+    (`tile.async_wait 0` and one barrier); a tile's copy is issued at the
+    first sync point after its last read, for the next iteration (predicated
+    off past the loop's end; a prologue issues iteration 0's) if that point
+    lies later in the body, for the current one if it wraps around. In
+    attention: the top of the body waits for K(j) and issues V(j), which
+    lands while S = Q K^T(j) computes; the point before O += P V(j) waits for
+    V(j) and issues K(j+1), which lands during P V(j). A final
+    `tile.async_wait 0` after the loop retires the last zero-fills.
+    A loop is left as it is when its copies cannot be re-issued (as in
+    tile-pipeline-copies) or all its tiles are first read at one point.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def TilePipelineCopies : Pass<"tile-pipeline-copies", "mlir::func::FuncOp"> {
   let summary = "Software-pipeline the staged copies of scf.for loops";
   let description = [{

@@ -274,6 +274,20 @@ bool IRGen::emitFor(const Stmt &s) {
       return false;
     stages = *st;
   }
+  bool splitCopies = false;
+  if (s.splitCopies) {
+    auto split = evalConstBool(*s.splitCopies, "the split_copies of range()");
+    if (!split)
+      return false;
+    if (*split && stages > 2) {
+      cx.error(s.stages->loc,
+               "split_copies = true takes 1 or 2 stages (buffers of a tile "
+               "copied a whole iteration ahead), got " +
+                   Twine(stages));
+      return false;
+    }
+    splitCopies = *split;
+  }
   auto stepV = constScalar(cx, Val::ofInt(step), cx.builder.getI32Type(),
                            s.step ? s.step->loc : s.loc);
   if (!stepV)
@@ -303,6 +317,8 @@ bool IRGen::emitFor(const Stmt &s) {
   if (stages)
     forOp->setAttr(tile::kNumStagesAttrName,
                    cx.builder.getI64IntegerAttr(stages));
+  if (splitCopies)
+    forOp->setAttr(tile::kSplitCopiesAttrName, cx.builder.getUnitAttr());
   return emitLoopBody(s, forOp, carried);
 }
 

@@ -655,3 +655,14 @@ func.func @gather_index_type(%g: !tile.global<[P, 16, 64], f16>, %i: i32, %rows:
       : !tile.global<[P, 16, 64], f16> -> tensor<64x64xf16>
   return
 }
+
+// -----
+
+func.func @split_copies_stages(%n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  // expected-error @below {{'tile.split_copies' must be a unit attribute on a loop with at most 2 'tile.num_stages', got unit}}
+  scf.for %i = %c0 to %n step %c1 : i32 {
+  } {tile.num_stages = 3 : i64, tile.split_copies}
+  return
+}

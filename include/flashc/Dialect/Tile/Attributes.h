@@ -26,6 +26,10 @@ inline constexpr llvm::StringLiteral kArgNameAttrName = "tile.name";
 /// scf.for attribute (integer >= 1): pipeline stages of the loop's staged
 /// copies, from `range(..., stages = N)`; read by tile-pipeline-copies.
 inline constexpr llvm::StringLiteral kNumStagesAttrName = "tile.num_stages";
+/// scf.for attribute (unit): the loop's staged copies keep one buffer each
+/// and each is issued as soon as the previous iteration has read its buffer,
+/// from `range(..., split_copies = true)`; read by tile-split-copies.
+inline constexpr llvm::StringLiteral kSplitCopiesAttrName = "tile.split_copies";
 /// scf.for attribute (unit): a range of masked blocks that
 /// tile-split-masked-loops made; it does not split it again.
 inline constexpr llvm::StringLiteral kMaskSplitAttrName = "tile.mask_split";

@@ -1,0 +1,55 @@
+//===- StagedCopies.h - the staged copies of a loop body --------*- C++ -*-===//
+//
+// tile-stage-shared leaves each staged copy of a loop body in a run of
+// `async_copy ...; async_commit; async_wait 0; barrier`. tile-pipeline-copies
+// and tile-split-copies both find those runs and re-issue the copies for
+// other iterations or at other points of the body.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASH_LIB_TRANSFORMS_STAGEDCOPIES_H
+#define FLASH_LIB_TRANSFORMS_STAGEDCOPIES_H
+
+#include "flashc/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+
+namespace flash {
+/// The staged copies of one loop body and everything that gets rewritten.
+struct StagedLoop {
+  llvm::SmallVector<tile::AsyncCopyOp> copies;
+  /// The ops the copies' operands are computed by inside the body, in
+  /// def-before-use order; cloned for other iterations.
+  llvm::SetVector<mlir::Operation *> slice;
+  llvm::SmallVector<tile::LocalLoadOp> reads;
+  /// The commits, waits and barriers that tile-stage-shared put around the
+  /// copies; the new schedule replaces them.
+  llvm::SmallVector<mlir::Operation *> sync;
+};
+
+/// The staged copies of `loop`'s body if all of them can be re-issued for
+/// other iterations: each into slot 0 of a single-slot buffer that only this
+/// loop reads, from a tensor the loop does not write, at offsets that pure
+/// ops (or reads of tensors the loop does not write) derive from the
+/// induction variable and values from outside the loop.
+std::optional<StagedLoop> analyzeStagedLoop(mlir::scf::ForOp loop);
+
+/// Whether a barrier precedes `op` in its block. A loop nested in another
+/// runs again after other warps read its buffers; such a barrier separates
+/// those reads from copies issued before the loop.
+bool barrierPrecedes(mlir::Operation *op);
+
+/// Starts `copies` (of `staged`) for the iteration whose induction variable
+/// is `iv`, into `slot`, zero-filling instead if `pred` is non-null and
+/// false, and commits them as one group.
+void emitStagedCopies(mlir::OpBuilder &builder, mlir::scf::ForOp loop,
+                      const StagedLoop &staged,
+                      llvm::ArrayRef<tile::AsyncCopyOp> copies, mlir::Value iv,
+                      mlir::Value slot, mlir::Value pred);
+
+/// Erases the original copies, their sync ops and the slice ops left unused.
+void eraseStagedCopies(StagedLoop &staged);
+} // namespace flash
+
+#endif // FLASH_LIB_TRANSFORMS_STAGEDCOPIES_H
