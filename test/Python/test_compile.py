@@ -29,11 +29,13 @@ def test_constants_and_arch_change_the_kernel(kernels):
     assert k.metadata["arch"] == "sm_90" and ".target sm_90" in k.ptx
     assert k.metadata["constants"]["HEAD_DIM"] == 128
     assert k.metadata["constants"]["CAUSAL"] is True
-    # HEAD_DIM 128 defaults to 128 x 32 on sm_90, 128 x 64 on sm_80 and
-    # 64 x 64 on sm_86 (kernels/fa2.tile).
-    assert k.grid[0] == "cdiv(Nq, 128)" and k.metadata["constants"]["BLOCK_N"] == 32
+    # HEAD_DIM 128 defaults to 128 x 64 on sm_90 (with the row sum on the
+    # tensor cores) and sm_80, and 64 x 64 on sm_86 (kernels/fa2.tile).
+    assert k.grid[0] == "cdiv(Nq, 128)" and k.metadata["constants"]["BLOCK_N"] == 64
+    assert k.metadata["constants"]["SUM_BY_MMA"] is True
     k80 = flashc.compile(f"{kernels}/fa2.tile", arch="sm_80", HEAD_DIM=128, CAUSAL=True)
     assert k80.grid[0] == "cdiv(Nq, 128)" and k80.metadata["constants"]["BLOCK_N"] == 64
+    assert k80.metadata["constants"]["SUM_BY_MMA"] is False
     k86 = flashc.compile(f"{kernels}/fa2.tile", arch="sm_86", HEAD_DIM=128, CAUSAL=True)
     assert k86.grid[0] == "cdiv(Nq, 64)" and k86.metadata["constants"]["BLOCK_N"] == 64
 
