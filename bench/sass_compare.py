@@ -78,8 +78,7 @@ def profile_flashc(args, d, causal, arch):
     cubin, meta = flashc_kernels.build(REPO_ROOT, args.flashc, d, causal, arch,
                                        os.path.join(REPO_ROOT, "build", "sass-compare"))
     # Per attention FLOP: flashc's row sums on the tensor cores are MMAs too.
-    useful = model.attention_flop(meta["block_m"], meta["block_n"], meta["head_dim"],
-                                  meta["warps"])
+    useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["num_warps"])
     return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"],
                                    useful_flop=useful), meta)
 

@@ -26,7 +26,6 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir):
     shared = sidecar["shared_memory"]
     meta = {"peer": "flashc", "version": "flashc",
             "block_m": constants["BLOCK_M"], "block_n": constants["BLOCK_N"],
-            "warps": constants["WARPS"], "head_dim": constants["HEAD_DIM"],
             "num_warps": sidecar["num_warps"],
             "smem": shared["static_bytes"] + shared["dynamic_bytes"],
             "command": "flashc kernels/fa2.tile -D HEAD_DIM=%d -D CAUSAL=%s --arch=%s "

@@ -86,6 +86,15 @@ static std::optional<tile::Normalization> normalization(BuiltinCall &call) {
   return call.cx.error(e.loc, "normalization must be 'deferred' or 'eager'");
 }
 
+/// A compile-time bool keyword of online_softmax, false when absent.
+static std::optional<bool> boolOption(BuiltinCall &call, llvm::StringRef name) {
+  const ast::KeywordArg *kw = call.keyword(name);
+  if (!kw)
+    return false;
+  return call.gen.evalConstBool(
+      *kw->value, "the " + name + " option of online_softmax");
+}
+
 /// The scores stand for scale * s; lowering folds the scale into the FMA
 /// before each exponential. A null value: no scale.
 static std::optional<mlir::Value> softmaxScale(BuiltinCall &call) {
@@ -121,29 +130,17 @@ OptVal frontend::emitOnlineSoftmax(BuiltinCall &call) {
   auto norm = normalization(call);
   if (!norm)
     return std::nullopt;
-  bool useExp2 = false;
-  if (const ast::KeywordArg *kw = call.keyword("exp2")) {
-    auto b = call.gen.evalConstBool(*kw->value,
-                                    "the exp2 option of online_softmax");
-    if (!b)
-      return std::nullopt;
-    useExp2 = *b;
-  }
-  bool sumByMma = false;
-  if (const ast::KeywordArg *kw = call.keyword("sum_by_mma")) {
-    auto b = call.gen.evalConstBool(*kw->value,
-                                    "the sum_by_mma option of online_softmax");
-    if (!b)
-      return std::nullopt;
-    sumByMma = *b;
-  }
+  auto useExp2 = boolOption(call, "exp2");
+  auto sumByMma = boolOption(call, "sum_by_mma");
+  if (!useExp2 || !sumByMma)
+    return std::nullopt;
   auto scale = softmaxScale(call);
   if (!scale)
     return std::nullopt;
   auto op = tile::OnlineSoftmaxOp::create(
       call.builder(), call.irLoc(), o->max.getType(), o->sum.getType(),
       o->acc.getType(), o->scores, o->values, o->max, o->sum, o->acc, *scale,
-      *norm, useExp2, sumByMma);
+      *norm, *useExp2, *sumByMma);
   Val t;
   t.kind = Val::Tuple;
   for (mlir::Value r : op->getResults())
