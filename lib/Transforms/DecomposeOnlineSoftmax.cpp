@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
 
+#include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -102,6 +105,56 @@ public:
   Location loc;
 };
 
+/// Whether `scores` hold no mask: MMA results, scaled by a scalar or
+/// soft-capped (times finite constants, tanh), never selected or loaded, so
+/// finite wherever Q and K are. Every row of such a block then has a finite
+/// max, and the guard against rows without a key is dead (tile-split-masked-
+/// loops leaves the blocks every row sees whole in this form: fa2's primary
+/// loop saves a compare and a select per row and iteration).
+bool unmaskedScores(Value scores) {
+  Operation *def = scores.getDefiningOp();
+  if (isa_and_present<MmaOp>(def))
+    return true;
+  if (isa_and_present<math::TanhOp, arith::NegFOp>(def))
+    return unmaskedScores(def->getOperand(0));
+  if (!isa_and_present<arith::MulFOp, arith::AddFOp, arith::SubFOp>(def))
+    return false;
+  bool scaled = isa<arith::MulFOp>(def);
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    APFloat constant(0.0);
+    if (matchPattern(operand, m_ConstantFloat(&constant)))
+      return constant.isFinite();
+    if (scaled && operand.getDefiningOp<SplatOp>())
+      return true;
+    return unmaskedScores(operand);
+  });
+}
+
+/// Score registers per thread from which the guard of unmasked scores is
+/// left out (see guardIsDead).
+constexpr int64_t kGuardFreeScoreRegisters = 128;
+
+/// Whether `op` leaves out the guard against rows without a key: its scores
+/// hold no mask, take at least 128 registers per thread and at least twice
+/// the accumulator's. Only there was leaving it out measured to help: fa2
+/// at HEAD_DIM 64, 128 x 128 (128 score and 64 accumulator registers per
+/// thread), spills 100 bytes on sm_80 without it once its row sums are
+/// deferred, none with it. Elsewhere ptxas 13 spilled 4-8 bytes more
+/// without it (flash_attn at HEAD_DIM 80 on sm_90, fa2 at HEAD_DIM 128
+/// causal on sm_80) or chose other register counts (docs/perf.md,
+/// "Session 11: the d64 loop's row sum and guard").
+bool guardIsDead(OnlineSoftmaxOp op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  auto warps = func ? func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName)
+                    : IntegerAttr();
+  if (!warps || !unmaskedScores(op.getScores()))
+    return false;
+  int64_t scores = op.getScores().getType().getNumElements();
+  int64_t threads = warps.getInt() * 32;
+  return scores >= kGuardFreeScoreRegisters * threads &&
+         scores >= 2 * op.getAcc().getType().getNumElements();
+}
+
 struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -126,11 +179,15 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
     // against 0 there so that exp(-inf - -inf) never produces NaN. (A max
     // with the lowest finite float saves a select per row, but makes ptxas
     // 13 spill fa2 at HEAD_DIM 64 on sm_90.)
-    Value negInf = b.splat(rowType, -std::numeric_limits<double>::infinity());
-    Value noKeyYet = arith::CmpFOp::create(
-        rewriter, op.getLoc(), arith::CmpFPredicate::OEQ, newMax, negInf);
-    Value base = arith::SelectOp::create(rewriter, op.getLoc(), noKeyYet,
-                                         b.splat(rowType, 0.0), newMax);
+    Value base = newMax;
+    if (!guardIsDead(op)) {
+      Value negInf =
+          b.splat(rowType, -std::numeric_limits<double>::infinity());
+      Value noKeyYet = arith::CmpFOp::create(
+          rewriter, op.getLoc(), arith::CmpFPredicate::OEQ, newMax, negInf);
+      base = arith::SelectOp::create(rewriter, op.getLoc(), noKeyYet,
+                                     b.splat(rowType, 0.0), newMax);
+    }
     // The rescale factor alpha = 2^(m_old - m_new) <= 1 flushes too: below
     // 2^-126 it scales what is negligible beside the new block.
     Value alpha = b.exp(b.sub(op.getRunningMax(), base), base2);

@@ -154,3 +154,109 @@ func.func @finalize(%acc: tensor<16x64xf32>, %l: tensor<16xf32>) -> tensor<16x64
   %o = tile.online_softmax_finalize %acc, %l : tensor<16x64xf32>, tensor<16xf32>
   return %o : tensor<16x64xf32>
 }
+
+// -----
+
+// Unmasked scores (an MMA's, scaled by a scalar, soft-capped) taking 128
+// registers per thread and twice the accumulator's: every row has a finite
+// max, so the guard against rows without a key is left out and the new max
+// itself is the exponent's base.
+// CHECK-LABEL: func.func @unmasked
+// CHECK: %[[NEWMAX:.*]] = arith.maximumf
+// CHECK-NOT: arith.cmpf
+// CHECK-NOT: arith.select
+// CHECK: arith.subf %{{.*}}, %[[NEWMAX]] : tensor<32xf32>
+// CHECK: tile.expand_dims %[[NEWMAX]] axis = 1
+// CHECK: return %[[NEWMAX]]
+func.func @unmasked(%q: tensor<32x64xf16>, %k: tensor<128x64xf16>, %v: tensor<128x64xf16>,
+                    %m: tensor<32xf32>, %l: tensor<32xf32>, %acc: tensor<32x64xf32>, %c: f32)
+    -> (tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>) attributes {tile.num_warps = 1 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<32x128xf32>
+  %cap = arith.constant dense<30.0> : tensor<32x128xf32>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<32x64xf16>, tensor<128x64xf16> -> tensor<32x128xf32>
+  %cs = tile.splat %c : f32 -> tensor<32x128xf32>
+  %scaled = arith.mulf %s, %cs : tensor<32x128xf32>
+  %t = math.tanh %scaled : tensor<32x128xf32>
+  %capped = arith.mulf %t, %cap : tensor<32x128xf32>
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %capped, %v, %m, %l, %acc
+      : tensor<32x128xf32>, tensor<128x64xf16>, tensor<32xf32>, tensor<32x64xf32>
+  return %m1, %l1, %acc1 : tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// Scores that may hold a mask keep the guard: selected with -inf, or with a
+// tensor added (a bias may be -inf).
+// CHECK-LABEL: func.func @masked
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK-LABEL: func.func @biased
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+func.func @masked(%q: tensor<32x64xf16>, %k: tensor<128x64xf16>, %v: tensor<128x64xf16>,
+                  %visible: tensor<32x128xi1>, %m: tensor<32xf32>, %l: tensor<32xf32>,
+                  %acc: tensor<32x64xf32>)
+    -> (tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>) attributes {tile.num_warps = 1 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<32x128xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<32x128xf32>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<32x64xf16>, tensor<128x64xf16> -> tensor<32x128xf32>
+  %masked = arith.select %visible, %s, %ninf : tensor<32x128xi1>, tensor<32x128xf32>
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %masked, %v, %m, %l, %acc
+      : tensor<32x128xf32>, tensor<128x64xf16>, tensor<32xf32>, tensor<32x64xf32>
+  return %m1, %l1, %acc1 : tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>
+}
+func.func @biased(%q: tensor<32x64xf16>, %k: tensor<128x64xf16>, %v: tensor<128x64xf16>,
+                  %bias: tensor<32x128xf32>, %m: tensor<32xf32>, %l: tensor<32xf32>,
+                  %acc: tensor<32x64xf32>)
+    -> (tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>) attributes {tile.num_warps = 1 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<32x128xf32>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<32x64xf16>, tensor<128x64xf16> -> tensor<32x128xf32>
+  %biased = arith.addf %s, %bias : tensor<32x128xf32>
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %biased, %v, %m, %l, %acc
+      : tensor<32x128xf32>, tensor<128x64xf16>, tensor<32xf32>, tensor<32x64xf32>
+  return %m1, %l1, %acc1 : tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>
+}
+
+// -----
+
+// Unmasked scores keep the guard where they take fewer registers: below
+// twice the accumulator's (32 x 128 against 32 x 128), below 128 per thread
+// (32 x 128 on 2 warps: 64), or without the kernel's warp count. ptxas 13
+// spills fa2 at HEAD_DIM 128 causal on sm_80 and flash_attn at HEAD_DIM 80
+// on sm_90 without it.
+// CHECK-LABEL: func.func @large_accumulator
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK-LABEL: func.func @few_scores_per_thread
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK-LABEL: func.func @no_warps
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+func.func @large_accumulator(%q: tensor<32x64xf16>, %k: tensor<128x64xf16>, %v: tensor<128x128xf16>,
+                             %m: tensor<32xf32>, %l: tensor<32xf32>, %acc: tensor<32x128xf32>)
+    -> (tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>) attributes {tile.num_warps = 1 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<32x128xf32>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<32x64xf16>, tensor<128x64xf16> -> tensor<32x128xf32>
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %s, %v, %m, %l, %acc
+      : tensor<32x128xf32>, tensor<128x128xf16>, tensor<32xf32>, tensor<32x128xf32>
+  return %m1, %l1, %acc1 : tensor<32xf32>, tensor<32xf32>, tensor<32x128xf32>
+}
+func.func @few_scores_per_thread(%q: tensor<32x64xf16>, %k: tensor<128x64xf16>, %v: tensor<128x64xf16>,
+                                 %m: tensor<32xf32>, %l: tensor<32xf32>, %acc: tensor<32x64xf32>)
+    -> (tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>) attributes {tile.num_warps = 2 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<32x128xf32>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<32x64xf16>, tensor<128x64xf16> -> tensor<32x128xf32>
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %s, %v, %m, %l, %acc
+      : tensor<32x128xf32>, tensor<128x64xf16>, tensor<32xf32>, tensor<32x64xf32>
+  return %m1, %l1, %acc1 : tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>
+}
+func.func @no_warps(%q: tensor<32x64xf16>, %k: tensor<128x64xf16>, %v: tensor<128x64xf16>,
+                    %m: tensor<32xf32>, %l: tensor<32xf32>, %acc: tensor<32x64xf32>)
+    -> (tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>) {
+  %zero = arith.constant dense<0.0> : tensor<32x128xf32>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<32x64xf16>, tensor<128x64xf16> -> tensor<32x128xf32>
+  %m1, %l1, %acc1 = tile.online_softmax deferred exp2 %s, %v, %m, %l, %acc
+      : tensor<32x128xf32>, tensor<128x64xf16>, tensor<32xf32>, tensor<32x64xf32>
+  return %m1, %l1, %acc1 : tensor<32xf32>, tensor<32xf32>, tensor<32x64xf32>
+}

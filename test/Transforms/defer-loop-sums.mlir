@@ -276,3 +276,70 @@ func.func @register_bound_past_limit(%n: i32, %p: tensor<128x64xf32, #mma>,
   }
   return %l, %m, %acc, %count : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x96xf32, #mma>, tensor<128xi32, #lanes>
 }
+
+// -----
+
+// A register-bound loop whose carried tiles are small, whatever its scores
+// take: 128 registers per thread of scores, 4 of the row sum, 4 of the row
+// maximum and 64 of the accumulator carried (fa2 d64 128 x 128: 200, but
+// only 72 carried, and 0 spills with the lanes' parts): deferred.
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+// CHECK-LABEL: func.func @register_bound_small_carry
+// CHECK: scf.for
+// CHECK: tile.reduce sum %{{.*}} axis = 1 lane_partial
+// CHECK: tile.sum_lane_partials
+func.func @register_bound_small_carry(%n: i32, %p: tensor<128x128xf32, #mma>,
+                                      %alpha: tensor<128xf32, #rows>,
+                                      %acc0: tensor<128x64xf32, #mma>)
+    -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>)
+    attributes {tile.num_warps = 4 : i32, tile.register_bound} {
+  %c0 = arith.constant 0 : i32
+  %c128 = arith.constant 128 : i32
+  %zero = arith.constant dense<0.0> : tensor<128xf32, #rows>
+  %l, %m, %acc = scf.for %i = %c0 to %n step %c128
+      iter_args(%l = %zero, %m = %alpha, %acc = %acc0)
+      -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>) : i32 {
+    %scaled = arith.mulf %alpha, %l : tensor<128xf32, #rows>
+    %sum = tile.reduce sum %p axis = 1 : tensor<128x128xf32, #mma> -> tensor<128xf32, #rows>
+    %next = arith.addf %scaled, %sum : tensor<128xf32, #rows>
+    %max = arith.maximumf %m, %alpha : tensor<128xf32, #rows>
+    %twice = arith.addf %acc, %acc : tensor<128x64xf32, #mma>
+    scf.yield %next, %max, %twice : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>
+  }
+  return %l, %m, %acc : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>
+}
+
+// -----
+
+// The same with one more register carried (73) and the scores over 168
+// with it: the loop keeps its reduction.
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#rows = #tile.slice<1, #mma>
+#lanes = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @register_bound_carry_past_limit
+// CHECK-NOT: lane_partial
+// CHECK-NOT: tile.sum_lane_partials
+// CHECK: return
+func.func @register_bound_carry_past_limit(%n: i32, %p: tensor<128x128xf32, #mma>,
+                                           %alpha: tensor<128xf32, #rows>,
+                                           %acc0: tensor<128x64xf32, #mma>,
+                                           %count0: tensor<128xi32, #lanes>)
+    -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>, tensor<128xi32, #lanes>)
+    attributes {tile.num_warps = 4 : i32, tile.register_bound} {
+  %c0 = arith.constant 0 : i32
+  %c128 = arith.constant 128 : i32
+  %zero = arith.constant dense<0.0> : tensor<128xf32, #rows>
+  %l, %m, %acc, %count = scf.for %i = %c0 to %n step %c128
+      iter_args(%l = %zero, %m = %alpha, %acc = %acc0, %count = %count0)
+      -> (tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>, tensor<128xi32, #lanes>) : i32 {
+    %scaled = arith.mulf %alpha, %l : tensor<128xf32, #rows>
+    %sum = tile.reduce sum %p axis = 1 : tensor<128x128xf32, #mma> -> tensor<128xf32, #rows>
+    %next = arith.addf %scaled, %sum : tensor<128xf32, #rows>
+    %max = arith.maximumf %m, %alpha : tensor<128xf32, #rows>
+    %twice = arith.addf %acc, %acc : tensor<128x64xf32, #mma>
+    %more = arith.addi %count, %count0 : tensor<128xi32, #lanes>
+    scf.yield %next, %max, %twice, %more : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>, tensor<128xi32, #lanes>
+  }
+  return %l, %m, %acc, %count : tensor<128xf32, #rows>, tensor<128xf32, #rows>, tensor<128x64xf32, #mma>, tensor<128xi32, #lanes>
+}
