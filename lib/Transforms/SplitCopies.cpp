@@ -20,7 +20,9 @@
 // tile's copy is issued at the first sync point after its last read, for the
 // next iteration if that point lies later in the body (a prologue issues
 // iteration 0's), for this one if it wraps around to an earlier point. With
-// a single sync point nothing overlaps and the loop is left as it is.
+// a single sync point nothing overlaps and the loop is left as it is. In a
+// register-bound kernel the masked blocks of a split masked loop whose mask
+// holds a limit per row (causal attention's diagonal) keep one stage instead.
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
@@ -28,6 +30,8 @@
 #include "StagedCopies.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/Debug.h"
 
@@ -267,6 +271,56 @@ void split(scf::ForOp loop, flash::StagedLoop &staged,
   AsyncWaitOp::create(builder, loc, 0);
 }
 
+/// Whether `value` holds one integer per row of a tile: `[M, 1]` or its
+/// broadcast to `[M, N]`, M > 1.
+bool isPerRowLimit(Value value) {
+  auto rowsOnly = [](Type type) {
+    auto tile = dyn_cast<RankedTensorType>(type);
+    return tile && tile.getElementType().isInteger() && tile.getRank() == 2 &&
+           tile.getDimSize(0) > 1 && tile.getDimSize(1) == 1;
+  };
+  if (rowsOnly(value.getType()))
+    return true;
+  auto broadcast = value.getDefiningOp<BroadcastOp>();
+  return broadcast && rowsOnly(broadcast.getInput().getType());
+}
+
+/// Whether a comparison in `loop`'s body reads a per-row limit from outside
+/// the loop (causal attention's diagonal: one limit per row a thread holds,
+/// in registers through the whole body).
+bool comparesPerRowLimits(scf::ForOp loop) {
+  SmallVector<Operation *> work;
+  loop.getBody()->walk([&](arith::CmpIOp cmp) { work.push_back(cmp); });
+  DenseSet<Operation *> seen(work.begin(), work.end());
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Value operand : op->getOperands()) {
+      if (loop.isDefinedOutsideOfLoop(operand)) {
+        if (isPerRowLimit(operand))
+          return true;
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      if (def && seen.insert(def).second)
+        work.push_back(def);
+    }
+  }
+  return false;
+}
+
+/// In a register-bound kernel, the masked blocks of a split masked loop
+/// whose masks compare per-row limits keep one stage (each copy at the top,
+/// for its own iteration; tile-pipeline-copies leaves it so) in their
+/// single-slot buffers: those limits and the split schedule's copies at its
+/// second sync point overfill the registers (fa2's causal 128 x 64 at d128:
+/// ptxas spills 20 bytes on sm_80, 152 at d64's 128 x 128; one stage: 0).
+/// These loops run the few blocks on the diagonal; with two CTAs per SM the
+/// other CTA computes while one waits for its copies.
+bool keepsOneStage(scf::ForOp loop, func::FuncOp kernel) {
+  return kernel->hasAttr(kRegisterBoundAttrName) &&
+         loop->hasAttr(kMaskSplitAttrName) && comparesPerRowLimits(loop);
+}
+
 struct TileSplitCopiesPass
     : flash::impl::TileSplitCopiesBase<TileSplitCopiesPass> {
   void runOnOperation() override {
@@ -277,6 +331,12 @@ struct TileSplitCopiesPass
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {
+      if (keepsOneStage(loop, getOperation())) {
+        loop->removeAttr(kSplitCopiesAttrName);
+        loop->setAttr(kNumStagesAttrName,
+                      OpBuilder(loop).getI64IntegerAttr(1));
+        continue;
+      }
       auto stages = loop->getAttrOfType<IntegerAttr>(kNumStagesAttrName);
       std::optional<flash::StagedLoop> staged = flash::analyzeStagedLoop(loop);
       if (!staged)

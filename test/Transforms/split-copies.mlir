@@ -185,3 +185,174 @@ func.func @one_point(%K: !K, %q: tensor<128x64xf16, #dot_a>, %n: i32)
   } {tile.split_copies}
   return
 }
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+#cols = #tile.slice<0, #mma>
+!K = !tile.global<[N, 64], f16>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+
+// The masked blocks (tile.mask_split) of a register-bound kernel whose mask
+// compares the columns with a limit per row (causal attention's diagonal,
+// %limits from before the loop) keep one stage: tile-stage-shared's form,
+// each copy at the top for its own iteration, in the buffers as they are
+// (no second slot), and no split_copies for tile-pipeline-copies to skip.
+// CHECK-LABEL: func.func @masked_per_row(
+// CHECK:         %[[KB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    %[[VB:.*]] = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK:         scf.for
+// CHECK:           arith.cmpi sle
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy %{{.*}} into %[[KB]]
+// CHECK-NEXT:      tile.async_copy %{{.*}} into %[[VB]]
+// CHECK-NEXT:      tile.async_commit
+// CHECK-NEXT:      tile.async_wait 0
+// CHECK-NEXT:      tile.barrier
+// CHECK-NOT:       tile.async_wait
+// CHECK:           scf.yield
+// CHECK-NEXT:    } {tile.mask_split, tile.num_stages = 1 : i64}
+// CHECK-NOT:     tile.async_wait
+// CHECK:         return
+// PIPE-LABEL: func.func @masked_per_row(
+// PIPE:         scf.for
+// PIPE:           arith.cmpi sle
+// PIPE-NEXT:      tile.barrier
+// PIPE-NEXT:      tile.async_copy
+// PIPE-NEXT:      tile.async_copy
+// PIPE-NEXT:      tile.async_commit
+// PIPE-NEXT:      tile.async_wait 0
+// PIPE-NEXT:      tile.barrier
+// PIPE-NOT:       tile.async_copy
+// PIPE:         } {tile.mask_split, tile.num_stages = 1 : i64}
+func.func @masked_per_row(%K: !K, %V: !K, %q: tensor<128x64xf16, #dot_a>, %lb: i32, %ub: i32,
+                          %limit: tensor<128x1xi32, #mma>)
+    attributes {tile.num_warps = 4 : i32, tile.register_bound} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32, #mma>
+  %ninf = arith.constant dense<0xFF800000> : tensor<128x64xf32, #mma>
+  %iota = tile.iota : tensor<64xi32, #cols>
+  %limits = tile.broadcast %limit : tensor<128x1xi32, #mma> -> tensor<128x64xi32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32, #mma>) : i32 {
+    %start = tile.splat %i : i32 -> tensor<64xi32, #cols>
+    %col = arith.addi %start, %iota : tensor<64xi32, #cols>
+    %col2 = tile.expand_dims %col axis = 0 : tensor<64xi32, #cols> -> tensor<1x64xi32, #mma>
+    %cols = tile.broadcast %col2 : tensor<1x64xi32, #mma> -> tensor<128x64xi32, #mma>
+    %visible = arith.cmpi sle, %cols, %limits : tensor<128x64xi32, #mma>
+    tile.barrier
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%i, %c0] window [0, 1] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x64xf16, #dot_b>
+    %s = tile.mma %q, %k, %zero {transpose_b} : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<128x64xf32, #mma>
+    %m = arith.select %visible, %s, %ninf : tensor<128x64xi1, #mma>, tensor<128x64xf32, #mma>
+    %p = arith.truncf %m : tensor<128x64xf32, #mma> to tensor<128x64xf16, #mma>
+    %pa = tile.convert_layout %p : tensor<128x64xf16, #mma> -> tensor<128x64xf16, #dot_a>
+    %o = tile.mma %pa, %v, %acc : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b> -> tensor<128x64xf32, #mma>
+    scf.yield %o : tensor<128x64xf32, #mma>
+  } {tile.mask_split, tile.num_stages = 2 : i64, tile.split_copies}
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+#cols = #tile.slice<0, #mma>
+!K = !tile.global<[N, 64], f16>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+
+// Still split: masked blocks whose limit is one scalar for every row (the
+// key tail, `col < Nk`), and per-row limits in a kernel that is not
+// register-bound.
+// CHECK-LABEL: func.func @masked_per_column(
+// CHECK:         scf.for
+// CHECK-NEXT:      tile.splat
+// CHECK:           tile.async_wait 1
+// CHECK:           tile.async_wait 0
+// CHECK:         } {tile.mask_split, tile.num_stages = 2 : i64, tile.split_copies}
+// CHECK-LABEL: func.func @per_row_not_register_bound(
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 1
+// CHECK:           tile.async_wait 0
+// CHECK:         } {tile.mask_split, tile.num_stages = 2 : i64, tile.split_copies}
+func.func @masked_per_column(%K: !K, %V: !K, %q: tensor<128x64xf16, #dot_a>, %lb: i32, %ub: i32,
+                             %n: i32)
+    attributes {tile.num_warps = 4 : i32, tile.register_bound} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32, #mma>
+  %ninf = arith.constant dense<0xFF800000> : tensor<128x64xf32, #mma>
+  %iota = tile.iota : tensor<64xi32, #cols>
+  %limits = tile.splat %n : i32 -> tensor<128x64xi32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32, #mma>) : i32 {
+    %start = tile.splat %i : i32 -> tensor<64xi32, #cols>
+    %col = arith.addi %start, %iota : tensor<64xi32, #cols>
+    %col2 = tile.expand_dims %col axis = 0 : tensor<64xi32, #cols> -> tensor<1x64xi32, #mma>
+    %cols = tile.broadcast %col2 : tensor<1x64xi32, #mma> -> tensor<128x64xi32, #mma>
+    %visible = arith.cmpi slt, %cols, %limits : tensor<128x64xi32, #mma>
+    tile.barrier
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%i, %c0] window [0, 1] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x64xf16, #dot_b>
+    %s = tile.mma %q, %k, %zero {transpose_b} : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<128x64xf32, #mma>
+    %m = arith.select %visible, %s, %ninf : tensor<128x64xi1, #mma>, tensor<128x64xf32, #mma>
+    %p = arith.truncf %m : tensor<128x64xf32, #mma> to tensor<128x64xf16, #mma>
+    %pa = tile.convert_layout %p : tensor<128x64xf16, #mma> -> tensor<128x64xf16, #dot_a>
+    %o = tile.mma %pa, %v, %acc : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b> -> tensor<128x64xf32, #mma>
+    scf.yield %o : tensor<128x64xf32, #mma>
+  } {tile.mask_split, tile.num_stages = 2 : i64, tile.split_copies}
+  return
+}
+
+func.func @per_row_not_register_bound(%K: !K, %V: !K, %q: tensor<128x64xf16, #dot_a>, %lb: i32, %ub: i32,
+                                      %limit: tensor<128x1xi32, #mma>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32, #mma>
+  %ninf = arith.constant dense<0xFF800000> : tensor<128x64xf32, #mma>
+  %iota = tile.iota : tensor<64xi32, #cols>
+  %limits = tile.broadcast %limit : tensor<128x1xi32, #mma> -> tensor<128x64xi32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32, #mma>) : i32 {
+    %start = tile.splat %i : i32 -> tensor<64xi32, #cols>
+    %col = arith.addi %start, %iota : tensor<64xi32, #cols>
+    %col2 = tile.expand_dims %col axis = 0 : tensor<64xi32, #cols> -> tensor<1x64xi32, #mma>
+    %cols = tile.broadcast %col2 : tensor<1x64xi32, #mma> -> tensor<128x64xi32, #mma>
+    %visible = arith.cmpi sle, %cols, %limits : tensor<128x64xi32, #mma>
+    tile.barrier
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%i, %c0] window [0, 1] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x64xf16, #dot_b>
+    %s = tile.mma %q, %k, %zero {transpose_b} : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b_t> -> tensor<128x64xf32, #mma>
+    %m = arith.select %visible, %s, %ninf : tensor<128x64xi1, #mma>, tensor<128x64xf32, #mma>
+    %p = arith.truncf %m : tensor<128x64xf32, #mma> to tensor<128x64xf16, #mma>
+    %pa = tile.convert_layout %p : tensor<128x64xf16, #mma> -> tensor<128x64xf16, #dot_a>
+    %o = tile.mma %pa, %v, %acc : tensor<128x64xf16, #dot_a>, tensor<64x64xf16, #dot_b> -> tensor<128x64xf32, #mma>
+    scf.yield %o : tensor<128x64xf32, #mma>
+  } {tile.mask_split, tile.num_stages = 2 : i64, tile.split_copies}
+  return
+}

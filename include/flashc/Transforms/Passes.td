@@ -206,6 +206,11 @@ def TileSplitCopies : Pass<"tile-split-copies", "mlir::func::FuncOp"> {
     `tile.async_wait 0` after the loop retires the last zero-fills.
     A loop is left as it is when its copies cannot be re-issued (as in
     tile-pipeline-copies) or all its tiles are first read at one point.
+    In a kernel marked `tile.register_bound`, a loop of masked blocks
+    (`tile.mask_split`) whose comparisons read a per-row limit from outside
+    the loop (an integer `[M, 1]` tile or its broadcast: causal attention's
+    diagonal) loses `tile.split_copies` and takes `tile.num_stages = 1`:
+    each copy stays at the top for its own iteration, in its one buffer.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect"];

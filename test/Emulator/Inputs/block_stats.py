@@ -8,8 +8,10 @@
       (the mma.sync of one block: S = QK^T and O += PV, m16n8k16 atoms); with
       --split-masked-loops=false, every key block of every program runs.
   block_stats.py same --flashc F --workdir W --a K1.tile --b K2.tile --Nq --Nk --D [-D]...
+                 [--a-define X=V]...
       kernel a (the pass on) and kernel b (the pass off) have the same
-      mma.sync, cp.async, global bytes read and written and ldmatrix counts.
+      mma.sync, cp.async, global bytes read and written and ldmatrix counts
+      (--a-define: a -D for kernel a alone).
 Both kernels read [B, H, N, D] tensors with B = H = 1 (fa2) or [N, D]
 (masked_loop, with a KeyMask of ones).
 """
@@ -79,11 +81,12 @@ def main():
     ap.add_argument("--left", type=int, default=-1)
     ap.add_argument("--right", type=int, default=-1)
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--a-define", dest="a_defines", action="append", default=[])
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     if args.mode == "same":
         run_args = inputs(args.workdir, args.Nq, args.Nk, args.D, False)
-        a = stats(args.flashc, args.a, args.defines, run_args)
+        a = stats(args.flashc, args.a, args.defines + args.a_defines, run_args)
         b = stats(args.flashc, args.b, args.defines, run_args, split=False)
         print("\n".join("%-24s %10d %10d" % (c, a[c], b[c]) for c in COUNTERS))
         return 0 if a == b else 1
