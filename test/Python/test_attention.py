@@ -71,6 +71,25 @@ def test_v_head_dim_of_its_own():
     assert np.allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
 
 
+
+def test_arch_picks_fa2_tiles():
+    """attention(arch=...) compiles for that arch: fa2's tiles on sm_80 and
+    sm_90 where they are spill-free (docs/kernels.md, "fa2's tiles by
+    target"), the old ones on sm_86 and sm_89."""
+    from flashc.attention import kernel, mask_constants
+
+    def tile(name, arch, d, causal):
+        c = kernel(name, arch, mask_constants(d, causal, (-1, -1))).metadata["constants"]
+        return c["BLOCK_M"], c["BLOCK_N"]
+
+    assert tile("flash_attn", "sm_80", 64, True) == (128, 128)
+    assert tile("flash_attn", "sm_86", 64, True) == (128, 32)
+    assert tile("flash_attn_lse", "sm_90", 128, False) == (128, 64)
+    assert tile("flash_attn", "sm_89", 128, False) == (64, 64)
+    q, k, v = inputs(h=2, h_kv=1, nq=40, nk=70, d=128)
+    out = flashc.attention(q, k, v, target="emulate", arch="sm_90")
+    assert relative_error(out, expected(q, k, v, 128 ** -0.5)[0]) < TOLERANCE
+
 def test_bf16():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     q, k, v = inputs(dtype=ml_dtypes.bfloat16)
