@@ -83,6 +83,7 @@ def test_arch_picks_fa2_tiles():
         return c["BLOCK_M"], c["BLOCK_N"]
 
     assert tile("flash_attn", "sm_80", 64, True) == (128, 128)
+    assert tile("flash_attn", "sm_80", 64, False) == (128, 128)
     assert tile("flash_attn", "sm_86", 64, True) == (128, 32)
     assert tile("flash_attn_lse", "sm_90", 128, False) == (128, 64)
     assert tile("flash_attn", "sm_89", 128, False) == (64, 64)
