@@ -150,7 +150,7 @@ bool guardIsDead(OnlineSoftmaxOp op) {
   if (!warps || !unmaskedScores(op.getScores()))
     return false;
   int64_t scores = op.getScores().getType().getNumElements();
-  int64_t threads = warps.getInt() * 32;
+  int64_t threads = warps.getInt() * layout::kWarpSize;
   return scores >= kGuardFreeScoreRegisters * threads &&
          scores >= 2 * op.getAcc().getType().getNumElements();
 }
