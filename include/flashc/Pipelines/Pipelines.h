@@ -25,7 +25,7 @@ struct TilePipelineOptions {
   /// tile-merge-mask-bounds after the split: one comparison per bound of a
   /// mask (fa2 causal: one select per score instead of two). On by default;
   /// flashc --merge-mask-bounds=false turns it off, to compare (docs/perf.md,
-  /// "Session 9: lean masks by default").
+  /// "Masked loops").
   bool mergeMaskBounds = true;
   /// The whole lean masked loop (flashc --lean-masks, off by default):
   /// tile-merge-mask-bounds, tile-shift-compare-offsets in the layout

@@ -59,7 +59,7 @@ def TileMergeMaskBounds : Pass<"tile-merge-mask-bounds", "mlir::func::FuncOp"> {
     one scalar limit, and a side opposite only scalar limits (`col >= 0`)
     is merged as without it. The pipeline runs it after
     tile-split-masked-loops by default (flashc --merge-mask-bounds=false
-    turns it off; docs/perf.md, "Session 9: lean masks by default").
+    turns it off; docs/perf.md, "Masked loops").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
@@ -82,7 +82,7 @@ def TileShiftCompareOffsets
     Nq + Nk). Off by default: the pipeline runs it with flashc --lean-masks
     only, as ptxas then spills in 12 of the dense sweep's 320 causal
     configurations and in fa2's sm_90 d64 causal default (docs/perf.md,
-    "Session 9: lean masks by default").
+    "What was tried and did not pay").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
