@@ -29,8 +29,8 @@ struct TilePipelineOptions {
   bool mergeMaskBounds = true;
   /// The whole lean masked loop (flashc --lean-masks, off by default):
   /// tile-merge-mask-bounds, tile-shift-compare-offsets in the layout
-  /// pipeline and convert-tile-to-simt's iota-immediates; ptxas spills in
-  /// 12 of the dense sweep's 320 causal configurations with it.
+  /// pipeline and convert-tile-to-simt's iota-immediates; ptxas spills at
+  /// fa2's causal sm_80 defaults with it.
   bool leanMasks = false;
 };
 
