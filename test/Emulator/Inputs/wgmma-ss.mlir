@@ -1,9 +1,10 @@
 // Hand-written SIMT-level kernel: one warpgroup computes D = A B with one
 // wgmma.mma_async m64n16k16 (SS): A (64 x 16 f16) staged by st.shared into a
 // 32B-swizzled K-major tile, B (given as 16 x 16 = N x K) into an unswizzled
-// K-major tile, fence.proxy.async + barrier, descriptors computed by arith,
-// fence / wgmma / commit / wait, and every thread stores its accumulator
-// registers to D (64 x 16 f32). planted-wgmma.test edits it into bugs.
+// K-major tile, fence.proxy.async + barrier, descriptors computed by arith
+// from the shared-window address (llvm.ptrtoint), fence / wgmma / commit /
+// wait, and every thread stores its accumulator registers to D (64 x 16
+// f32). planted-wgmma.test edits it into bugs.
 module attributes {gpu.container_module} {
   gpu.module @flashc_kernels {
     llvm.mlir.global internal @__flashc_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<4096 x i8>
@@ -66,12 +67,15 @@ module attributes {gpu.container_module} {
       %zero64 = arith.constant 0 : i64
       %tid64 = arith.extui %tid : i32 to i64
       %spreadA = arith.muli %tid64, %zero64 : i64
-      %startA = arith.constant 0 : i64
+      %smem = llvm.ptrtoint %base : !llvm.ptr<3> to i64
+      %aOffset = arith.constant 0 : i64
+      %startA = arith.addi %smem, %aOffset : i64
       %addrA = arith.addi %startA, %spreadA : i64
       %encA = arith.shrui %addrA, %c4_64 : i64
       %fieldsA = arith.constant -4611685949707845632 : i64
       %descA = arith.ori %encA, %fieldsA : i64
-      %startB = arith.constant 2048 : i64
+      %bOffset = arith.constant 2048 : i64
+      %startB = arith.addi %smem, %bOffset : i64
       %encB = arith.shrui %startB, %c4_64 : i64
       %fieldsB = arith.constant 34360786944 : i64
       %descB = arith.ori %encB, %fieldsB : i64
