@@ -9,8 +9,9 @@
 // Asynchrony. A wgmma's result is computed at issue, but its registers hold
 // a pending marker (a signalling NaN naming the wgmma and the register) until
 // a wgmma.wait_group covers its group; the wait then replaces every marker of
-// the wgmmas it completes. Markers travel with moves (extractvalue,
-// insertvalue, loop-carried and if-yielded values: renames, no instruction),
+// the wgmmas it completes. Markers travel with moves, the ops that only
+// rename registers (extractvalue, insertvalue, vector extract / insert /
+// shuffle / from_elements / broadcast, loop-carried and if-yielded values),
 // so an accumulator carried through a loop lands where it went.
 //
 // Sanitizer, at the SSA level (each SSA value is a register):
@@ -44,6 +45,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <cstdio>
@@ -256,10 +258,31 @@ bool isWgmma(Operation *op) {
 // The compile-time plan: which values carry wgmma registers
 //===----------------------------------------------------------------------===//
 
-/// Ops that move register contents without an instruction.
+/// The data operands of an op that only moves register contents (a rename,
+/// no instruction): struct and vector element moves. Empty for other ops.
+SmallVector<Value> moveSources(Operation *op) {
+  if (auto o = dyn_cast<LLVM::ExtractValueOp>(op))
+    return {o.getContainer()};
+  if (auto o = dyn_cast<LLVM::InsertValueOp>(op))
+    return {o.getContainer(), o.getValue()};
+  if (auto o = dyn_cast<vector::ExtractOp>(op))
+    return {o.getSource()};
+  if (auto o = dyn_cast<vector::InsertOp>(op))
+    return {o.getDest(), o.getValueToStore()};
+  if (auto o = dyn_cast<vector::ShuffleOp>(op))
+    return {o.getV1(), o.getV2()};
+  if (auto o = dyn_cast<vector::FromElementsOp>(op))
+    return SmallVector<Value>(o.getElements());
+  if (auto o = dyn_cast<vector::BroadcastOp>(op))
+    return {o.getSource()};
+  return {};
+}
+
+/// Ops that move register contents without an instruction, control flow's
+/// included.
 bool isAccMove(Operation *op) {
-  return isa<LLVM::ExtractValueOp, LLVM::InsertValueOp, scf::YieldOp,
-             scf::ForOp, scf::IfOp>(op);
+  return !moveSources(op).empty() ||
+         isa<scf::YieldOp, scf::ForOp, scf::IfOp>(op);
 }
 
 /// The accumulator inputs and A operands of a wgmma.
@@ -317,7 +340,7 @@ bool planWgmma(ProgramBuilder &b, gpu::GPUFuncOp f) {
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
       unsigned n = use.getOperandNumber();
-      if (isa<LLVM::ExtractValueOp, LLVM::InsertValueOp>(user)) {
+      if (llvm::is_contained(moveSources(user), v)) {
         addAcc(user->getResult(0));
       } else if (isa<scf::YieldOp>(user)) {
         Operation *parent = user->getParentOp();
@@ -362,11 +385,8 @@ bool planWgmma(ProgramBuilder &b, gpu::GPUFuncOp f) {
       Operation *def = v.getDefiningOp();
       if (isWgmma(def))
         continue; // chained: ordered by the hardware (shape checked at run)
-      if (auto e = dyn_cast<LLVM::ExtractValueOp>(def)) {
-        back.push_back(e.getContainer());
-      } else if (auto ins = dyn_cast<LLVM::InsertValueOp>(def)) {
-        back.push_back(ins.getContainer());
-        back.push_back(ins.getValue());
+      if (SmallVector<Value> from = moveSources(def); !from.empty()) {
+        back.append(from.begin(), from.end());
       } else if (isa<LLVM::BitcastOp, arith::BitcastOp>(def)) {
         back.push_back(def->getOperand(0));
       } else if (auto loop = dyn_cast<scf::ForOp>(def)) {
