@@ -311,6 +311,9 @@ struct WgmmaPlan {
   /// Non-move ops whose results reach wgmma register inputs -> the wgmmas.
   llvm::DenseMap<Operation *, SmallVector<int>> producers;
   uint32_t accList = 0; ///< lists[accList]: ids of accValues (after compile)
+  /// RS wgmma -> (lists index, the values holding its A registers).
+  llvm::DenseMap<Operation *, std::pair<uint32_t, SmallVector<Value>>>
+      aRegisters;
   /// Ops defining RS A registers -> lists index of their write check.
   llvm::DenseMap<Operation *, uint32_t> aDefinitions;
 };
@@ -364,9 +367,28 @@ bool planWgmma(ProgramBuilder &b, gpu::GPUFuncOp f) {
   for (Operation *op : plan->wgmmas) {
     int j = plan->index[op];
     SmallVector<Value> inputs = wgmmaRegisterInputs(op);
-    if (isWgmmaAsm(op))
-      for (Value a : ArrayRef<Value>(inputs).take_back(4))
+    // An RS wgmma's A registers: its A operands and the registers they are
+    // renames of (moves and bitcasts back to the op computing them).
+    if (isWgmmaAsm(op)) {
+      auto &closure = plan->aRegisters[op];
+      closure.first = b.program.lists.size();
+      b.program.lists.emplace_back();
+      SmallVector<Value> regs(ArrayRef<Value>(inputs).take_back(4));
+      while (!regs.empty()) {
+        Value a = regs.pop_back_val();
+        if (llvm::is_contained(closure.second, a))
+          continue;
+        closure.second.push_back(a);
         plan->aValues.insert(a);
+        Operation *def = a.getDefiningOp();
+        if (!def)
+          continue;
+        if (isa<LLVM::BitcastOp, arith::BitcastOp>(def))
+          regs.push_back(def->getOperand(0));
+        for (Value from : moveSources(def))
+          regs.push_back(from);
+      }
+    }
     llvm::DenseSet<Value> seen;
     SmallVector<Value> back(inputs.begin(), inputs.end());
     while (!back.empty()) {
@@ -419,6 +441,10 @@ void finishWgmmaPlan(ProgramBuilder &b) {
     if (int32_t id = b.idOf(v); id >= 0 && b.val(id).sk == SK::F32)
       ids.push_back(id);
   std::sort(ids.begin(), ids.end());
+  for (auto &[op, closure] : b.wgmmaPlan->aRegisters)
+    for (Value v : closure.second)
+      if (int32_t id = b.idOf(v); id >= 0)
+        b.program.lists[closure.first].push_back(id);
 }
 
 //===----------------------------------------------------------------------===//
@@ -680,7 +706,8 @@ namespace {
 /// A wgmma's operands in the Instr: a = A descriptor (SS) or -1, b = B
 /// descriptor, c = accumulator struct (SS) or -1; res; imm = packed config;
 /// imm2 = the wgmma's number in the plan; aux = lists index of
-/// {acc inputs..., A registers x 4, scale-d predicate or -1} for RS.
+/// {acc inputs..., A registers x 4, scale-d predicate or -1, lists index of
+/// the values holding its A registers} for RS.
 int64_t packConfig(const WgmmaConfig &c) {
   return c.n | int64_t(c.type == ElementType::BF16) << 16 |
          int64_t(c.scaleD) << 17 | int64_t(c.scaleA < 0) << 18 |
@@ -764,8 +791,8 @@ static bool execWgmma(Executor &ex, const Instr &I,
                             ", which writes this wgmma's accumulator or A "
                             "registers, and this wgmma");
     WgmmaConfig c = cfg;
-    if (rs && rsOps->back() >= 0) {
-      const Cell *P = ex.cellsOf(rsOps->back());
+    if (rs && (*rsOps)[regs + 4] >= 0) {
+      const Cell *P = ex.cellsOf((*rsOps)[regs + 4]);
       c.scaleD = P[g * 128].i != 0;
       for (int64_t t = g * 128; t < g * 128 + 128; ++t)
         if ((P[t].i != 0) != c.scaleD)
@@ -785,10 +812,10 @@ static bool execWgmma(Executor &ex, const Instr &I,
                        "A", a))
         return false;
     } else {
+      aValues = ex.program.lists[(*rsOps)[regs + 5]];
       WgmmaARegisters aRegs{};
       for (int r = 0; r < 4; ++r) {
         int32_t v = (*rsOps)[regs + r];
-        aValues.push_back(v);
         const Cell *A = ex.cellsOf(v);
         for (int64_t t = 0; t < 128; ++t)
           aRegs[r][t] = static_cast<uint32_t>(A[g * 128 + t].i);
@@ -933,7 +960,8 @@ static bool compileInlineAsm(ProgramBuilder &b, Operation *op) {
   ops.push_back(rs.scaleDOperand >= 0
                     ? b.idOf(o.getOperands()[rs.scaleDOperand])
                     : -1);
-  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+  ops.push_back(b.wgmmaPlan->aRegisters.lookup(op).first);
+  for (size_t i = 0; i < rs.accIn.size() + 4; ++i) {
     SK want = i < rs.accIn.size() ? SK::F32 : SK::I32;
     if (b.val(ops[i]).sk != want || b.val(ops[i]).n != 1)
       return b.fail(op, "register-A wgmma operands must be f32 accumulators "
@@ -951,12 +979,13 @@ static bool compileInlineAsm(ProgramBuilder &b, Operation *op) {
 
 bool wgmmaBeforeOp(ProgramBuilder &b, Operation *op) {
   WgmmaPlan *plan = b.wgmmaPlan.get();
-  if (!plan || isWgmma(op) || isAccMove(op))
+  if (!plan || isWgmma(op))
     return true;
   std::vector<int32_t> reads;
-  for (Value v : op->getOperands())
-    if (plan->accValues.contains(v) || plan->aValues.contains(v))
-      reads.push_back(b.idOf(v));
+  if (!isAccMove(op))
+    for (Value v : op->getOperands())
+      if (plan->accValues.contains(v) || plan->aValues.contains(v))
+        reads.push_back(b.idOf(v));
   if (!reads.empty()) {
     Instr I = ProgramBuilder::instr(op, execWgmmaReadCheck);
     I.aux = b.program.lists.size();
