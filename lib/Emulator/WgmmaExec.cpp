@@ -30,8 +30,9 @@
 //     differ across the warpgroup, set reserved bits or a base offset, or
 //     start a swizzle pattern off its first row; operand bytes outside the
 //     shared window, never written, racing with another thread's write in
-//     the same barrier interval, or written through the generic proxy with
-//     no fence.proxy.async since (Memory's proxy state).
+//     the same barrier interval, written through the generic proxy with no
+//     fence.proxy.async since (Memory's proxy state), or written while the
+//     wgmma reading them is in flight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -487,6 +488,7 @@ struct InFlight {
   int64_t n;
   WgmmaAccumulator result;
   std::vector<int32_t> aValues; ///< RS: the A registers it reads
+  std::vector<uint32_t> chunks; ///< the 16-byte shared chunks it reads
   bool chained = false; ///< its accumulator fed a later wgmma
 };
 
@@ -620,6 +622,8 @@ static bool execWgmmaWait(Executor &ex, const Instr &I,
                        "overwritten while it was in flight (before the "
                        "wgmma.wait_group at " +
                            locOf(I) + " that covers it)");
+      for (uint32_t chunk : f.chunks)
+        ex.memory.holdAsyncRead(chunk, 16, -1);
       wg.inFlight.erase(id);
     }
     return true;
@@ -745,7 +749,8 @@ bool uniformDescriptor(Executor &ex, const Instr &I, int32_t id, int64_t g,
 /// Reads an operand through its descriptor, with the shared-memory checks.
 bool readOperand(Executor &ex, const Instr &I, int64_t g, uint64_t desc,
                  bool mnMajor, int64_t mnExtent, ElementType type,
-                 const char *what, WgmmaOperand &out) {
+                 const char *what, WgmmaOperand &out,
+                 std::vector<uint32_t> &chunks) {
   Status s = checkWgmmaDescriptorBits(desc, what);
   if (!s.ok())
     return ex.fail(I, s.error());
@@ -761,6 +766,7 @@ bool readOperand(Executor &ex, const Instr &I, int64_t g, uint64_t desc,
         !mem.trackShared(I, t0, addr, 16, false) ||
         !mem.checkAsyncProxyRead(I, addr, 16, label.c_str()))
       return false;
+    chunks.push_back(addr);
   }
   auto r = readWgmmaOperand(mem.shared(), desc, mnMajor, mnExtent, type, what);
   if (!r.ok())
@@ -805,11 +811,12 @@ static bool execWgmma(Executor &ex, const Instr &I,
     if (!uniformDescriptor(ex, I, I.b, g, "B", descB))
       return false;
     std::vector<int32_t> aValues;
+    std::vector<uint32_t> chunks;
     if (!rs) {
       uint64_t descA;
       if (!uniformDescriptor(ex, I, I.a, g, "A", descA) ||
           !readOperand(ex, I, g, descA, c.transA, lay::kWgmmaAtomM, c.type,
-                       "A", a))
+                       "A", a, chunks))
         return false;
     } else {
       aValues = ex.program.lists[(*rsOps)[regs + 5]];
@@ -822,7 +829,7 @@ static bool execWgmma(Executor &ex, const Instr &I,
       }
       a = wgmmaRegisterOperandA(aRegs, c.type);
     }
-    if (!readOperand(ex, I, g, descB, c.transB, c.n, c.type, "B", b))
+    if (!readOperand(ex, I, g, descB, c.transB, c.n, c.type, "B", b, chunks))
       return false;
     // The accumulator: registers, or the results of in-flight wgmmas of the
     // same shape chained into this one.
@@ -859,7 +866,11 @@ static bool execWgmma(Executor &ex, const Instr &I,
     for (int64_t i = 0; i < regs; ++i)
       for (int64_t t = 0; t < 128; ++t)
         R[i * T + g * 128 + t].i = markerOf(id, i);
-    wg.inFlight[id] = InFlight{&I, c.n, std::move(*d), std::move(aValues)};
+    // The hardware reads the operands any time until the wgmma completes.
+    for (uint32_t chunk : chunks)
+      ex.memory.holdAsyncRead(chunk, 16, +1);
+    wg.inFlight[id] = InFlight{&I, c.n, std::move(*d), std::move(aValues),
+                               std::move(chunks)};
     wg.queue.issue(id);
     ++ex.stats.wgmma;
     ex.stats.wgmmaFlops += 2 * lay::kWgmmaAtomM * c.n * lay::kWgmmaAtomK16;
