@@ -8,8 +8,9 @@
 
 `prepare` (where flashc is built) compiles every kernel of kernels/ in the
 variants of bench/gpucheck_cases.py for sm_90 and sm_90a into gzipped PTX
-plus launch sidecars and a manifest.json; a configuration flashc does not
-compile for an arch is listed in the manifest with flashc's message.
+(and, where ptxas is found, its cubin, which the GPU step loads without the
+driver's JIT) plus launch sidecars and a manifest.json; a configuration flashc
+does not compile for an arch is listed in the manifest with flashc's message.
 `dry-run` prints every launch the GPU step makes: kernel, grid, block, shared
 memory and each tensor map (tensor, box, swizzle, element type). `run` (GPU
 machine: CUDA, PyTorch, cupy, Triton; no LLVM) launches every prepared kernel
@@ -98,10 +99,19 @@ def prepare(args):
                 sidecar = benchlib.load_sidecar(ptx + ".json")
                 with open(os.path.join(args.out_dir, name + ".json"), "w") as f:
                     json.dump(sidecar, f, indent=1, sort_keys=True)
-                entries.append({"kernel": kernel, "family": fam, "defines": defines,
-                                "arch": arch, "ptx": name + ".gz", "sidecar": name + ".json",
-                                "entry": sidecar["entry"],
-                                "sha256": hashlib.sha256(text).hexdigest()})
+                entry = {"kernel": kernel, "family": fam, "defines": defines, "arch": arch,
+                         "ptx": name + ".gz", "sidecar": name + ".json",
+                         "entry": sidecar["entry"], "sha256": hashlib.sha256(text).hexdigest()}
+                if args.ptxas:
+                    # The cubin spares the GPU step the driver's JIT of every PTX.
+                    cubin = ptx[:-len(".ptx")] + ".cubin"
+                    subprocess.run([args.ptxas, "-arch=" + arch, ptx, "-o", cubin], check=True)
+                    with open(cubin, "rb") as f:
+                        data = gzip.compress(f.read(), mtime=0)
+                    entry["cubin"] = os.path.basename(cubin) + ".gz"
+                    with open(os.path.join(args.out_dir, entry["cubin"]), "wb") as f:
+                        f.write(data)
+                entries.append(entry)
                 log("wrote %s (%s)" % (name + ".gz", describe_sidecar(sidecar)))
     git = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO_ROOT,
                          capture_output=True, text=True)
@@ -283,10 +293,13 @@ class Kernel:
     def __init__(self, ptx_dir, entry, tmp):
         import cupy
         self.cupy = cupy
-        path = os.path.join(tmp, entry["ptx"][:-len(".gz")])
-        with gzip.open(os.path.join(ptx_dir, entry["ptx"]), "rb") as f, open(path, "wb") as out:
+        # The cubin ptxas made from the PTX where there is one, else the PTX,
+        # which the driver JIT-compiles.
+        image = entry.get("cubin") or entry["ptx"]
+        path = os.path.join(tmp, image[:-len(".gz")])
+        with gzip.open(os.path.join(ptx_dir, image), "rb") as f, open(path, "wb") as out:
             out.write(f.read())
-        self.module = cupy.RawModule(path=path)  # the driver JIT-compiles the PTX
+        self.module = cupy.RawModule(path=path)
         self.function = self.module.get_function(entry["entry"])
         self.sidecar = entry["sidecar_data"]
 
@@ -607,6 +620,8 @@ def parse_args(argv):
             ap.error("unsupported arch %s (%s)" % (a, ", ".join(ARCHS)))
     if args.mode == "prepare":
         args.out_dir = args.out_dir or DEFAULT_DIR
+        args.ptxas = shutil.which("ptxas") or next(
+            (p for p in ("/usr/local/cuda/bin/ptxas",) if os.path.exists(p)), None)
         if os.sep not in args.flashc and shutil.which(args.flashc):
             args.flashc = shutil.which(args.flashc)
         if not os.path.isfile(args.flashc):
