@@ -27,8 +27,8 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir):
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         lines = [l for l in done.stderr.splitlines() if l.strip()]
-        raise CompileError("flashc exited %d: %s" % (done.returncode,
-                                                    lines[0] if lines else "no message"))
+        first = lines[0] if lines else "exit status %d" % done.returncode
+        raise CompileError(first.split("error: ", 1)[-1])
     with open(cubin + ".json") as f:
         sidecar = json.load(f)
     constants = sidecar["constants"]
