@@ -261,6 +261,9 @@ def main(argv):
         section = compare_render.render(reports)
         if args.update_perf:
             compare_render.update_perf(args.update_perf, section)
+            classes = os.path.join(args.data_dir, compare_render.CLASSES_FILE)
+            with open(classes, "w") as f:
+                f.write(compare_render.render_classes(reports))
         else:
             sys.stdout.write(section)
     except (RuntimeError, OSError, ValueError, KeyError, subprocess.CalledProcessError) as exc:
