@@ -86,9 +86,9 @@ def prepare(args):
                 done = subprocess.run(cmd, capture_output=True, text=True)
                 if done.returncode != 0:
                     lines = [l for l in done.stderr.splitlines() if l.strip()]
+                    first = lines[0] if lines else "exit status %d" % done.returncode
                     skipped.append({"kernel": kernel, "defines": defines, "arch": arch,
-                                    "error": "flashc exited %d: %s" % (
-                                        done.returncode, lines[0] if lines else "")})
+                                    "error": first.split("error: ", 1)[-1]})
                     log("skip %s %s %s: %s" % (kernel, cases.tag(defines), arch,
                                                skipped[-1]["error"]))
                     continue
