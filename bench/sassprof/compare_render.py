@@ -157,8 +157,12 @@ def render(reports):
            "generated part." % CLASSES_FILE, ""]
     if not reports:
         out.append("No data yet: run `bash scripts/perf-compare.sh`.")
+    printed = set()
     for label, report, results, hopper_archs in shown(reports):
-        out += ["### %s" % TITLES.get(label, label.upper()), "", provenance(report), ""]
+        # A provenance line an earlier report already gave is not repeated.
+        lines = [l for l in provenance(report).split("\n") if l not in printed]
+        printed.update(lines)
+        out += ["### %s" % TITLES.get(label, label.upper()), "", "\n".join(lines), ""]
         if len(results) < len(report["results"]):
             out += ["%s: in the HOPPER table, which profiles these builds with HGMMA's "
                     "operands and TMA's bytes counted." % ", ".join(sorted(hopper_archs)), ""]
