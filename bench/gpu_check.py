@@ -105,14 +105,25 @@ def prepare(args):
                 if args.ptxas:
                     # The cubin spares the GPU step the driver's JIT of every PTX.
                     cubin = ptx[:-len(".ptx")] + ".cubin"
-                    subprocess.run([args.ptxas, "-arch=" + arch, ptx, "-o", cubin], check=True)
+                    done = subprocess.run([args.ptxas, "-arch=" + arch, ptx, "-o", cubin],
+                                          capture_output=True, text=True, check=True)
+                    # ptxas serializing wgmma (C7517 / C7519: warpgroup.wait or
+                    # .arrive injected) is worth knowing before a GPU run.
+                    injected = [l for l in (done.stdout + done.stderr).splitlines()
+                                if "C7517" in l or "C7519" in l]
+                    if injected:
+                        entry["ptxas_injected_warpgroup_syncs"] = len(injected)
                     with open(cubin, "rb") as f:
                         data = gzip.compress(f.read(), mtime=0)
                     entry["cubin"] = os.path.basename(cubin) + ".gz"
                     with open(os.path.join(args.out_dir, entry["cubin"]), "wb") as f:
                         f.write(data)
                 entries.append(entry)
-                log("wrote %s (%s)" % (name + ".gz", describe_sidecar(sidecar)))
+                log("wrote %s (%s)%s" % (
+                    name + ".gz", describe_sidecar(sidecar),
+                    "; ptxas injected %d warpgroup waits/arrives" %
+                    entry["ptxas_injected_warpgroup_syncs"]
+                    if "ptxas_injected_warpgroup_syncs" in entry else ""))
     git = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO_ROOT,
                          capture_output=True, text=True)
     manifest = {"git": git.stdout.strip(), "archs": args.archs, "kernels": entries,
