@@ -106,18 +106,22 @@ def prepare(args):
                     # The cubin spares the GPU step the driver's JIT of every PTX.
                     cubin = ptx[:-len(".ptx")] + ".cubin"
                     done = subprocess.run([args.ptxas, "-arch=" + arch, ptx, "-o", cubin],
-                                          capture_output=True, text=True, check=True)
+                                          capture_output=True, text=True)
                     # ptxas serializing wgmma (C7517 / C7519: warpgroup.wait or
                     # .arrive injected) is worth knowing before a GPU run.
                     injected = [l for l in (done.stdout + done.stderr).splitlines()
                                 if "C7517" in l or "C7519" in l]
                     if injected:
                         entry["ptxas_injected_warpgroup_syncs"] = len(injected)
-                    with open(cubin, "rb") as f:
-                        data = gzip.compress(f.read(), mtime=0)
-                    entry["cubin"] = os.path.basename(cubin) + ".gz"
-                    with open(os.path.join(args.out_dir, entry["cubin"]), "wb") as f:
-                        f.write(data)
+                    if done.returncode != 0:  # the GPU step JIT-compiles the PTX and says why
+                        entry["ptxas_error"] = (done.stderr.strip().splitlines() or ["?"])[0]
+                        log("ptxas failed on %s: %s" % (name, entry["ptxas_error"]))
+                    else:
+                        with open(cubin, "rb") as f:
+                            data = gzip.compress(f.read(), mtime=0)
+                        entry["cubin"] = os.path.basename(cubin) + ".gz"
+                        with open(os.path.join(args.out_dir, entry["cubin"]), "wb") as f:
+                            f.write(data)
                 entries.append(entry)
                 log("wrote %s (%s)%s" % (
                     name + ".gz", describe_sidecar(sidecar),
@@ -382,7 +386,12 @@ def encode_tensor_map(m, tensor):
 
 
 def run(args):
-    import torch
+    try:
+        import torch
+    except ImportError:
+        print("gpu_check: error: run needs PyTorch, cupy and a CUDA GPU (the GPU machine); "
+              "here, --dry-run shows what it would launch", file=sys.stderr)
+        return 1
     import gpucheck_torch as ref
     if not torch.cuda.is_available():
         print("gpu_check: error: no CUDA device", file=sys.stderr)
