@@ -75,7 +75,11 @@ def prepare(args):
     entries, skipped = [], []
     for kernel in args.kernels:
         fam = cases.family(kernel)
-        for defines in (cases.variants(kernel) if fam else [{}]):
+        variants = cases.variants(kernel) if fam else [{}]
+        if args.head_dims:
+            variants = [v for v in variants if v.get("HEAD_DIM", args.head_dims[0])
+                        in args.head_dims]
+        for defines in variants:
             for arch in args.archs:
                 name = "%s.%s.%s.ptx" % (kernel, cases.tag(defines), arch)
                 ptx = os.path.join(args.tmp, name)
@@ -624,6 +628,7 @@ def parse_args(argv):
     ap.add_argument("--kernels-dir", default=os.path.join(REPO_ROOT, "kernels"))
     ap.add_argument("--kernels", help="comma list (default: every kernel of kernels/)")
     ap.add_argument("--archs", default=",".join(ARCHS))
+    ap.add_argument("--head-dims", help="prepare: only these HEAD_DIM variants (default 64,128)")
     ap.add_argument("--out-dir", help="prepare: where the PTX goes (default bench/gpu-check); "
                                       "run: where the results go")
     ap.add_argument("--ptx-dir", default=DEFAULT_DIR)
@@ -647,6 +652,11 @@ def parse_args(argv):
             args.flashc = shutil.which(args.flashc)
         if not os.path.isfile(args.flashc):
             ap.error("flashc not found: %s (build it first, or pass --flashc)" % args.flashc)
+        try:
+            args.head_dims = benchlib.parse_int_list(args.head_dims, "head dim") \
+                if args.head_dims else None
+        except benchlib.UsageError as exc:
+            ap.error(str(exc))
         known = kernel_names(args.kernels_dir)
         args.kernels = [k for k in args.kernels.split(",") if k] if args.kernels else known
         for k in args.kernels:
