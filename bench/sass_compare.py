@@ -7,13 +7,19 @@
 
 For head dim 64 and 128, causal and not, sm_80 and sm_90, it compiles
   - flashc: kernels/fa2.tile at its defaults (build/bin/flashc --emit=cubin);
+    `flashc-sm_90a` the same for --arch=sm_90a (wgmma), profiled on the H100
+    beside the sm_90 builds (a configuration flashc does not compile for
+    sm_90a yet is listed with flashc's message);
   - FlashAttention-2: the forward kernel run_mha_fwd_hdimD launches, from the
     flash-attn sdist, with nvcc (bench/peers/fa2.py; one nvcc at a time,
     about a minute each, cached);
   - Triton: the tutorial's fused-attention forward kernel over the tutorial's
     autotuning configs (bench/peers/triton_build.py, in the perf venv); the
     config with the best modelled no-overlap ceiling stands for Triton;
-profiles each (bench/sassprof) and writes bench/perf-data/sass-compare-LABEL.json;
+profiles each (bench/sassprof) and writes bench/perf-data/sass-compare-LABEL.json.
+`--label hopper` defaults to sm_90 and all four kernels: the Hopper table.
+TMA loads (Triton on sm_90; flashc where its sidecar lists tensor maps) count
+one K and one V tile per iteration through shared memory.
 `render` turns the JSON files present into the Markdown of docs/perf.md's
 sass-compare section. Peer sources and builds live in the cache directory
 (FLASHC_PERF_CACHE, default ~/.cache/flashc-perf), never in the repository.
@@ -33,7 +39,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import fa2, flashc_kernels  # noqa: E402
 from sassprof import cache, compare_render, model, tools  # noqa: E402
-from sass_profile import profile_cubin  # noqa: E402
+from sass_profile import profile_cubin, sidecar_tma_bytes  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_DIR = os.path.join(REPO_ROOT, "bench", "perf-data")
@@ -69,18 +75,34 @@ def portable(value):
 
 def summarize(prof, meta):
     """A JSON entry: the build's meta data and the profile."""
-    out = {key: portable(value) for key, value in meta.items()}
+    out = {key: portable(value) for key, value in meta.items() if key != "sidecar"}
     out["profile"] = prof
     return out
 
 
-def profile_flashc(args, d, causal, arch):
-    cubin, meta = flashc_kernels.build(REPO_ROOT, args.flashc, d, causal, arch,
-                                       os.path.join(REPO_ROOT, "build", "sass-compare"))
+def profile_flashc(args, d, causal, arch, flashc_arch=None):
+    flashc_arch = flashc_arch or arch
+    try:
+        cubin, meta = flashc_kernels.build(REPO_ROOT, args.flashc, d, causal, flashc_arch,
+                                           os.path.join(REPO_ROOT, "build", "sass-compare"))
+    except flashc_kernels.CompileError as exc:
+        if flashc_arch == arch:
+            raise
+        return {"peer": "flashc", "version": "flashc", "flashc_arch": flashc_arch,
+                "error": str(exc)}
     # Per attention FLOP: flashc's row sums on the tensor cores are MMAs too.
     useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["num_warps"])
-    return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"],
-                                   useful_flop=useful), meta)
+    prof = profile_cubin(cubin, flashc_arch, meta["num_warps"], meta["smem"],
+                         useful_flop=useful, tma_bytes=sidecar_tma_bytes(meta["sidecar"]))
+    out = summarize(prof, meta)
+    out["flashc_arch"] = flashc_arch
+    return out
+
+
+def profile_flashc_sm90a(args, d, causal, arch):
+    if arch != "sm_90":
+        raise RuntimeError("flashc-sm_90a is profiled beside sm_90 (--archs sm_90)")
+    return profile_flashc(args, d, causal, arch, "sm_90a")
 
 
 def profile_fa2(args, d, causal, arch):
@@ -108,7 +130,9 @@ def profile_triton(args, d, causal, arch):
             continue
         meta.update({"peer": "Triton", "version": "triton " + meta["triton"],
                      "smem": meta["shared"]})
-        prof = profile_cubin(meta["cubin"], arch, meta["num_warps"], meta["shared"])
+        # On sm_90 the K and V tiles come by TMA (tensor descriptors).
+        prof = profile_cubin(meta["cubin"], arch, meta["num_warps"], meta["shared"],
+                             tma_bytes=2 * meta["block_n"] * d * 2)
         considered.append(summarize(prof, meta))
     ok = [c for c in considered
           if "profile" in c and c["profile"]["occupancy"]["ctas_per_sm"] > 0]
@@ -130,7 +154,8 @@ def profile_triton(args, d, causal, arch):
 
 
 def collect(args):
-    peers = {"flashc": profile_flashc, "FlashAttention-2": profile_fa2, "Triton": profile_triton}
+    peers = {"flashc-sm_90a": profile_flashc_sm90a, "flashc": profile_flashc,
+             "FlashAttention-2": profile_fa2, "Triton": profile_triton}
     results = []
     for arch in args.archs:
         for d in args.head_dims:
@@ -161,17 +186,23 @@ def collect(args):
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mode", nargs="?", default="collect", choices=("collect", "render"))
-    ap.add_argument("--label", default="before", choices=("before", "after"))
-    ap.add_argument("--archs", default="sm_80,sm_90")
+    ap.add_argument("--label", default="before", choices=compare_render.LABELS)
+    ap.add_argument("--archs", help="default sm_80,sm_90 (hopper: sm_90)")
     ap.add_argument("--head-dims", default="64,128")
     ap.add_argument("--causal", default="false,true")
-    ap.add_argument("--kernels", default="flashc,FlashAttention-2,Triton")
+    ap.add_argument("--kernels", help="default flashc,FlashAttention-2,Triton "
+                                      "(hopper: flashc-sm_90a first)")
     ap.add_argument("--triton-configs", default="tutorial", choices=("tutorial", "test"))
     ap.add_argument("--flashc", default=os.path.join(REPO_ROOT, "build", "bin", "flashc"))
     ap.add_argument("--data-dir", default=DATA_DIR)
     ap.add_argument("--update-perf", metavar="DOC", help="rewrite the sass-compare section")
     args = ap.parse_args(argv)
     args.argv = argv
+    hopper = args.label == "hopper"
+    if args.archs is None:
+        args.archs = "sm_90" if hopper else "sm_80,sm_90"
+    if args.kernels is None:
+        args.kernels = ("flashc-sm_90a," if hopper else "") + "flashc,FlashAttention-2,Triton"
     try:
         args.archs = [a for a in args.archs.split(",") if a]
         args.head_dims = [int(d) for d in args.head_dims.split(",") if d]
@@ -186,8 +217,10 @@ def parse_args(argv):
         if d not in (64, 128):
             ap.error("unsupported head dim %d (64, 128)" % d)
     for k in args.kernels:
-        if k not in ("flashc", "FlashAttention-2", "Triton"):
-            ap.error("unknown kernel %s (flashc, FlashAttention-2, Triton)" % k)
+        if k not in compare_render.KERNELS:
+            ap.error("unknown kernel %s (%s)" % (k, ", ".join(compare_render.KERNELS)))
+    if "flashc-sm_90a" in args.kernels and args.archs != ["sm_90"]:
+        ap.error("flashc-sm_90a is profiled beside sm_90: --archs sm_90")
     return args
 
 
@@ -200,7 +233,7 @@ def check_tools(args):
         missing.append("nvcc (for FlashAttention-2)")
     if "Triton" in args.kernels and not args.venv_python:
         missing.append("the perf venv with triton")
-    if "flashc" in args.kernels and not os.path.exists(args.flashc):
+    if any(k.startswith("flashc") for k in args.kernels) and not os.path.exists(args.flashc):
         missing.append(args.flashc + " (build flashc first)")
     if missing:
         raise RuntimeError("missing: %s; %s" % (", ".join(missing), tools.HINT))
@@ -221,13 +254,16 @@ def main(argv):
                 json.dump(report, f, indent=1)
             log("sass_compare: wrote %s" % path(args.label))
         reports = {}
-        for label in ("before", "after"):
+        for label in compare_render.LABELS:
             if os.path.exists(path(label)):
                 with open(path(label)) as f:
                     reports[label] = json.load(f)
         section = compare_render.render(reports)
         if args.update_perf:
             compare_render.update_perf(args.update_perf, section)
+            classes = os.path.join(args.data_dir, compare_render.CLASSES_FILE)
+            with open(classes, "w") as f:
+                f.write(compare_render.render_classes(reports))
         else:
             sys.stdout.write(section)
     except (RuntimeError, OSError, ValueError, KeyError, subprocess.CalledProcessError) as exc:

@@ -43,11 +43,11 @@ def sidecar_launch(sidecar):
     return sidecar["num_warps"], shared["static_bytes"] + shared["dynamic_bytes"]
 
 
-def profile_cubin(cubin, arch, warps, smem, function=None, useful_flop=None):
+def profile_cubin(cubin, arch, warps, smem, function=None, useful_flop=None, tma_bytes=None):
     listing = tools.disassemble(cubin)
     fn = sass.find_function(sass.parse(listing), function)
     resources = tools.resource_usage(cubin).get(fn.name)
-    return profile.profile_function(fn, arch, warps, smem, resources, useful_flop)
+    return profile.profile_function(fn, arch, warps, smem, resources, useful_flop, tma_bytes)
 
 
 def sidecar_attention_flop(sidecar):
@@ -55,6 +55,23 @@ def sidecar_attention_flop(sidecar):
     (BLOCK_M, BLOCK_N, HEAD_DIM, WARPS) in the sidecar."""
     c = sidecar["constants"]
     return model.attention_flop(c["BLOCK_M"], c["BLOCK_N"], c["HEAD_DIM"], c["WARPS"])
+
+
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+def sidecar_tma_bytes(sidecar):
+    """Bytes an attention loop's TMA loads write per iteration: one BLOCK_N x
+    HEAD_DIM tile of K and one of V when the sidecar has tensor maps over them
+    (the boxes may split a tile; the tile is what one iteration consumes);
+    None without tensor maps."""
+    maps = {m["tensor"] for m in sidecar.get("tensor_maps", [])}
+    if not maps:
+        return None
+    c = sidecar["constants"]
+    dtypes = {p["name"]: p.get("dtype") for p in sidecar["params"]}
+    return sum(c["BLOCK_N"] * c["HEAD_DIM"] * ELEMENT_BYTES[dtypes[t]]
+               for t in ("K", "V") if t in maps)
 
 
 def parse_args(argv):
@@ -65,12 +82,17 @@ def parse_args(argv):
     src.add_argument("--sass", help="an nvdisasm listing")
     ap.add_argument("-D", dest="defines", action="append", default=[],
                     help="NAME=VALUE for --tile (flashc -D)")
-    ap.add_argument("--arch", default="sm_80", choices=("sm_80", "sm_90"))
+    ap.add_argument("--arch", default="sm_80", choices=("sm_80", "sm_90", "sm_90a"))
     ap.add_argument("--warps", type=int, default=4, help="warps per CTA (default 4)")
     ap.add_argument("--smem", type=int, help="shared bytes per CTA (for occupancy)")
     ap.add_argument("--function", help="the kernel in a multi-kernel cubin or listing")
     ap.add_argument("--flashc", default=os.path.join(REPO_ROOT, "build", "bin", "flashc"))
     ap.add_argument("--json", help="write the profile here")
+    ap.add_argument("--tma-bytes", type=int,
+                    help="bytes the CTA's TMA loads write into shared memory per "
+                         "iteration of a loop that issues them (--tile with "
+                         "--attention-flop: K's and V's tiles when the sidecar "
+                         "has tensor maps)")
     ap.add_argument("--attention-flop", action="store_true",
                     help="--tile: count the work as the attention FLOP of the "
                          "kernel's BLOCK_M, BLOCK_N, HEAD_DIM and WARPS (fa2's "
@@ -94,13 +116,18 @@ def main(argv):
                                                  args.arch, tmp)
                 warps, smem = sidecar_launch(sidecar)
                 useful = sidecar_attention_flop(sidecar) if args.attention_flop else None
-                prof = profile_cubin(cubin, args.arch, warps, smem, args.function, useful)
+                tma = args.tma_bytes
+                if tma is None and args.attention_flop:
+                    tma = sidecar_tma_bytes(sidecar)
+                prof = profile_cubin(cubin, args.arch, warps, smem, args.function, useful, tma)
         elif args.cubin:
-            prof = profile_cubin(args.cubin, args.arch, args.warps, args.smem, args.function)
+            prof = profile_cubin(args.cubin, args.arch, args.warps, args.smem, args.function,
+                                 tma_bytes=args.tma_bytes)
         else:
             with open(args.sass) as f:
                 fn = sass.find_function(sass.parse(f.read()), args.function)
-            prof = profile.profile_function(fn, args.arch, args.warps, args.smem)
+            prof = profile.profile_function(fn, args.arch, args.warps, args.smem,
+                                            tma_bytes=args.tma_bytes)
     except (ValueError, KeyError, RuntimeError, OSError, subprocess.CalledProcessError) as exc:
         print("sass_profile: error: %s" % exc, file=sys.stderr)
         return 1

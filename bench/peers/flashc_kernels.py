@@ -7,6 +7,11 @@ import subprocess
 KERNEL = os.path.join("kernels", "fa2.tile")
 
 
+class CompileError(RuntimeError):
+    """flashc rejected the configuration (e.g. an arch whose lowering is not
+    there yet); the message is its first diagnostic line."""
+
+
 def config_name(head_dim, causal, arch):
     return "flashc_d%d_%s.%s" % (head_dim, "causal" if causal else "noncausal", arch)
 
@@ -19,12 +24,16 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir):
     cmd = [flashc, os.path.join(repo_root, KERNEL), "-D", "HEAD_DIM=%d" % head_dim,
            "-D", "CAUSAL=%s" % ("true" if causal else "false"), "--arch=" + arch,
            "--emit=cubin", "-o", cubin]
-    subprocess.run(cmd, check=True)
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = [l for l in done.stderr.splitlines() if l.strip()]
+        first = lines[0] if lines else "exit status %d" % done.returncode
+        raise CompileError(first.split("error: ", 1)[-1])
     with open(cubin + ".json") as f:
         sidecar = json.load(f)
     constants = sidecar["constants"]
     shared = sidecar["shared_memory"]
-    meta = {"peer": "flashc", "version": "flashc",
+    meta = {"peer": "flashc", "version": "flashc", "sidecar": sidecar,
             "block_m": constants["BLOCK_M"], "block_n": constants["BLOCK_N"],
             "num_warps": sidecar["num_warps"],
             "smem": shared["static_bytes"] + shared["dynamic_bytes"],

@@ -63,7 +63,9 @@ H100 = Machine(
     smem_per_sm=228 * 1024, smem_per_cta_max=227 * 1024, smem_reserved_per_cta=1024,
     sources="[WP-H100] [PG] [NCU] [2nd]")
 
-MACHINES = {"sm_80": A100, "sm_90": H100}
+# sm_90a is sm_90 with the arch-specific instructions (wgmma, setmaxnreg):
+# the same chip.
+MACHINES = {"sm_80": A100, "sm_90": H100, "sm_90a": H100}
 
 
 def for_arch(arch):

@@ -9,7 +9,23 @@ For one warp's pass through the loop body on its SMSP (machine.py's rates):
   xu      MUFU and conversions x 8;
   smem    bytes through the shared-memory data path / 32 B per cycle
           (LDSM, LDS, STS, the shared-memory side of LDGSTS, and SHFL as one
-          128-byte wavefront, which is the guide's 32 shuffles / clk / SM).
+          128-byte wavefront, which is the guide's 32 shuffles / clk / SM;
+          HGMMA's operands read from shared memory; the bytes TMA writes).
+
+wgmma (HGMMA) is issued by each of the 4 warps of a warpgroup, one warp per
+SMSP: each warp's instruction carries a quarter of the m64nNkK product and a
+quarter of its shared-memory operands. A row of K is 32 bytes for every dense
+wgmma type (k16 x 2 B, k8 x 4 B tf32, k32 x 1 B fp8), so an SS wgmma (A and B
+through descriptors) reads 32 * (64 + N) bytes and an RS one (A in registers)
+32 * N; no reuse between instructions is assumed. HGMMA runs asynchronously
+from its warp until WARPGROUP.DEPBAR: its tensor cycles overlap the warp's
+other instructions in the overlapped bound, and are added to them in the
+no-overlap one as for mma.sync. WARPGROUP.ARRIVE / DEPBAR and the mbarrier
+waits (SYNCS) cost an issue cycle each. A TMA load (UTMALDG) is one
+instruction that moves a whole box: the bytes it writes into shared memory
+per loop iteration are not in the SASS, so the caller states them
+(profile.profile_function's `tma_bytes`, per CTA and iteration, e.g. an
+attention loop's K and V tiles; each warp of the CTA gets its share).
 
 overlapped = max of those (every unit busy at once, perfect latency hiding);
 no_overlap = tensor cycles + one issue cycle for every other instruction
@@ -17,8 +33,7 @@ no_overlap = tensor cycles + one issue cycle for every other instruction
 Warps per SMSP cancel out of both (each warp brings its own work), so the
 TFLOP/s ceilings do not depend on occupancy; occupancy is reported beside
 them as the latency-hiding budget the overlapped bound silently assumes.
-Not modelled: latencies and dependences, bank conflicts, global/L2 traffic,
-the tensor cores' own shared-memory reads for HGMMA, TMA (UTMALDG) bytes.
+Not modelled: latencies and dependences, bank conflicts, global/L2 traffic.
 """
 
 import math
@@ -40,12 +55,31 @@ def tensor_flop(instr):
         m, n, k = dims
         return 2.0 * m * n * k
     if instr.opcode == "HGMMA":
-        match = re.match(r"^(\d+)x(\d+)x(\d+)$", instr.modifiers[0] if instr.modifiers else "")
-        if not match:
-            raise ValueError("unknown HGMMA shape in %r" % instr.text)
-        m, n, k = (int(g) for g in match.groups())
+        m, n, k = hgmma_shape(instr)
         return 2.0 * m * n * k / 4
     return 0.0
+
+
+# Bytes of one row of K in a wgmma operand, for every dense type.
+WGMMA_K_ROW_BYTES = 32
+TMA_OPCODES = ("UTMALDG", "UBLKCP")
+
+
+def hgmma_shape(instr):
+    match = re.match(r"^(\d+)x(\d+)x(\d+)$", instr.modifiers[0] if instr.modifiers else "")
+    if not match:
+        raise ValueError("unknown HGMMA shape in %r" % instr.text)
+    return tuple(int(g) for g in match.groups())
+
+
+def hgmma_a_from_registers(instr):
+    """RS form: the first source operand (after the accumulator) is a
+    register, `HGMMA.64x64x16.F32 R24, R76, gdesc[UR20].tnspB, R24`; the SS
+    form names a descriptor there, `HGMMA.64x32x16.F32 R56, gdesc[UR20], R56`."""
+    operands = [o.strip() for o in instr.operands.split(",")]
+    if len(operands) < 2:
+        raise ValueError("HGMMA without operands in %r" % instr.text)
+    return not operands[1].startswith("gdesc")
 
 
 def width_bytes(instr, default):
@@ -70,14 +104,20 @@ def smem_bytes(instr):
         return 32 * width_bytes(instr, 4)
     if op == "SHFL":
         return 128
+    if op == "HGMMA":  # this warp's quarter of the warpgroup's operand reads
+        m, n, _ = hgmma_shape(instr)
+        rows = n if hgmma_a_from_registers(instr) else m + n
+        return WGMMA_K_ROW_BYTES * rows // 4
     return 0
 
 
-def iteration_cycles(instrs, machine):
-    """Per-resource cycles of one warp's pass over instrs, and its tensor FLOP."""
+def iteration_cycles(instrs, machine, tma_bytes=0.0):
+    """Per-resource cycles of one warp's pass over instrs, and its tensor FLOP.
+    `tma_bytes`: this warp's share of the bytes TMA writes into shared memory
+    per pass (counted only where the loop issues a TMA load)."""
     cycles = dict.fromkeys(RESOURCES, 0.0)
     flop = {"HMMA": 0.0, "HGMMA": 0.0}
-    smem = 0
+    smem = tma_bytes if any(i.opcode in TMA_OPCODES for i in instrs) else 0
     for instr in instrs:
         cycles["issue"] += 1
         if instr.opcode in flop:
@@ -125,12 +165,13 @@ def attention_flop(block_m, block_n, head_dim, warps):
     return 4.0 * block_m / warps * block_n * head_dim
 
 
-def bounds(instrs, machine, useful_flop=None):
+def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0):
     """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop.
     `useful_flop` (one warp's attention FLOP per iteration) counts the work
     when the loop issues more MMAs than the product needs (flashc's row sums
-    on the tensor cores): their tensor cycles count, their FLOP do not."""
-    cycles, mma_flop, smem = iteration_cycles(instrs, machine)
+    on the tensor cores): their tensor cycles count, their FLOP do not.
+    `tma_bytes`: one warp's share of the loop's TMA bytes (iteration_cycles)."""
+    cycles, mma_flop, smem = iteration_cycles(instrs, machine, tma_bytes)
     flop = mma_flop if useful_flop is None or useful_flop > mma_flop else useful_flop
     tensor_count = sum(1 for i in instrs if i.opcode in ("HMMA", "HGMMA"))
     overlapped = max(cycles.values())

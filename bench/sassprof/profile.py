@@ -17,7 +17,7 @@ def tensor_loops(graph):
     return [loop for loop in loops if not any(has_tensor(inner) for inner in loop.inner)]
 
 
-def loop_profile(loop, machine, useful_flop=None):
+def loop_profile(loop, machine, useful_flop=None, tma_bytes=0.0):
     instrs = loop.instructions()
     start, end = loop.address_range
     conditional = loop.conditional_blocks()
@@ -30,19 +30,22 @@ def loop_profile(loop, machine, useful_flop=None):
         "classes": classify.count_classes(instrs),
         "mnemonics": dict(classify.count_mnemonics(instrs).most_common()),
     }
-    result.update(model.bounds(instrs, machine, useful_flop))
+    result.update(model.bounds(instrs, machine, useful_flop, tma_bytes))
     return result
 
 
 def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None,
-                     useful_flop=None):
+                     useful_flop=None, tma_bytes=None):
     """The profile of a parsed function: every MMA loop, the primary one (the
     leanest: fewest no-overlap cycles per FLOP, the steady-state loop where a
     kernel splits masked and unmasked blocks), occupancy and ceilings.
-    `useful_flop`: see model.bounds."""
+    `useful_flop`: see model.bounds. `tma_bytes`: the bytes the CTA's TMA
+    loads write into shared memory per iteration of a loop that issues them
+    (UTMALDG moves a box the SASS does not show), shared by its warps."""
     machine = machine_mod.for_arch(arch)
     graph = cfg_mod.CFG(function)
-    loops = [loop_profile(loop, machine, useful_flop) for loop in tensor_loops(graph)]
+    per_warp = (tma_bytes or 0.0) / warps_per_cta
+    loops = [loop_profile(loop, machine, useful_flop, per_warp) for loop in tensor_loops(graph)]
     if not loops:
         raise ValueError("%s: no loop with MMA instructions" % function.name)
     loops.sort(key=lambda l: l["range"])
@@ -51,7 +54,7 @@ def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None
     result = collections.OrderedDict([
         ("function", function.name), ("arch", arch), ("machine", machine.name),
         ("registers", registers), ("warps_per_cta", warps_per_cta),
-        ("smem_per_cta", smem_per_cta),
+        ("smem_per_cta", smem_per_cta), ("tma_bytes_per_iteration", tma_bytes),
         ("stack", (resources or {}).get("stack")),
         ("local_instructions", sum(1 for i in function.instructions
                                    if classify.instruction_class(i) == "local")),

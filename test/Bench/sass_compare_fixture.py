@@ -1,6 +1,9 @@
 """Writes a FIXTURE sass-compare-before.json (sass-compare.test) from the
 checked-in listings: loop-noinc.sass stands for flashc, loop-simple.sass for
-both peers, d64 on sm_80. Not real kernels; only the renderer is tested."""
+both peers, d64 on sm_80. With a fourth argument `hopper`, also an sm_90 row
+in it and a sass-compare-hopper.json: flashc sm_90a that does not compile,
+flashc sm_90 (loop-simple.sass) and Triton (loop-wgmma.sass, with TMA bytes).
+Not real kernels; only the renderer is tested."""
 import json
 import os
 import sys
@@ -11,9 +14,10 @@ from sassprof import profile, sass  # noqa: E402
 inputs, out_dir = sys.argv[2], sys.argv[3]
 
 
-def prof(name):
+def prof(name, arch="sm_80", tma_bytes=None):
     with open(os.path.join(inputs, name)) as f:
-        return profile.profile_function(sass.find_function(sass.parse(f.read())), "sm_80", 4, 49152)
+        return profile.profile_function(sass.find_function(sass.parse(f.read())), arch, 4, 49152,
+                                        tma_bytes=tma_bytes)
 
 
 common = {"head_dim": 64, "causal": False, "arch": "sm_80", "num_warps": 4}
@@ -29,6 +33,21 @@ results = [
 meta = {"label": "before", "commit": "fixture", "date": "2026-01-01 00:00 UTC",
         "machine": "fixture", "command": "python3 bench/sass_compare.py --fixture",
         "tools": {"nvdisasm": "nvdisasm 0.0"}, "fa2_nvcc_flags": "-O3"}
+hopper = sys.argv[4:] == ["hopper"]
+if hopper:
+    results.append(dict(common, arch="sm_90", kernel="flashc", version="flashc", block_m=128,
+                        block_n=64, profile=prof("loop-simple.sass", "sm_90")))
 os.makedirs(out_dir, exist_ok=True)
 with open(os.path.join(out_dir, "sass-compare-before.json"), "w") as f:
     json.dump({"meta": meta, "results": results}, f)
+if hopper:
+    h90 = dict(common, arch="sm_90")
+    rows = [dict(h90, kernel="flashc-sm_90a", version="flashc", flashc_arch="sm_90a",
+                 error="flashc exited 1: unsupported arch | sm_90a"),
+            dict(h90, kernel="flashc", version="flashc", block_m=128, block_n=64,
+                 profile=prof("loop-simple.sass", "sm_90")),
+            dict(h90, kernel="Triton", version="triton 0.0-fixture", block_m=64, block_n=32,
+                 num_stages=2, ptxas="ptxas-fixture", considered=[{"config": "a"}],
+                 profile=prof("loop-wgmma.sass", "sm_90", tma_bytes=8192))]
+    with open(os.path.join(out_dir, "sass-compare-hopper.json"), "w") as f:
+        json.dump({"meta": dict(meta, label="hopper"), "results": rows}, f)

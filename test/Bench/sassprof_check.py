@@ -223,4 +223,50 @@ try:
 except ValueError:
     check(True, "")
 
+# --- wgmma: HGMMA quarters per warp, operand reads, TMA bytes ------------------
+# Each of the warpgroup's 4 warps issues the HGMMA (one per SMSP) and carries a
+# quarter of the m64nNk16 product and of its shared operands: a K row is 32
+# bytes, SS reads A (64 rows) and B (N rows), RS reads B only.
+ss = instr("HGMMA.64x32x16.F32 R56, gdesc[UR20], R56, gsb0")
+rs = instr("HGMMA.64x64x16.F32 R24, R76, gdesc[UR20].tnspB, R24")
+equal((model.hgmma_a_from_registers(ss), model.hgmma_a_from_registers(rs)), (False, True),
+      "HGMMA: SS names a descriptor, RS a register after the accumulator")
+equal((model.tensor_flop(ss), model.smem_bytes(ss)), (2 * 64 * 32 * 16 / 4, 32 * (64 + 32) // 4),
+      "SS HGMMA 64x32x16: a warp's FLOP and operand bytes")
+equal((model.tensor_flop(rs), model.smem_bytes(rs)), (2 * 64 * 64 * 16 / 4, 32 * 64 // 4),
+      "RS HGMMA 64x64x16: A from registers, B's bytes only")
+equal(model.smem_bytes(instr("HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], R24")), 32 * 320 // 4,
+      "SS HGMMA 64x256x16 bf16")
+for text in ("WARPGROUP.ARRIVE", "WARPGROUP.DEPBAR.LE gsb0, 0x0",
+             "SYNCS.ARRIVE.TRANS64 RZ, [UR26+0x6000], R5"):
+    equal((classify.instruction_class(instr(text)), classify.pipe(instr(text)),
+           model.smem_bytes(instr(text))), ("barrier", None, 0), text + ": an issue cycle only")
+for text in ("UTMALDG.2D [UR20], [UR28]", "UTMACMDFLUSH"):
+    equal((classify.instruction_class(instr(text)), model.smem_bytes(instr(text))),
+          ("async_copy", 0), text + ": no per-thread bytes")
+
+wg = load("loop-wgmma.sass")
+# K and V boxes of 32 x 64 f16 per iteration, written by TMA for the CTA's 4 warps.
+tma = 2 * 32 * 64 * 2
+prof = profile.profile_function(wg, "sm_90a", 4, 3 * 8192, tma_bytes=tma)
+equal((len(prof["loops"]), prof["loops"][0]["conditional_instructions"]), (1, 0),
+      "wgmma: one MMA loop (the mbarrier wait loop belongs to it), nothing conditional")
+loop = prof["loops"][0]
+equal((loop["instructions"], loop["tensor_instructions"], loop["flop"]), (24, 6, 131072.0),
+      "wgmma: loop size and a warp's FLOP (4 x 64x32x16 + 2 x 64x64x16, quarters)")
+equal((loop["classes"]["tensor"], loop["classes"]["barrier"], loop["classes"]["async_copy"]),
+      (6, 6, 2), "wgmma: classes (ARRIVE, DEPBAR, mbarrier wait and arrive are barriers)")
+# HGMMA operands 4 x 768 + 2 x 512 bytes, a shuffle's 128, and the warp's
+# quarter of the 8 KiB TMA writes.
+equal(loop["smem_bytes"], 4 * 768 + 2 * 512 + 128 + tma // 4, "wgmma: shared bytes per warp")
+equal(loop["cycles"], {"issue": 24.0, "tensor": 128.0, "fma": 2.0, "alu": 8.0, "xu": 8.0,
+                       "smem": 196.0}, "wgmma: cycles on H100 (1024 FLOP/clk/SMSP, 32 B/clk)")
+equal((loop["overlapped"], loop["binding"], loop["no_overlap"]), (196.0, ["smem"], 196.0),
+      "wgmma: 64 x 32 SS tiles are bound by shared memory")
+without = profile.profile_function(wg, "sm_90", 4, None)["loops"][0]
+equal((without["cycles"]["smem"], without["cycles"]["tensor"], without["no_overlap"]),
+      (132.0, 128.0, 146.0), "wgmma: without TMA bytes: tensor + 18 other instructions")
+equal(profile.profile_function(simple, "sm_90", 4, None, tma_bytes=4096)["loops"][0]["smem_bytes"],
+      2048, "TMA bytes count only in loops that issue a TMA load")
+
 print("sassprof: %d checks passed" % checks)
