@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
+#include "flashc/Frontend/SourceText.h"
 #include "flashc/Runtime/Arch.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -19,6 +21,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -83,14 +86,24 @@ private:
 
 namespace {
 
-std::unique_ptr<Kernel> compile(const std::string &text,
+std::unique_ptr<Kernel> compile(const std::optional<std::string> &text,
                                 const std::string &name,
                                 const Defines &defineList,
                                 const std::vector<std::string> &importDirs,
                                 const std::string &arch,
                                 const std::map<std::string, bool> &options) {
   CompileInput input;
-  input.source = llvm::MemoryBuffer::getMemBufferCopy(text, name);
+  // A file is read as flashc reads it: its bytes as they are (the lexer
+  // locates what is not ASCII), only if it is a regular file.
+  if (text) {
+    input.source = llvm::MemoryBuffer::getMemBufferCopy(*text, name);
+  } else {
+    std::string error;
+    input.source = readSourceFile(name, error);
+    if (!input.source)
+      throw CompileFailure("error: cannot open '" + name + "': " + error +
+                           "\n");
+  }
   for (const auto &[key, value] : defineList)
     input.defines.push_back({key, value});
   input.imports.searchDirs = importDirs;
@@ -142,14 +155,16 @@ nb::bytes cubin(const std::string &ptx, const std::string &arch) {
   return nb::bytes(bytes->data(), bytes->size());
 }
 
-/// Every buffer the kernel was read from: the main file, then its imports.
-std::vector<std::pair<std::string, std::string>> sources(const Kernel &k) {
-  std::vector<std::pair<std::string, std::string>> out;
+/// Every buffer the kernel was read from: the main file, then its imports;
+/// bytes, since a comment may hold any.
+std::vector<std::pair<std::string, nb::bytes>> sources(const Kernel &k) {
+  std::vector<std::pair<std::string, nb::bytes>> out;
   const llvm::SourceMgr &sourceMgr = k.compilation->sources();
   for (unsigned id = 1; id <= sourceMgr.getNumBuffers(); ++id) {
     const llvm::MemoryBuffer *buffer = sourceMgr.getMemoryBuffer(id);
+    llvm::StringRef text = buffer->getBuffer();
     out.emplace_back(buffer->getBufferIdentifier().str(),
-                     buffer->getBuffer().str());
+                     nb::bytes(text.data(), text.size()));
   }
   return out;
 }
@@ -186,12 +201,13 @@ void bindCompile(nb::module_ &m) {
            "The IR at an --emit level below PTX: tile, layout, simt, llvm.")
       .def("lower", &lower, "(PTX, launch sidecar JSON) for the kernel's arch.")
       .def("sources", &sources,
-           "(name, text) of the main file and of every imported file.");
-  m.def("compile", &compile, nb::arg("text"), nb::arg("name"),
+           "(name, bytes) of the main file and of every imported file.");
+  m.def("compile", &compile, nb::arg("text").none(), nb::arg("name"),
         nb::arg("defines"), nb::arg("import_dirs"), nb::arg("arch"),
         nb::arg("options"),
-        "Front end (ARCH from `arch`) + tile pipeline, with the switches "
-        "`options` names (option_table()); raises CompileError.");
+        "Front end (ARCH from `arch`) on `text`, or on the file `name` when "
+        "`text` is None, + tile pipeline, with the switches `options` names "
+        "(option_table()); raises CompileError.");
   m.def("option_table", &optionTable,
         "(name, default, help) of every compile switch (flashc's --FLAG "
         "with '_' for '-').");
