@@ -4,11 +4,9 @@
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/InitAllDialects.h"
 #include "flashc/Runtime/Arch.h"
-#include "flashc/Runtime/AtomicFile.h"
 #include "flashc/Target/AccumulatorScales.h"
 #include "flashc/Target/LoopExitFences.h"
 #include "flashc/Target/LoopOffsets.h"
-#include "flashc/Target/Sidecar.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
