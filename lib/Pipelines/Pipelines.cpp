@@ -10,7 +10,7 @@
 #include "mlir/Transforms/Passes.h"
 
 void flash::buildTilePipeline(mlir::OpPassManager &pm,
-                              const TilePipelineOptions &options) {
+                              const CompileOptions &options) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   if (!options.splitMaskedLoops)
@@ -27,7 +27,12 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm,
 
 void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
                                 const LayoutPipelineOptions &options) {
-  buildTilePipeline(pm, options.tile);
+  buildTilePipeline(pm, options.compile);
+  buildTileToLayoutPipeline(pm, options);
+}
+
+void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
+                                      const LayoutPipelineOptions &options) {
   auto &kernel = pm.nest<mlir::func::FuncOp>();
   // Limits first: everything after it unrolls tiles and stages.
   kernel.addPass(createTileCheckResources());
@@ -35,7 +40,7 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(createTileAssignLayouts());
   // Before LICM, which then hoists the columns the masks compare.
-  if (options.tile.leanMasks)
+  if (options.compile.leanMasks)
     kernel.addPass(createTileShiftCompareOffsets());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
@@ -44,7 +49,7 @@ void flash::buildLayoutPipeline(mlir::OpPassManager &pm,
   // loop's stages, buffers placed last (pipelining multiplies their slots).
   kernel.addPass(createTileStageShared());
   // After tile-stage-shared, which marks the kernels it found register-bound.
-  if (options.deferLoopSums)
+  if (options.compile.deferLoopSums)
     kernel.addPass(createTileDeferLoopSums());
   kernel.addPass(createTileSplitCopies());
   kernel.addPass(createTilePipelineCopies());
@@ -71,7 +76,7 @@ void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,
 void flash::buildSIMTPipeline(mlir::OpPassManager &pm,
                               const LayoutPipelineOptions &options) {
   buildLayoutPipeline(pm, options);
-  buildLayoutToSIMTPipeline(pm, options.tile.leanMasks);
+  buildLayoutToSIMTPipeline(pm, options.compile.leanMasks);
 }
 
 void flash::registerFlashPipelines() {

@@ -33,27 +33,32 @@ public:
 
 private:
   std::string deviceText() const;
-  /// --arch, else the newest supported arch the device can run.
-  int chooseArch(TargetOptions &options);
+  /// The request's arch, chosen by the caller; without one, chooseRunArch's.
+  int chooseArch();
   int compile(const TargetOptions &options, std::string &ptx,
               launcher::Sidecar &sidecar);
   void printStats(const launcher::Sidecar &sidecar,
                   const launcher::LaunchResult &result);
 
   BackendContext context;
-  std::unique_ptr<cuda::Driver> driver;
+  std::shared_ptr<cuda::Driver> driver;
+  TargetOptions target;
   gpu::GPUFuncOp kernel;
 };
 
 int CudaBackend::prepare(ParamList &params) {
   // First: without a driver or device nothing else is worth reporting.
   std::string why;
-  driver = cuda::Driver::open(why);
+  driver = context.request.cudaDriver;
+  if (!driver)
+    driver = cuda::Driver::open(why);
   if (!driver) {
     context.diag.os() << "error: " << why << "\n";
     return 1;
   }
-  return prepareSIMTKernel(context, kernel, params);
+  if (int rc = chooseArch())
+    return rc;
+  return prepareSIMTKernel(context, kernel, params, *findArch(target.arch));
 }
 
 std::string CudaBackend::deviceText() const {
@@ -62,34 +67,16 @@ std::string CudaBackend::deviceText() const {
          std::to_string(driver->ccMinor()) + ")";
 }
 
-int CudaBackend::chooseArch(TargetOptions &options) {
-  const std::string &requested = context.request.arch;
-  int cc = driver->ccMajor() * 10 + driver->ccMinor();
-  if (!requested.empty()) {
-    options.arch = requested;
-    if (llvm::Error e = verifyTargetOptions(options)) {
-      context.diag.os() << "error: " << llvm::toString(std::move(e)) << "\n";
-      return 1;
-    }
-    if (archNumber(requested) > cc) {
-      context.diag.os() << "error: --arch=" << requested << " is newer than "
-                        << deviceText() << "\n";
-      return 1;
-    }
-    context.diag.note("--target=cuda: compiling for " + requested +
-                      " (--arch) on " + deviceText());
-    return 0;
-  }
-  const ArchInfo *newest = newestArchFor(cc);
-  if (!newest) {
-    context.diag.os() << "error: " << deviceText() << " is older than "
-                      << kSupportedArchs[0].name
-                      << ", the oldest arch flashc supports\n";
+int CudaBackend::chooseArch() {
+  target.compile = context.request.options;
+  if (!context.request.arch.empty())
+    target.arch = context.request.arch;
+  else if (chooseRunArch("cuda", "", target.arch, context.diag.os()))
+    return 1;
+  if (llvm::Error e = verifyTargetOptions(target)) {
+    context.diag.os() << "error: " << llvm::toString(std::move(e)) << "\n";
     return 1;
   }
-  options.arch = std::string(newest->name);
-  context.diag.note("--target=cuda: compiling for " + options.arch + " (from " +
-                    deviceText() + "; --arch overrides)");
   return 0;
 }
 
@@ -135,12 +122,9 @@ void CudaBackend::printStats(const launcher::Sidecar &sidecar,
 }
 
 int CudaBackend::run(ParamList &params) {
-  TargetOptions options;
   std::string ptx;
   launcher::Sidecar sidecar;
-  if (int rc = chooseArch(options))
-    return rc;
-  if (int rc = compile(options, ptx, sidecar))
+  if (int rc = compile(target, ptx, sidecar))
     return rc;
   std::vector<launcher::Arg> args;
   for (Param &p : params) {

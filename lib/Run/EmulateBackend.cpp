@@ -38,7 +38,7 @@ public:
                          "' (supported: " + archList(" and ") + ")");
       return 1;
     }
-    return prepareSIMTKernel(context, kernel, params, arch);
+    return prepareSIMTKernel(context, kernel, params, *arch);
   }
   int run(ParamList &params) override;
 

@@ -52,17 +52,55 @@ int runKernel(mlir::ModuleOp module, const RunRequest &request) {
   return runKernel(module, request, llvm::errs());
 }
 
-std::string runArch(const RunRequest &request) {
-  if (!request.arch.empty())
-    return request.arch;
-  if (request.target == "cuda") {
-    std::string why; // the cuda backend reports it when it opens the driver
-    if (std::unique_ptr<cuda::Driver> driver = cuda::Driver::open(why))
-      if (const ArchInfo *newest =
-              newestArchFor(driver->ccMajor() * 10 + driver->ccMinor()))
-        return std::string(newest->name);
+int chooseRunArch(const std::string &target, const std::string &requested,
+                  std::string &arch, llvm::raw_ostream &diag,
+                  std::shared_ptr<cuda::Driver> *driverOut) {
+  if (target != "cuda") {
+    // Checked where it is compiled for, as every compile checks it.
+    arch = requested.empty() ? std::string(kDefaultArch) : requested;
+    return 0;
   }
-  return std::string(kDefaultArch);
+  std::string why;
+  std::shared_ptr<cuda::Driver> driver = cuda::Driver::open(why);
+  if (!driver) {
+    diag << "error: " << why << "\n";
+    return 1;
+  }
+  int cc = driver->ccMajor() * 10 + driver->ccMinor();
+  std::string device = "device 0 ('" + driver->deviceName() +
+                       "', compute capability " +
+                       std::to_string(driver->ccMajor()) + "." +
+                       std::to_string(driver->ccMinor()) + ")";
+  if (!requested.empty()) {
+    if (!findArch(requested)) {
+      diag << "error: " << unsupportedArchMessage(requested) << "\n";
+      return 1;
+    }
+    if (archNumber(requested) > cc) {
+      diag << "error: --arch=" << requested << " is newer than " << device
+           << "\n";
+      return 1;
+    }
+    arch = requested;
+    diag << "note: --target=cuda: compiling for " << arch << " (--arch) on "
+         << device << "\n";
+    if (driverOut)
+      *driverOut = std::move(driver);
+    return 0;
+  }
+  const ArchInfo *newest = newestArchFor(cc);
+  if (!newest) {
+    diag << "error: " << device << " is older than "
+         << kSupportedArchs[0].name
+         << ", the oldest arch flashc supports\n";
+    return 1;
+  }
+  arch = std::string(newest->name);
+  diag << "note: --target=cuda: compiling for " << arch << " (from " << device
+       << "; --arch overrides)\n";
+  if (driverOut)
+    *driverOut = std::move(driver);
+  return 0;
 }
 
 } // namespace flash

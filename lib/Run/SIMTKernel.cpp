@@ -3,7 +3,7 @@
 #include "Diagnostics.h"
 
 #include "flashc/Emulator/Emulator.h"
-#include "flashc/Pipelines/Pipelines.h"
+#include "flashc/Driver/Compilation.h"
 
 #include "flashc/Runtime/Arch.h"
 
@@ -24,34 +24,25 @@ bool hasLayouts(ModuleOp module) {
   return found;
 }
 
-/// The same pipeline as `flashc --emit=simt` and the PTX path, so that the
-/// emulator runs exactly the program the GPU would. Input whose tiles already
-/// carry layouts (flashc --emit=layout) skips the layout pipeline.
-/// Returns 0, or the exit code: 1 when a pass rejects the kernel (its
-/// diagnostic is printed), 2 when one fails without saying why (a bug).
-int lowerToSIMT(const BackendContext &context, const ArchInfo *arch) {
-  ModuleOp module = context.module;
-  PassManager pm(module.getContext());
-  // Shared memory checked against the arch as on the PTX path.
-  LayoutPipelineOptions layout;
-  if (arch) {
-    layout.maxSharedBytes = arch->maxShared;
-    layout.arch = std::string(arch->name);
-  }
-  if (hasLayouts(module))
-    buildLayoutToSIMTPipeline(pm, context.request.leanMasks);
-  else {
-    layout.tile.mergeMaskBounds = context.request.mergeMaskBounds;
-    layout.tile.leanMasks = context.request.leanMasks;
-    layout.tile.splitMaskedLoops = context.request.splitMaskedLoops;
-    layout.deferLoopSums = context.request.deferLoopSums;
-    buildSIMTPipeline(pm, layout);
-  }
-  unsigned before = context.diag.numLocatedErrors();
-  if (succeeded(pm.run(module)))
+/// The driver's pipelines (those of `flashc --emit=simt` and the PTX path),
+/// so that the emulator runs exactly the program the GPU would: from the
+/// front end's level, or from the layout level for input whose tiles already
+/// carry layouts (flashc --emit=layout). Returns 0, or the exit code: 1 when
+/// a pass rejects the kernel (its diagnostic is printed), 2 when one fails
+/// without saying why (a bug).
+int lowerToSIMT(const BackendContext &context, const ArchInfo &arch) {
+  TargetOptions target;
+  target.arch = std::string(arch.name);
+  target.compile = context.request.options;
+  Level from = hasLayouts(context.module) ? Level::Layout : Level::FrontEnd;
+  switch (lowerModule(context.module, from, Level::SIMT, target)) {
+  case LowerResult::Success:
     return 0;
-  if (context.diag.numLocatedErrors() != before)
+  case LowerResult::Rejected:
     return 1;
+  case LowerResult::Failed:
+    break;
+  }
   context.diag.error("internal: the lowering to the SIMT level failed "
                      "without a diagnostic (--target=" +
                      context.request.target + ")");
@@ -60,7 +51,7 @@ int lowerToSIMT(const BackendContext &context, const ArchInfo *arch) {
 } // namespace
 
 int prepareSIMTKernel(const BackendContext &context, gpu::GPUFuncOp &kernel,
-                      ParamList &params, const ArchInfo *arch) {
+                      ParamList &params, const ArchInfo &arch) {
   ModuleOp module = context.module;
   bool hasSIMT = false;
   module.walk([&](gpu::GPUFuncOp f) { hasSIMT |= f.isKernel(); });

@@ -8,13 +8,13 @@
 
 namespace flash::run {
 
-/// Lowers a tile-level module to the SIMT level (a module that already holds
-/// a SIMT kernel runs as it is), then finds the kernel and collects its
-/// parameters. With `arch`, the kernel's shared memory is checked against its
-/// limit while it is placed. Returns 0, or the exit code.
+/// Lowers a tile-level module to the SIMT level for `arch` with the
+/// request's switches (a module that already holds a SIMT kernel runs as it
+/// is: the driver lowers what it compiles itself), then finds the kernel and
+/// collects its parameters. Returns 0, or the exit code.
 int prepareSIMTKernel(const BackendContext &context,
                       mlir::gpu::GPUFuncOp &kernel, ParamList &params,
-                      const ArchInfo *arch = nullptr);
+                      const ArchInfo &arch);
 
 } // namespace flash::run
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Target/PTX.h"
+#include "flashc/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -18,6 +19,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace flash {
+#define GEN_PASS_DEF_FLASHCAPPROXMATHTONVVM
+#include "flashc/Target/Passes.h.inc"
+} // namespace flash
 
 using namespace mlir;
 
@@ -61,21 +67,7 @@ struct ApproxExp2ToEx2Ftz : OpRewritePattern<math::Exp2Op> {
 };
 
 struct ApproxMathToNVVMPass
-    : PassWrapper<ApproxMathToNVVMPass, OperationPass<gpu::GPUModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproxMathToNVVMPass)
-
-  StringRef getArgument() const override {
-    return "flashc-approx-math-to-nvvm";
-  }
-  StringRef getDescription() const override {
-    return "math.exp2 fastmath<afn> on f32 to ex2.approx.ftz.f32 (part of "
-           "flashc-simt-to-llvm)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<LLVM::LLVMDialect, vector::VectorDialect,
-                    arith::ArithDialect>();
-  }
-
+    : flash::impl::FlashcApproxMathToNVVMBase<ApproxMathToNVVMPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     flash::populateApproxMathToNVVMPatterns(patterns);
@@ -87,8 +79,4 @@ struct ApproxMathToNVVMPass
 
 void flash::populateApproxMathToNVVMPatterns(RewritePatternSet &patterns) {
   patterns.add<ApproxExp2ToEx2Ftz>(patterns.getContext());
-}
-
-std::unique_ptr<Pass> flash::createApproxMathToNVVMPass() {
-  return std::make_unique<ApproxMathToNVVMPass>();
 }

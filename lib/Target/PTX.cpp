@@ -1,13 +1,12 @@
 //===- PTX.cpp - SIMT level -> LLVM/NVVM -> PTX (-> cubin) ----------------===//
 #include "flashc/Target/PTX.h"
+#include "flashc/Target/Passes.h"
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/InitAllDialects.h"
 #include "flashc/Runtime/Arch.h"
-#include "flashc/Runtime/AtomicFile.h"
 #include "flashc/Target/AccumulatorScales.h"
 #include "flashc/Target/LoopExitFences.h"
 #include "flashc/Target/LoopOffsets.h"
-#include "flashc/Target/Sidecar.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -52,6 +51,8 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
+#include "llvm/Pass.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
@@ -68,6 +69,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/IPO/Internalize.h"
+#include "llvm/Transforms/Utils.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -131,214 +133,14 @@ bool isAboveLLVM(Operation *op) {
   return !isa_and_nonnull<LLVM::LLVMDialect, NVVM::NVVMDialect>(dialect);
 }
 
-//===----------------------------------------------------------------------===//
-// flashc-prepare-nvvm
-//===----------------------------------------------------------------------===//
-
-/// What the upstream lowering does not do for us, on a SIMT-level gpu.module:
-///  - checks the target options (so a bad --arch fails the pipeline, clearly);
-///  - makes sure each kernel gets `.maxntid` from its known block size, so
-///    ptxas knows the CTA size when it allocates registers (upstream does it
-///    for gpu.func's inherent known_block_size, not for the discardable
-///    `gpu.known_block_size`);
-///  - turns the shared-memory buffer into dynamic shared memory (an extern
-///    [0 x i8]) when it is larger than the 48 KiB static limit, recording the
-///    size as `flashc.dynamic_shared_bytes` on the gpu.module;
-///  - rejects more shared memory than one CTA of the arch may have.
-struct PrepareNVVMPass
-    : PassWrapper<PrepareNVVMPass, OperationPass<gpu::GPUModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareNVVMPass)
-
-  PrepareNVVMPass() = default;
-  PrepareNVVMPass(const PrepareNVVMPass &other) : PassWrapper(other) {}
-  explicit PrepareNVVMPass(const flash::TargetOptions &options) {
-    arch = options.arch;
-    ptx = options.ptxVersion;
-  }
-
-  StringRef getArgument() const override { return "flashc-prepare-nvvm"; }
-  StringRef getDescription() const override {
-    return "Launch bounds and dynamic shared memory for a SIMT-level "
-           "gpu.module (part of flashc-simt-to-llvm)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
-  }
-
-  Option<std::string> arch{*this, "arch", llvm::cl::desc("Target SM"),
-                           llvm::cl::init("sm_80")};
-  Option<int> ptx{*this, "ptx",
-                  llvm::cl::desc("PTX version x10 (0: default for arch)"),
-                  llvm::cl::init(0)};
-
-  void runOnOperation() override {
-    gpu::GPUModuleOp module = getOperation();
-    flash::TargetOptions options;
-    options.arch = arch;
-    options.ptxVersion = ptx;
-    if (llvm::Error err = flash::verifyTargetOptions(options)) {
-      module.emitError() << llvm::toString(std::move(err));
-      return signalPassFailure();
-    }
-
-    Builder b(module.getContext());
-    StringRef reqntid = NVVM::NVVMDialect::getReqntidAttrName();
-    StringRef maxntid = NVVM::NVVMDialect::getMaxntidAttrName();
-    for (auto func : module.getOps<gpu::GPUFuncOp>()) {
-      if (!func.isKernel() || func->hasAttr(reqntid) || func->hasAttr(maxntid))
-        continue;
-      // convert-gpu-to-nvvm turns the inherent known_block_size into
-      // nvvm.maxntid itself (and ptxas rejects .maxntid with .reqntid).
-      if (func.getKnownBlockSizeAttr())
-        continue;
-      if (DenseI32ArrayAttr block = flash::knownBlockSize(func))
-        func->setAttr(maxntid, block);
-    }
-
-    flash::SharedMemoryUse shared = flash::sharedMemoryOf(module);
-    if (shared.staticBytes + shared.dynamicBytes >
-        flash::maxSharedBytesPerCTA(options.arch)) {
-      module.emitError() << "the kernels need "
-                         << shared.staticBytes + shared.dynamicBytes
-                         << " bytes of shared memory per CTA, more than the "
-                         << flash::maxSharedBytesPerCTA(options.arch)
-                         << " that " << options.arch << " allows";
-      return signalPassFailure();
-    }
-    if (shared.staticBytes <= flash::kMaxStaticSharedBytes)
-      return;
-    SmallVector<LLVM::GlobalOp> globals;
-    for (auto global : module.getOps<LLVM::GlobalOp>())
-      if (global.getAddrSpace() == 3 && !flash::isDeclaration(global))
-        globals.push_back(global);
-    if (globals.size() != 1 || globals[0].getValueOrNull() ||
-        !globals[0].getInitializerRegion().empty()) {
-      module.emitError() << "more than " << flash::kMaxStaticSharedBytes
-                         << " bytes of static shared memory: only one "
-                            "uninitialized shared buffer can be made dynamic";
-      return signalPassFailure();
-    }
-    LLVM::GlobalOp old = globals[0];
-    OpBuilder builder(old);
-    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
-    auto dynamic = LLVM::GlobalOp::create(
-        builder, old.getLoc(), type, /*isConstant=*/false,
-        LLVM::Linkage::External, old.getSymName(), Attribute(),
-        old.getAlignment().value_or(16), /*addrSpace=*/3);
-    (void)dynamic;
-    old.erase();
-    module->setAttr(flash::simt::kDynamicSharedBytesAttrName,
-                    b.getI64IntegerAttr(shared.staticBytes));
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// flash-opt entry points
-//===----------------------------------------------------------------------===//
-
+/// flash-opt --flashc-simt-to-llvm="arch=sm_90 ptx=80".
 struct SIMTToLLVMOptions : PassPipelineOptions<SIMTToLLVMOptions> {
-  Option<std::string> arch{*this, "arch",
-                           llvm::cl::desc(archHelp()),
-                           llvm::cl::init("sm_80")};
+  Option<std::string> arch{*this, "arch", llvm::cl::desc(archHelp()),
+                           llvm::cl::init(std::string(flash::kDefaultArch))};
   Option<int> ptx{*this, "ptx",
                   llvm::cl::desc("PTX version x10 (0: default for arch)"),
                   llvm::cl::init(0)};
 };
-
-/// `text` to `path` ("-": stdout), replacing a file only once all of it is
-/// written.
-LogicalResult writeText(Operation *op, StringRef path, StringRef text) {
-  if (path == "-") {
-    llvm::outs() << text;
-    return success();
-  }
-  std::string error;
-  if (!flash::writeFileAtomically(path.str(), text.data(), text.size(), error))
-    return op->emitError() << "cannot write '" << path << "': " << error;
-  return success();
-}
-
-/// Writes emitPTX's text (or the launch sidecar) to a file; leaves the IR
-/// unchanged. For lit: flashc calls the library functions directly.
-template <typename Derived>
-struct WriteTargetOutputPass
-    : PassWrapper<Derived, OperationPass<ModuleOp>> {
-  WriteTargetOutputPass() = default;
-  WriteTargetOutputPass(const WriteTargetOutputPass &other)
-      : PassWrapper<Derived, OperationPass<ModuleOp>>(other) {}
-
-  void getDependentDialects(DialectRegistry &registry) const override {
-    flash::registerTargetDialects(registry);
-  }
-
-  typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<
-      std::string>
-      arch{*this, "arch", llvm::cl::desc(archHelp()),
-           llvm::cl::init("sm_80")};
-  typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<int>
-      ptx{*this, "ptx",
-          llvm::cl::desc("PTX version x10 (0: default for arch)"),
-          llvm::cl::init(0)};
-  typename PassWrapper<Derived, OperationPass<ModuleOp>>::template Option<
-      std::string>
-      output{*this, "output", llvm::cl::desc("Output file ('-': stdout)"),
-             llvm::cl::init("-")};
-
-  flash::TargetOptions targetOptions() const {
-    flash::TargetOptions options;
-    options.arch = arch;
-    options.ptxVersion = ptx;
-    return options;
-  }
-};
-
-struct EmitPTXPass : WriteTargetOutputPass<EmitPTXPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitPTXPass)
-  EmitPTXPass() = default;
-  EmitPTXPass(const EmitPTXPass &other) : WriteTargetOutputPass(other) {}
-  Option<std::string> cubin{
-      *this, "cubin",
-      llvm::cl::desc("Also assemble the PTX with ptxas into this file")};
-  StringRef getArgument() const override { return "flashc-emit-ptx"; }
-  StringRef getDescription() const override {
-    return "Write the PTX of the module's gpu.module to a file (IR unchanged)";
-  }
-  void runOnOperation() override {
-    FailureOr<std::string> ptxText =
-        flash::emitPTX(getOperation(), targetOptions());
-    if (failed(ptxText) ||
-        failed(writeText(getOperation(), output, *ptxText)))
-      return signalPassFailure();
-    if (!cubin.empty()) {
-      llvm::Expected<std::string> binary =
-          flash::assembleCubin(*ptxText, targetOptions());
-      if (!binary) {
-        getOperation().emitError() << llvm::toString(binary.takeError());
-        return signalPassFailure();
-      }
-      if (failed(writeText(getOperation(), cubin, *binary)))
-        return signalPassFailure();
-    }
-    markAllAnalysesPreserved();
-  }
-};
-
-struct EmitSidecarPass : WriteTargetOutputPass<EmitSidecarPass> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitSidecarPass)
-  StringRef getArgument() const override { return "flashc-emit-sidecar"; }
-  StringRef getDescription() const override {
-    return "Write the launch metadata (JSON) of a SIMT-level module to a file "
-           "(IR unchanged)";
-  }
-  void runOnOperation() override {
-    FailureOr<std::string> json =
-        flash::writeLaunchSidecar(getOperation(), targetOptions());
-    if (failed(json) || failed(writeText(getOperation(), output, *json)))
-      return signalPassFailure();
-    markAllAnalysesPreserved();
-  }
-};
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -410,9 +212,12 @@ void flash::buildSIMTToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(attach));
 
   OpPassManager &gpuPM = pm.nest<gpu::GPUModuleOp>();
-  gpuPM.addPass(std::make_unique<PrepareNVVMPass>(options));
+  FlashcPrepareNVVMOptions prepare;
+  prepare.arch = options.arch;
+  prepare.ptx = options.ptxVersion;
+  gpuPM.addPass(createFlashcPrepareNVVM(prepare));
   gpuPM.addPass(createSCFToControlFlowPass());
-  gpuPM.addPass(flash::createApproxMathToNVVMPass());
+  gpuPM.addPass(createFlashcApproxMathToNVVM());
   // Lowers gpu.func/gpu.return, the math ops libdevice implements (__nv_*),
   // and, through the ConvertToLLVM interfaces, arith, cf, index, vector.
   gpuPM.addPass(createConvertGpuOpsToNVVMOps());
@@ -474,13 +279,6 @@ LogicalResult linkLibdevice(llvm::Module &module, Operation *anchor,
   return success();
 }
 
-llvm::cl::opt<bool> recomputeLoopOffsets(
-    "recompute-loop-offsets",
-    llvm::cl::desc("In register-bound kernels (Q re-read in the loop), "
-                   "recompute loop-invariant offsets inside the loop "
-                   "(lib/Target/LoopOffsets.cpp; =false to compare)"),
-    llvm::cl::init(true));
-
 /// `transform` on every function of `module`; the IR it leaves is verified
 /// (a broken one would reach ptxas as wrong PTX). `what` names the
 /// transform in the error.
@@ -497,20 +295,6 @@ LogicalResult transformVerified(llvm::Module &module, Operation *anchor,
   return success();
 }
 
-llvm::cl::opt<bool> fenceLoopExitsOption(
-    "fence-loop-exits",
-    llvm::cl::desc("In register-bound kernels (Q re-read in the loop), keep "
-                   "the code after each loop below it in ptxas "
-                   "(lib/Target/LoopExitFences.cpp; =false to compare)"),
-    llvm::cl::init(true));
-
-llvm::cl::opt<bool> sinkAccumulatorScalesOption(
-    "sink-accumulator-scales",
-    llvm::cl::desc("In register-bound kernels (Q re-read in the loop), move "
-                   "each accumulator rescale next to the MMA that reads it "
-                   "(lib/Target/AccumulatorScales.cpp; =false to compare)"),
-    llvm::cl::init(true));
-
 /// Whether a kernel of `gpuModule` has its registers full of loop tiles
 /// (flashc.register_bound, from tile-stage-shared's re-read of an MMA operand).
 bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
@@ -521,22 +305,45 @@ bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
   return bound;
 }
 
-/// Turns LLVM's loop strength reduction in the NVPTX back end off for a
-/// register-bound module (unless the command line sets `--disable-lsr`).
-/// LSR rewrites a KV loop's copy addresses into a second induction variable
-/// (a 64-bit byte offset beside the key index) and one 64-bit pointer each
-/// for K's and V's copies, all live across the loop, where fa2's 128-row
-/// tiles have no register to spare: without it K and V share one offset
-/// computed from the key index, and ptxas spills half as much. Elsewhere LSR
-/// stays: without it ptxas picks fewer registers and spills at HEAD_DIM 80
-/// (docs/perf.md, "Loop offsets and loop-exit fences").
-void chooseLoopStrengthReduction(bool registerBound) {
-  auto &options = llvm::cl::getRegisteredOptions();
-  auto it = options.find("disable-lsr");
-  if (it == options.end() || it->second->getNumOccurrences())
-    return;
-  static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(registerBound);
+/// Whether the NVPTX back end runs LLVM's loop strength reduction: not in a
+/// register-bound module, unless the options say otherwise. LSR rewrites a
+/// KV loop's copy addresses into a second induction variable (a 64-bit byte
+/// offset beside the key index) and one 64-bit pointer each for K's and V's
+/// copies, all live across the loop, where fa2's 128-row tiles have no
+/// register to spare: without it K and V share one offset computed from the
+/// key index, and ptxas spills half as much. Elsewhere LSR stays: without it
+/// ptxas picks fewer registers and spills at HEAD_DIM 80 (docs/perf.md, "Loop
+/// offsets and loop-exit fences").
+bool wantsLoopStrengthReduction(const flash::CompileOptions &options,
+                                bool registerBound) {
+  return options.loopStrengthReduction.value_or(!registerBound);
 }
+
+/// Skips LLVM's loop strength reduction (and the freeze canonicalization
+/// that comes with it) in the codegen pipeline of the LLVMContext it is set
+/// on: LoopPass::skipLoop asks the context's gate. Each compile decides for
+/// itself, without LLVM's process-global --disable-lsr.
+class SkipLoopStrengthReduction : public llvm::OptPassGate {
+public:
+  bool isEnabled() const override { return true; }
+  bool shouldRunPass(llvm::StringRef passName,
+                     llvm::StringRef) const override {
+    return passName != "Loop Strength Reduction" &&
+           passName != "Canonicalize Freeze Instructions in Loops";
+  }
+};
+
+/// Stands, in a legacy pass manager, for a loop canonicalization that LSR
+/// requires (loop-simplify, lcssa): with LSR skipped, the loops stay as the
+/// optimizer left them, as they do without LSR in the pipeline at all
+/// (--disable-lsr), instead of being rewritten for a pass that does nothing.
+class LoopFormKept : public llvm::ImmutablePass {
+public:
+  explicit LoopFormKept(char &requiredPass) : ImmutablePass(requiredPass) {}
+  llvm::StringRef getPassName() const override {
+    return "flashc: loop form kept (LSR skipped)";
+  }
+};
 } // namespace
 
 FailureOr<std::string> flash::emitPTX(ModuleOp module,
@@ -587,6 +394,7 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
   if (!machine)
     return module.emitError() << "cannot create the NVPTX target machine";
 
+  SkipLoopStrengthReduction lsrGate; // outlives the context that points to it
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(gpuModule, llvmContext, gpuModule.getName());
@@ -606,30 +414,38 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
     return module.emitError()
            << "LLVM optimization failed: " << llvm::toString(std::move(err));
 
+  const flash::CompileOptions &switches = options.compile;
   // After LLVM's LICM: keep one register per offset root across the loops.
-  if (registerBound && recomputeLoopOffsets &&
+  if (registerBound && switches.recomputeLoopOffsets &&
       failed(transformVerified(*llvmModule, module,
                                flash::rematerializeLoopOffsets,
                                "recomputing loop offsets")))
     return failure();
   // ptxas would hoist what follows a loop above it, live across the loop.
   // Designed with the loop offsets (without them ptxas spills more).
-  if (registerBound && recomputeLoopOffsets && fenceLoopExitsOption &&
+  if (registerBound && switches.recomputeLoopOffsets &&
+      switches.fenceLoopExits &&
       failed(transformVerified(*llvmModule, module, flash::fenceLoopExits,
                                "fencing the code after loops")))
     return failure();
   // ptxas regroups a block of scaled accumulators into HMMA quadruples
   // with moves; next to their MMA they stay in place.
-  if (registerBound && sinkAccumulatorScalesOption &&
+  if (registerBound && switches.sinkAccumulatorScales &&
       failed(transformVerified(*llvmModule, module,
                                flash::sinkAccumulatorScales,
                                "moving accumulator rescales")))
     return failure();
-  chooseLoopStrengthReduction(registerBound);
+  bool skipLSR = !wantsLoopStrengthReduction(switches, registerBound);
+  if (skipLSR)
+    llvmContext.setOptPassGate(lsrGate);
   llvm::SmallString<0> ptx;
   {
     llvm::raw_svector_ostream os(ptx);
     llvm::legacy::PassManager codegen;
+    if (skipLSR) {
+      codegen.add(new LoopFormKept(llvm::LoopSimplifyID));
+      codegen.add(new LoopFormKept(llvm::LCSSAID));
+    }
     if (machine->addPassesToEmitFile(codegen, os, nullptr,
                                      llvm::CodeGenFileType::AssemblyFile))
       return module.emitError() << "NVPTX cannot emit assembly";
@@ -732,8 +548,5 @@ void flash::registerTargetPipelines() {
         options.ptxVersion = o.ptx;
         buildSIMTToLLVMPipeline(pm, options);
       });
-  PassRegistration<PrepareNVVMPass>();
-  registerPass([] { return flash::createApproxMathToNVVMPass(); });
-  PassRegistration<EmitPTXPass>();
-  PassRegistration<EmitSidecarPass>();
+  registerTargetPasses();
 }

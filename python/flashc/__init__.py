@@ -9,7 +9,7 @@ docs/python.md describes the package.
 """
 from ._flashc import CompileError, Error, RunError, SanitizerError
 from . import cache
-from .kernel import Kernel, compile
+from .kernel import DEFAULT_ARCH, OPTIONS, Kernel, compile
 from .attention import attention
 from .backward import attention_backward
 from .inference import attention_varlen, attention_with_kvcache
@@ -25,6 +25,8 @@ def __getattr__(name):
 
 
 __all__ = [
+    "DEFAULT_ARCH",
+    "OPTIONS",
     "CompileError",
     "Error",
     "Kernel",

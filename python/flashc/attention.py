@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from . import _device
+from .kernel import DEFAULT_ARCH
 from .kernel import compile as _compile
 
 _PACKAGE_KERNELS = os.path.join(os.path.dirname(__file__), "kernels")
@@ -165,7 +166,7 @@ def kernel(name, arch, constants):
 
 def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
               softcap=0.0, alibi_slopes=None, return_lse=False, target=None,
-              arch="sm_80"):
+              arch=DEFAULT_ARCH):
     """flash_attn_func(q, k, v, ...): q [B, Nq, H, D], k [B, Nk, H_KV, D], v
     [B, Nk, H_KV, DV] (H_KV divides H: GQA/MQA; DV may differ from D), f16 or
     bf16; alibi_slopes f32 [H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
@@ -192,7 +193,7 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
 
 def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
             softcap=0.0, alibi_slopes=None, return_lse=False, target=None,
-            arch="sm_80"):
+            arch=DEFAULT_ARCH):
     """attention() without autograd."""
     arrays = backend(q)
     if alibi_slopes is not None and len(alibi_slopes.shape) != 1:

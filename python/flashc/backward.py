@@ -1,12 +1,13 @@
 """FlashAttention-2's _flash_attn_backward over the backward kernels of
 docs/kernels.md ("The backward pass"): preprocess, flash_attn_bwd, then the
 dQ convert (atomic dQ) or flash_attn_bwd_dq (deterministic)."""
+from .kernel import DEFAULT_ARCH
 from .attention import backend, default_scale, kernel, mask_constants, run, typed_name
 
 
 def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, causal=False,
                        window_size=(-1, -1), deterministic=False, target=None,
-                       arch="sm_80"):
+                       arch=DEFAULT_ARCH):
     """dout, q, out [B, Nq, H, D]; k, v [B, Nk, H_KV, D]; softmax_lse f32
     [B, H, Nq] as attention(..., return_lse=True) gives it. Returns (dq, dk,
     dv) in the layouts of q, k and v; dk and dv are summed over the query

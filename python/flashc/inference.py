@@ -2,12 +2,13 @@
 kernels of docs/kernels.md (flash_attn_varlen, flash_attn_kvcache, _split,
 _combine, kvcache_append). Their tensors keep FlashAttention-2's token-major
 layout, so nothing is transposed here."""
+from .kernel import DEFAULT_ARCH
 from .attention import backend, default_scale, kernel, mask_constants, run, typed_name
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                      softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
-                     return_lse=False, target=None, arch="sm_80"):
+                     return_lse=False, target=None, arch=DEFAULT_ARCH):
     """flash_attn_varlen_func: q [TotalQ, H, D], k and v [TotalK, H_KV, D]
     packed, sequence b being rows cu_seqlens[b] .. cu_seqlens[b + 1] - 1
     (int32 [B + 1]). Returns out [TotalQ, H, D], and with return_lse also
@@ -64,7 +65,7 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
                            block_table=None, softmax_scale=None, causal=False,
                            window_size=(-1, -1), softcap=0.0, num_splits=1,
                            return_softmax_lse=False, pack_gqa=None, target=None,
-                           arch="sm_80"):
+                           arch=DEFAULT_ARCH):
     """flash_attn_with_kvcache: q [B, Nq, H, D]; k_cache, v_cache [Pages,
     PAGE_SIZE, H_KV, D] with block_table int32 [B, MaxPages] (or [B, S, H_KV,
     D] without one); cache_seqlens int32 [B] (or an int). k and v [B, Nnew,

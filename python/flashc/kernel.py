@@ -8,6 +8,11 @@ from . import _arrays, _device, _flashc, cache
 #: The --emit levels, in pipeline order.
 LEVELS = ("tile", "layout", "simt", "llvm", "ptx", "cubin")
 TARGETS = ("interp", "emulate", "cuda")
+#: The arch flashc compiles for unless told otherwise (flashc's --arch default).
+DEFAULT_ARCH = _flashc.DEFAULT_ARCH
+#: The compile switches, {name: default}: flashc's --FLAG with "_" for "-"
+#: (flashc/Support/CompileOptions.def); compile() takes them as keywords.
+OPTIONS = {name: default for name, default, _ in _flashc.option_table()}
 
 
 def _constant_text(value):
@@ -33,26 +38,30 @@ def _read_source(path_or_source):
     return path, "<string>"
 
 
-def compile(path_or_source, arch="sm_80", import_dirs=(), *, merge_mask_bounds=True,
-            lean_masks=False, **constants):
+def compile(path_or_source, arch=DEFAULT_ARCH, import_dirs=(), **kwargs):
     """Compiles a tile program (a file's path or its source text).
 
-    `constants` override the kernel's compile-time constants
-    (`flashc -D NAME=VALUE`); `import_dirs` are searched for imports after the
-    importing file's directory (`flashc -I DIR`). The kernel reads `arch` as
-    its predefined constant ARCH (90 for "sm_90"); the emulator runs it with
-    that arch's limits. `merge_mask_bounds` and `lean_masks` are flashc's
-    `--merge-mask-bounds` and `--lean-masks`: the masked loops' rewrites, used
-    by every level, the PTX and every run of the kernel. Raises CompileError,
-    whose message has file:line:col, the source line and a caret.
+    Keyword arguments named in OPTIONS are flashc's switches
+    (`lean_masks=True` is `--lean-masks`), with flashc's defaults; they reach
+    every level, the PTX and every run of the kernel. The others override the
+    kernel's compile-time constants (`flashc -D NAME=VALUE`). `import_dirs`
+    are searched for imports after the importing file's directory
+    (`flashc -I DIR`). The kernel reads `arch` as its predefined constant ARCH
+    (90 for "sm_90"); the emulator runs it with that arch's limits. Raises
+    CompileError, whose message has file:line:col, the source line and a
+    caret.
     """
     text, name = _read_source(path_or_source)
+    options = dict(OPTIONS)
+    constants = {}
+    for key, value in kwargs.items():
+        if key in OPTIONS:
+            options[key] = bool(value)
+        else:
+            constants[key] = value
     defines = [(k, _constant_text(v)) for k, v in constants.items()]
-    # lean_masks includes the merge (flashc --lean-masks runs it too).
-    options = {"merge_mask_bounds": bool(merge_mask_bounds or lean_masks),
-               "lean_masks": bool(lean_masks)}
     handle = _flashc.compile(text, name, defines, [os.fspath(d) for d in import_dirs], arch,
-                             **options)
+                             options)
     return Kernel(handle, name, defines, arch, options)
 
 
@@ -65,7 +74,7 @@ class Kernel:
         self.name = name
         self.constants = dict(defines)
         self.arch = arch
-        #: The compile options beside arch: {"merge_mask_bounds": ..., "lean_masks": ...}.
+        #: The compile switches beside arch, {name: value} for every name of OPTIONS.
         self.options = dict(options)
         self._lowered = None
 
@@ -76,7 +85,7 @@ class Kernel:
                             self.options)
             self._lowered = cache.load(key)
             if self._lowered is None:
-                self._lowered = self._handle.lower(self.arch)
+                self._lowered = self._handle.lower()
                 cache.store(key, *self._lowered)
         return self._lowered
 
@@ -119,7 +128,7 @@ class Kernel:
             return _flashc.assemble_cubin(self.ptx, self.arch)
         if level not in LEVELS:
             raise ValueError(f"unknown level '{level}' (one of {', '.join(LEVELS)})")
-        return self._handle.emit(level, self.arch)
+        return self._handle.emit(level)
 
     def __call__(self, target="interp", check_races=True, stream=None, **args):
         """Runs the kernel on `target` (interp, emulate or cuda), binding
@@ -150,7 +159,6 @@ class Kernel:
             sent,
             list(arrays),
             check_races,
-            self.arch,
         )
         _arrays.write_back(arrays, sent, result["outputs"])
         return result["stats"]

@@ -1,15 +1,16 @@
 //===- Kernel.h - a compiled tile program, as the Python module holds it --===//
 //
-// One flashc.compile() result: its own MLIRContext, the sources it was read
-// from (the main file and every import, for diagnostics and the cache key)
-// and the canonical tile IR. Every later step (an --emit level, PTX, a run)
-// works on a clone, so a kernel can be lowered and run any number of times.
+// One flashc.compile() result: a flash::Compilation (its own MLIRContext, the
+// sources it was read from, for diagnostics and the cache key, its arch and
+// switches) lowered to the canonical tile IR. Every later step (an --emit
+// level, PTX, a run) works on a clone, so a kernel can be lowered and run any
+// number of times.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHC_PYTHON_KERNEL_H
 #define FLASHC_PYTHON_KERNEL_H
 
-#include "flashc/Pipelines/Pipelines.h"
+#include "flashc/Driver/Compilation.h"
 #include "flashc/Runtime/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -51,18 +52,17 @@ struct SanitizerFailure : Failure {
 };
 
 struct Kernel {
-  std::unique_ptr<mlir::MLIRContext> context;
-  llvm::SourceMgr sources;
-  mlir::OwningOpRef<mlir::ModuleOp> module; ///< canonical tile IR
-  /// The masked-loop rewrites compile() was asked for; every lowering and
-  /// run of this kernel uses them too.
-  TilePipelineOptions tileOptions;
+  /// At Level::Tile; its arch and switches apply to every lowering and run.
+  std::unique_ptr<Compilation> compilation;
 
   /// A copy of the tile IR to lower or run.
   mlir::OwningOpRef<mlir::ModuleOp> clone() const {
-    mlir::ModuleOp tileIR = module.get();
-    return mlir::OwningOpRef<mlir::ModuleOp>(tileIR.clone());
+    return compilation->cloneModule();
   }
+
+  /// A copy of the IR lowered to `level` (Tile..LLVM): CompileFailure with
+  /// the diagnostics when a pass rejects the kernel.
+  mlir::OwningOpRef<mlir::ModuleOp> lowered(Level level) const;
 };
 
 /// The dtype npy::dtypeName calls `name`; RunFailure if none.

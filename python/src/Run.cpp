@@ -3,7 +3,9 @@
 // The arrays come from Python as (name, dtype, shape, bytes) and go to
 // flash::runKernel as in-memory arguments, bound exactly as `flashc run`
 // binds .npy files; the outputs come back the same way, with the emulator's
-// counters. Errors carry the runner's diagnostics.
+// counters. The kernel runs as `flashc run` runs it: the tile IR on interp,
+// lowered once to the SIMT level for emulate and cuda, for the kernel's arch.
+// Errors carry the runner's diagnostics.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -50,14 +52,24 @@ nb::dict statsDict(const emu::Stats &stats, double seconds) {
   return d;
 }
 
-/// Runs a clone of the kernel's tile IR on `target`; returns
+/// Runs a clone of the kernel on `target`; returns
 /// {"outputs": {name: (dtype, shape, bytes)}, "stats": dict or None,
 ///  "log": the runner's notes}.
 nb::dict run(const Kernel &kernel, const std::string &target,
              const std::vector<ScalarArg> &scalars,
              const std::vector<ArrayArg> &arrays,
-             const std::vector<std::string> &outs, bool checkRaces,
-             const std::string &arch) {
+             const std::vector<std::string> &outs, bool checkRaces) {
+  const Compilation &compilation = *kernel.compilation;
+  std::string arch, archNote;
+  std::shared_ptr<cuda::Driver> cudaDriver;
+  {
+    llvm::raw_string_ostream os(archNote);
+    if (chooseRunArch(target, compilation.target().arch, arch, os,
+                      &cudaDriver) != 0)
+      throw RunFailure(archNote);
+  }
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      target == "interp" ? kernel.clone() : kernel.lowered(Level::SIMT);
   RunRequest request;
   request.target = target;
   request.args = scalars;
@@ -67,18 +79,17 @@ nb::dict run(const Kernel &kernel, const std::string &target,
     request.outs.emplace_back(name, "");
   request.checkRaces = checkRaces;
   request.arch = arch;
-  request.mergeMaskBounds = kernel.tileOptions.mergeMaskBounds;
-  request.leanMasks = kernel.tileOptions.leanMasks;
-  request.sources = const_cast<llvm::SourceMgr *>(&kernel.sources);
+  request.options = compilation.options();
+  request.cudaDriver = std::move(cudaDriver);
+  request.sources = &kernel.compilation->sources();
   RunResults results;
   request.results = &results;
 
-  std::string diagText;
+  std::string diagText = archNote;
   int rc;
   {
     nb::gil_scoped_release release;
     llvm::raw_string_ostream os(diagText);
-    mlir::OwningOpRef<mlir::ModuleOp> module = kernel.clone();
     rc = runKernel(*module, request, os);
   }
   if (rc != 0 && results.sanitizerFinding)
@@ -116,7 +127,6 @@ npy::DType dtypeNamed(const std::string &name) {
 void bindRun(nb::module_ &m) {
   m.def("run", &run, nb::arg("kernel"), nb::arg("target"), nb::arg("scalars"),
         nb::arg("arrays"), nb::arg("outs"), nb::arg("check_races"),
-        nb::arg("arch"),
         "Binds and runs like `flashc run`; raises RunError or "
         "SanitizerError.");
 }

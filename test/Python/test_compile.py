@@ -215,7 +215,8 @@ def test_mask_options_reach_every_level(kernels):
     written = flashc.compile(src, HEAD_DIM=64, CAUSAL=True, merge_mask_bounds=False)
     merged = flashc.compile(src, HEAD_DIM=64, CAUSAL=True)
     lean = flashc.compile(src, HEAD_DIM=64, CAUSAL=True, lean_masks=True)
-    assert merged.options == {"merge_mask_bounds": True, "lean_masks": False}
+    assert merged.options == flashc.OPTIONS and merged.options["merge_mask_bounds"]
+    assert lean.options == dict(flashc.OPTIONS, lean_masks=True)
     assert "lean_masks=True" in repr(lean)
     assert _row_limits(written.ir("tile")) == 0 and _row_limits(merged.ir("tile")) == 1
     assert _masking_selects(written.ptx) == 256

@@ -19,6 +19,7 @@
 #include "flashc/Emulator/Emulator.h"
 #include "flashc/InitAllDialects.h"
 #include "flashc/Run/Run.h"
+#include "flashc/Runtime/Arch.h"
 #include "flashc/Support/OutOfMemory.h"
 #include "flashc/Support/SourceDiagnostics.h"
 
@@ -48,10 +49,10 @@ cl::list<std::string> outOpts("out",
                               cl::desc("write a tensor parameter after the "
                                        "run: NAME=FILE.npy"),
                               cl::value_desc("NAME=FILE"), cl::cat(category));
-cl::opt<std::string> archOpt("arch",
-                             cl::desc("the GPU whose launch limits apply "
-                                      "(default: sm_80)"),
-                             cl::init(""), cl::cat(category));
+const std::string archHelp = "the GPU whose launch limits apply (default: " +
+                            std::string(flash::kDefaultArch) + ")";
+cl::opt<std::string> archOpt("arch", cl::desc(archHelp), cl::init(""),
+                             cl::cat(category));
 cl::opt<std::string> memoryLimitOpt(
     "memory-limit",
     cl::desc("the bytes the run's tensors may take, K/M/G/T suffixes "

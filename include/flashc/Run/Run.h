@@ -6,18 +6,24 @@
 #include "flashc/Emulator/Emulator.h"
 #include "flashc/Runtime/MemoryBudget.h"
 #include "flashc/Runtime/Npy.h"
+#include "flashc/Support/CompileOptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace flash {
+
+namespace cuda {
+class Driver;
+} // namespace cuda
 
 /// What a run hands back to a library caller (the Python module) instead of
 /// writing files and printing counters.
@@ -50,21 +56,15 @@ struct RunRequest {
   llvm::raw_ostream *statsOut = nullptr;
   /// emulate: check shared-memory races (on by default).
   bool checkRaces = true;
-  /// emulate, cuda: lower with tile-split-masked-loops (as the tile module
-  /// handed over was, normally; flash::TilePipelineOptions).
-  bool splitMaskedLoops = true;
-  /// emulate, cuda: lower with tile-defer-loop-sums (on by default; flashc
-  /// --defer-loop-sums=false; flash::LayoutPipelineOptions).
-  bool deferLoopSums = true;
-  /// emulate, cuda: lower with tile-merge-mask-bounds (on by default;
-  /// flashc --merge-mask-bounds=false) and the lean masked loop (off by
-  /// default; --lean-masks; flash::TilePipelineOptions), as the tile module
-  /// handed over was.
-  bool mergeMaskBounds = true;
-  bool leanMasks = false;
-  /// cuda: the arch to compile for ("sm_80", ...); empty: the device's
-  /// compute capability (the newest supported arch not above it).
+  /// emulate, cuda: the switches a tile-level module is lowered with and
+  /// the PTX is emitted with (as the tile module handed over was compiled).
+  CompileOptions options;
+  /// The arch the kernel was compiled for (chooseRunArch); empty: as
+  /// chooseRunArch picks it without --arch.
   std::string arch;
+  /// cuda: the driver chooseRunArch opened to pick the arch, used for the
+  /// run too; null: the run opens it.
+  std::shared_ptr<cuda::Driver> cudaDriver;
   /// The bytes the run may allocate for its tensors (flash::memoryBudget):
   /// every .npy argument's declared size is checked against what is left
   /// before it is read.
@@ -99,11 +99,16 @@ int runKernel(mlir::ModuleOp module, const RunRequest &request);
 int runKernel(mlir::ModuleOp module, const RunRequest &request,
               llvm::raw_ostream &diag);
 
-/// The arch a run of `request` lowers for, which the front end must compile
-/// the kernel for too (its ARCH): `arch`; else for cuda the one the cuda
-/// target picks from device 0 (kDefaultArch without a device, whose run
-/// then fails); else kDefaultArch, the GPU the emulator models.
-std::string runArch(const RunRequest &request);
+/// The arch a run on `target` compiles for, chosen once, before the kernel
+/// is compiled (it reads the arch as ARCH): `requested` when given, for cuda
+/// no newer than device 0; else for cuda the newest supported arch device 0
+/// runs; else kDefaultArch, the GPU the emulator models (whether flashc
+/// supports it is checked where it is compiled for, except for cuda). cuda
+/// notes its choice on `diag`, and hands the driver it opened to `driver`
+/// when given. Returns 0, or 1 with the error printed to `diag`.
+int chooseRunArch(const std::string &target, const std::string &requested,
+                  std::string &arch, llvm::raw_ostream &diag,
+                  std::shared_ptr<cuda::Driver> *driver = nullptr);
 
 } // namespace flash
 

@@ -22,7 +22,9 @@
 #ifndef FLASH_LIB_TARGET_PTX_H
 #define FLASH_LIB_TARGET_PTX_H
 
+#include "flashc/Runtime/Arch.h"
 #include "flashc/Runtime/SharedMemoryLimits.h"
+#include "flashc/Support/CompileOptions.h"
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
@@ -42,8 +44,8 @@ class RewritePatternSet;
 namespace flash {
 
 struct TargetOptions {
-  /// sm_80, sm_86, sm_89 or sm_90 (checked by verifyTargetOptions).
-  std::string arch = "sm_80";
+  /// One of Arch.h's kSupportedArchs (checked by verifyTargetOptions).
+  std::string arch = std::string(kDefaultArch);
   /// PTX ISA version times ten (80 = `.version 8.0`); 0 picks the default for
   /// `arch` (see defaultPTXVersion).
   int ptxVersion = 0;
@@ -52,6 +54,9 @@ struct TargetOptions {
   /// CUDA toolkit root used to find libdevice and ptxas; empty: $CUDA_HOME,
   /// $CUDA_PATH, $CUDA_ROOT, /usr/local/cuda, in that order.
   std::string cudaPath;
+  /// The switches emitPTX reads: recomputeLoopOffsets, fenceLoopExits,
+  /// sinkAccumulatorScales, loopStrengthReduction.
+  CompileOptions compile;
 };
 
 // kMaxStaticSharedBytes (lib/Runtime/SharedMemoryLimits.h): above it the
@@ -84,10 +89,9 @@ void buildSIMTToLLVMPipeline(mlir::OpPassManager &pm,
                              const TargetOptions &options);
 
 /// math.exp2 fastmath<afn> on f32 (scalar or 1-D vector) -> the
-/// llvm.nvvm.ex2.approx.ftz.f32 intrinsic, per element; and the pass that
-/// applies them to a gpu.module (--flashc-approx-math-to-nvvm).
+/// llvm.nvvm.ex2.approx.ftz.f32 intrinsic, per element (the patterns of
+/// --flashc-approx-math-to-nvvm, Passes.td).
 void populateApproxMathToNVVMPatterns(mlir::RewritePatternSet &patterns);
-std::unique_ptr<mlir::Pass> createApproxMathToNVVMPass();
 
 /// PTX for the module's gpu.module (the SIMT level or already lowered by
 /// buildSIMTToLLVMPipeline: emitPTX lowers a clone when needed and leaves
@@ -108,6 +112,7 @@ assembleCubin(llvm::StringRef ptx, const TargetOptions &options,
 
 /// Registers, for flash-opt and lit:
 ///   --flashc-simt-to-llvm="arch=sm_80"           (the pipeline above)
+/// and the passes of Passes.td:
 ///   --flashc-prepare-nvvm                        (one pass of it)
 ///   --flashc-approx-math-to-nvvm                 (another)
 ///   --flashc-emit-ptx="arch=sm_80 output=F [cubin=G]"  (writes emitPTX's

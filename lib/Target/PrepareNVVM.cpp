@@ -1,0 +1,90 @@
+//===- PrepareNVVM.cpp - flashc-prepare-nvvm ------------------------------===//
+//
+// What the upstream lowering does not do for flashc on a SIMT-level
+// gpu.module (Passes.td says what): launch bounds, dynamic shared memory,
+// the arch's shared-memory limit.
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Target/PTX.h"
+#include "flashc/Target/Passes.h"
+#include "flashc/Target/Sidecar.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace flash {
+#define GEN_PASS_DEF_FLASHCPREPARENVVM
+#include "flashc/Target/Passes.h.inc"
+} // namespace flash
+
+using namespace mlir;
+
+namespace {
+struct PrepareNVVMPass
+    : flash::impl::FlashcPrepareNVVMBase<PrepareNVVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    gpu::GPUModuleOp module = getOperation();
+    flash::TargetOptions options;
+    options.arch = arch;
+    options.ptxVersion = ptx;
+    if (llvm::Error err = flash::verifyTargetOptions(options)) {
+      module.emitError() << llvm::toString(std::move(err));
+      return signalPassFailure();
+    }
+
+    Builder b(module.getContext());
+    StringRef reqntid = NVVM::NVVMDialect::getReqntidAttrName();
+    StringRef maxntid = NVVM::NVVMDialect::getMaxntidAttrName();
+    for (auto func : module.getOps<gpu::GPUFuncOp>()) {
+      if (!func.isKernel() || func->hasAttr(reqntid) || func->hasAttr(maxntid))
+        continue;
+      // convert-gpu-to-nvvm turns the inherent known_block_size into
+      // nvvm.maxntid itself (and ptxas rejects .maxntid with .reqntid).
+      if (func.getKnownBlockSizeAttr())
+        continue;
+      if (DenseI32ArrayAttr block = flash::knownBlockSize(func))
+        func->setAttr(maxntid, block);
+    }
+
+    flash::SharedMemoryUse shared = flash::sharedMemoryOf(module);
+    if (shared.staticBytes + shared.dynamicBytes >
+        flash::maxSharedBytesPerCTA(options.arch)) {
+      module.emitError() << "the kernels need "
+                         << shared.staticBytes + shared.dynamicBytes
+                         << " bytes of shared memory per CTA, more than the "
+                         << flash::maxSharedBytesPerCTA(options.arch)
+                         << " that " << options.arch << " allows";
+      return signalPassFailure();
+    }
+    if (shared.staticBytes <= flash::kMaxStaticSharedBytes)
+      return;
+    SmallVector<LLVM::GlobalOp> globals;
+    for (auto global : module.getOps<LLVM::GlobalOp>())
+      if (global.getAddrSpace() == 3 && !flash::isDeclaration(global))
+        globals.push_back(global);
+    if (globals.size() != 1 || globals[0].getValueOrNull() ||
+        !globals[0].getInitializerRegion().empty()) {
+      module.emitError() << "more than " << flash::kMaxStaticSharedBytes
+                         << " bytes of static shared memory: only one "
+                            "uninitialized shared buffer can be made dynamic";
+      return signalPassFailure();
+    }
+    LLVM::GlobalOp old = globals[0];
+    OpBuilder builder(old);
+    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
+    auto dynamic = LLVM::GlobalOp::create(
+        builder, old.getLoc(), type, /*isConstant=*/false,
+        LLVM::Linkage::External, old.getSymName(), Attribute(),
+        old.getAlignment().value_or(16), /*addrSpace=*/3);
+    (void)dynamic;
+    old.erase();
+    module->setAttr(flash::simt::kDynamicSharedBytesAttrName,
+                    b.getI64IntegerAttr(shared.staticBytes));
+  }
+};
+} // namespace
