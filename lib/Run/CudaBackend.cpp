@@ -76,6 +76,15 @@ int CudaBackend::chooseArch(TargetOptions &options) {
                         << deviceText() << "\n";
       return 1;
     }
+    const ArchInfo *info = findArch(requested);
+    if (info && info->archSpecific && archNumber(requested) != cc) {
+      context.diag.os() << "error: --arch=" << requested
+                        << " runs only on compute capability "
+                        << archNumber(requested) / 10 << "."
+                        << archNumber(requested) % 10 << ", not on "
+                        << deviceText() << "\n";
+      return 1;
+    }
     context.diag.note("--target=cuda: compiling for " + requested +
                       " (--arch) on " + deviceText());
     return 0;

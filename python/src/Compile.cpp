@@ -65,7 +65,7 @@ std::unique_ptr<Kernel> compile(const std::string &text,
   DiagnosticPrinter diags(kernel->sources, os);
   kernel->module = compileTileSource(kernel->sources, defines, *kernel->context,
                                      diags, nullptr, imports,
-                                     archNumber(arch));
+                                     archNumber(arch), archHasWgmma(arch));
   if (!kernel->module)
     throw CompileFailure(diagText);
   mlir::PassManager pm(kernel->context.get());

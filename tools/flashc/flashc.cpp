@@ -515,7 +515,7 @@ int main(int argc, char **argv) {
   imports.searchDirs.assign(importDirOpts.begin(), importDirOpts.end());
   mlir::OwningOpRef<mlir::ModuleOp> module = flash::compileTileSource(
       sourceMgr, defines, context, diags, &status, imports,
-      flash::archNumber(target.arch));
+      flash::archNumber(target.arch), flash::archHasWgmma(target.arch));
   if (!module)
     return status == flash::CompileStatus::InternalError ? 2 : 1;
   if (int rc = runPipeline(*module, runMode, target, sourceDiagnostics))
