@@ -241,6 +241,7 @@ void addNVVMOps(OpHandlers &handlers) {
   handlers.add<NVVM::CpAsyncCommitGroupOp>(compileCpAsyncCommit);
   handlers.add<NVVM::CpAsyncWaitGroupOp>(compileCpAsyncWait);
   handlers.add<gpu::ReturnOp>(compileReturn);
+  addWgmmaOps(handlers);
 }
 
 } // namespace flash::emu

@@ -49,6 +49,8 @@ std::vector<Stats::Counter> Stats::counters() const {
       {"shared_requests", "shared requests (warp-wide)", sharedRequests},
       {"bank_conflicts", "shared bank conflicts (extra wavefronts)",
        bankConflicts},
+      {"wgmma", "wgmma.mma_async (warpgroup instrs)", wgmma},
+      {"wgmma_flops", "wgmma MMA flops", wgmmaFlops},
   };
 }
 

@@ -89,6 +89,8 @@ struct Stats {
       0; ///< warp-wide shared requests (incl. ldmatrix, cp.async)
   int64_t bankConflicts = 0; ///< extra wavefronts over all shared requests
   int64_t opsExecuted = 0; ///< SIMT-level ops dispatched (all threads at once)
+  int64_t wgmma = 0;       ///< wgmma.mma_async (warpgroup instrs)
+  int64_t wgmmaFlops = 0;  ///< their MMA flops (2 * 64 * N * 16 each)
 
   /// One counter: a short key (the Python module's stats dict) and the
   /// label --stats prints.
