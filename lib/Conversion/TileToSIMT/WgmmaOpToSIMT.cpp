@@ -305,6 +305,17 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
 
     bool bf16 = element.isBF16();
     SmallVector<Value> acc = extractAll(b, loc, adaptor.getAcc(), c->regs);
+    // A's 32-bit registers are packed before the fence: wgmma.fence orders
+    // every register write before it against the wgmmas after it.
+    DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> aRegisters;
+    for (int64_t r = 0; !aShared && r < m / rowsPerStep; ++r)
+      for (int64_t kk = 0; kk < atomsK; ++kk) {
+        int64_t aFirst = L::mmaAtomFirstRegister(
+            cLayout.getParams(), L::MmaRole::OperandA, {m, k}, r, kk);
+        for (int64_t i = 0; i < 4; ++i)
+          aRegisters[{r, kk}].push_back(
+              packA(b, loc, adaptor.getA(), aFirst + 2 * i));
+      }
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t r = 0; r < m / rowsPerStep; ++r) {
       for (int64_t n0 = 0; n0 < n; n0 += kWgmmaMaxN) {
@@ -320,14 +331,8 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
             d = emitSharedAWgmma(b, loc, regs, descA, descB, nc, bf16,
                                  aShared->mnMajor, bShared->mnMajor);
           } else {
-            int64_t aFirst = L::mmaAtomFirstRegister(
-                cLayout.getParams(), L::MmaRole::OperandA,
-                {m, k}, r, kk);
-            SmallVector<Value> aRegs;
-            for (int64_t i = 0; i < 4; ++i)
-              aRegs.push_back(packA(b, loc, adaptor.getA(), aFirst + 2 * i));
-            d = emitRegisterAWgmma(b, loc, regs, aRegs, descB, nc, bf16,
-                                   bShared->mnMajor);
+            d = emitRegisterAWgmma(b, loc, regs, aRegisters[{r, kk}], descB,
+                                   nc, bf16, bShared->mnMajor);
           }
           for (int64_t i = 0; i < nc / 2; ++i)
             acc[first + i] =
