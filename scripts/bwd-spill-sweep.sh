@@ -2,7 +2,7 @@
 # Compiles every backward kernel at its default block sizes for HEAD_DIM
 # 16..256 step 16 x {plain, causal, window left, window left+right,
 # causal+window} x {sm_80, sm_90} and prints each configuration whose
-# `ptxas -v` reports spill bytes (issue 16: 0 everywhere). Exit 1 if any.
+# `ptxas -v` reports spill bytes (expected: none). Exit 1 if any.
 # VERBOSE=1 prints every configuration with its registers.
 #
 #   bash scripts/bwd-spill-sweep.sh [BUILD_DIR] [KERNEL...]

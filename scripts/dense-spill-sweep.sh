@@ -2,7 +2,7 @@
 # Compiles every dense forward variant (f16 and bf16) at its default block
 # sizes for HEAD_DIM 16..256 step 16 x {defaults, causal + window left +
 # soft-capping} x {sm_80, sm_90} and prints each configuration whose
-# `ptxas -v` reports spill bytes (issue 14: 0 everywhere), with its
+# `ptxas -v` reports spill bytes (expected: none), with its
 # registers. Exit 1 if any spills or fails to compile.
 #
 #   bash scripts/dense-spill-sweep.sh [BUILD_DIR] [KERNEL...]

@@ -4,8 +4,8 @@
 # register table (flash_attn_kvcache and _split: PACK_GQA off and on x
 # PAGE_SIZE 16 and 256 x CAUSAL off and on; flash_attn_varlen: CAUSAL off and
 # on; kvcache_append: PAGE_SIZE 16 and 256) x {sm_80, sm_90} and prints each
-# configuration whose `ptxas -v` reports spill bytes (issue 15 item 5: 0
-# everywhere), then how many did not spill. Exit 1 if any spilled or failed.
+# configuration whose `ptxas -v` reports spill bytes (expected: none),
+# then how many did not spill. Exit 1 if any spilled or failed.
 # VERBOSE=1 prints every configuration with its registers instead.
 #
 #   bash scripts/inference-spill-sweep.sh [BUILD_DIR] [KERNEL...]

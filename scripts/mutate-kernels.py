@@ -9,7 +9,13 @@ should do with bad input.
 
   python3 scripts/mutate-kernels.py [--seconds 600 | --count N] [--seed S]
       [--kernels kernels] [--only softmax.tile,...] [--findings DIR]
-      [--flashc build/bin/flashc] [--timeout 30]
+      [--flashc build/bin/flashc] [--timeout 30] [--python]
+
+With --python, every mutant that ran on the interpreter goes through the
+Python package too (in a child process, build/python): flashc.compile must
+give flashc's PTX, and a call on the same arrays made hostile (big-endian,
+strided, reversed) must give the bytes `flashc run --target=interp` wrote.
+scripts/fuzz-python.py fuzzes the package's arguments on its own.
 
 Each finding is saved as DIR/finding-N.tile (the mutant; it imports from
 kernels/ with -I) with the command and its output in finding-N.txt. A fixed
@@ -19,6 +25,7 @@ was found.
 """
 import argparse
 import glob
+import json
 import os
 import random
 import re
@@ -137,7 +144,57 @@ def same(a, b):
     return np.allclose(x, y, rtol=2e-2, atol=2e-2 * scale, equal_nan=True)
 
 
-def check_mutant(flashc, kdir, src, tmp, rng, timeout):
+PYTHON_CHECK = r"""
+import json, re, sys
+import numpy as np
+import flashc
+src, kdir, tmp, spec = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+k = flashc.compile(src, import_dirs=[kdir])
+if k.ptx != open(tmp + "/m.ptx").read():
+    sys.exit("flashc.compile's PTX differs from flashc's")
+rng = np.random.default_rng(spec["seed"])
+args = {}
+for text in spec["args"]:
+    name, value = text.split("=", 1)
+    if not value.endswith(".npy"):
+        args[name] = int(value) if re.fullmatch(r"-?\d+", value) else float(value)
+        continue
+    array = np.load(value)
+    how = rng.choice(["as is", "big-endian", "strided", "reversed"])
+    if how == "big-endian" and array.dtype.kind in "fiu":
+        array = array.astype(array.dtype.newbyteorder(">"))
+    elif how in ("strided", "reversed") and array.ndim and array.size:
+        big = np.zeros(array.shape[:-1] + (array.shape[-1] * 2,), array.dtype)
+        view = big[..., ::2] if how == "strided" else big[..., ::-2]
+        view[...] = array
+        array = view
+    args[name] = array
+k(**args, target="interp")
+for name in spec["outs"]:
+    want = np.load(f"{tmp}/interp-{name}.npy")
+    got = np.ascontiguousarray(args[name], args[name].dtype.newbyteorder("<")
+                               if args[name].dtype.byteorder == ">" else args[name].dtype)
+    if got.tobytes() != want.tobytes():
+        sys.exit(f"output {name} differs from flashc run's")
+"""
+
+
+def check_python(flashc, kdir, src, tmp, args, outs, rng, timeout):
+    """None, or how the Python package disagrees with flashc on the mutant."""
+    package = os.path.join(os.path.dirname(os.path.dirname(flashc)), "python")
+    env = dict(os.environ, PYTHONPATH=package, FLASHC_CACHE_DIR=os.path.join(tmp, "cache"))
+    spec = json.dumps({"args": args, "outs": outs, "seed": rng.randrange(1 << 30)})
+    cmd = [sys.executable, "-c", PYTHON_CHECK, src, kdir, tmp, spec]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return "python: timeout"
+    if r.returncode != 0:
+        return f"python: exit {r.returncode}\n{r.stderr[-3000:]}"
+    return None
+
+
+def check_mutant(flashc, kdir, src, tmp, rng, timeout, python=False):
     """(finding or None, what ran)."""
     base = [flashc, src, f"-I{kdir}"]
     rc, err, _ = run(base + ["--emit=ptx", "-o", os.path.join(tmp, "m.ptx")], timeout)
@@ -156,6 +213,9 @@ def check_mutant(flashc, kdir, src, tmp, rng, timeout):
         if (bad := compile_verdict(rc, err)):
             return f"run --target={target}: {bad}\n{' '.join(cmd)}\n{err}", "run"
         results[target] = rc
+    if python and results["interp"] == 0:
+        if (bad := check_python(flashc, kdir, src, tmp, args, outs, rng, timeout)):
+            return bad, "run"
     if results["interp"] == 0 and results["emulate"] == 0:
         for o in outs:
             if not same(f"{tmp}/interp-{o}.npy", f"{tmp}/emulate-{o}.npy"):
@@ -175,6 +235,8 @@ def main():
     ap.add_argument("--findings", default="fuzz-findings")
     ap.add_argument("--flashc", default=os.path.join(root, "build/bin/flashc"))
     ap.add_argument("--timeout", type=float, default=30)
+    ap.add_argument("--python", action="store_true",
+                    help="also check the mutants that run through the Python package")
     args = ap.parse_args()
     if not args.seconds and not args.count:
         args.count = 20
@@ -193,7 +255,8 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             src = os.path.join(tmp, os.path.basename(kernel))
             open(src, "w").write(text)
-            finding, what = check_mutant(args.flashc, args.kernels, src, tmp, rng, args.timeout)
+            finding, what = check_mutant(args.flashc, args.kernels, src, tmp, rng, args.timeout,
+                                         args.python)
         stats[what] += 1
         if finding:
             findings += 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 6's before/after table in docs/perf.md (between its BEGIN/END
-# issue6-report markers): registers, shared memory, static instruction mix,
+# The before/after tables of two builds in docs/perf.md (between its BEGIN/END
+# perf-report markers): registers, shared memory, static instruction mix,
 # emulated global bytes and bank conflicts per kernel configuration.
 #
 #   bash scripts/perf-report.sh before BIN_DIR KERNELS_DIR [COLLECT OPTIONS...]
@@ -9,10 +9,10 @@
 #   bash scripts/perf-report.sh render    (re-render from the saved JSON only)
 #
 # before/after run bench/perf_report.py collect (flashc, ptxas, the emulator;
-# a few minutes on 2 cores) into bench/perf-data/issue6-LABEL.json, then
+# a few minutes on 2 cores) into bench/perf-data/perf-report-LABEL.json, then
 # render the section from whichever of the two JSON files exist. COLLECT
 # OPTIONS go to `perf_report.py collect` (e.g. --commit TEXT, --no-ptxas).
-# scripts/ptxas-report.sh keeps generating the current-build ptxas section.
+# scripts/ptxas-report.sh writes the current build's ptxas section.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 data=$root/bench/perf-data
@@ -33,12 +33,12 @@ if [ "$label" != render ]; then
   mkdir -p "$data"
   # perf_report.py records this command line plus the options after it.
   python3 "$root/bench/perf_report.py" collect --bin "$bin" --kernels "$kernels" \
-    --label "$label" --json "$data/issue6-$label.json" \
+    --label "$label" --json "$data/perf-report-$label.json" \
     --invoked-as "bash scripts/perf-report.sh $label $bin $kernels" "$@"
 fi
 
-[ -f "$data/issue6-before.json" ] || { echo "$0: no $data/issue6-before.json yet" >&2; exit 1; }
+[ -f "$data/perf-report-before.json" ] || { echo "$0: no $data/perf-report-before.json yet" >&2; exit 1; }
 after=()
-[ -f "$data/issue6-after.json" ] && after=(--after "$data/issue6-after.json")
-python3 "$root/bench/perf_report.py" render --before "$data/issue6-before.json" \
+[ -f "$data/perf-report-after.json" ] && after=(--after "$data/perf-report-after.json")
+python3 "$root/bench/perf_report.py" render --before "$data/perf-report-before.json" \
   "${after[@]}" --update-perf "$root/docs/perf.md"

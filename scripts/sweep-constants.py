@@ -2,7 +2,7 @@
 """Compiles every kernel of kernels/ with one extreme -D value at a time and
 checks that each compile finishes within a time bound with success or a
 located error (file:line:col: error), never a crash, an internal error or a
-hang (issue 19: resource limits are checked before lowering).
+hang (resource limits are checked before lowering: tile-check-resources).
 
   python3 scripts/sweep-constants.py [--flashc build/bin/flashc]
       [--kernels kernels] [--only fa2.tile:STAGES,online_softmax.tile:BLOCK_R]

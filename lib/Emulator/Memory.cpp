@@ -25,6 +25,7 @@ void Memory::beginCTA(const std::array<int64_t, 3> &at) {
   for (auto &b : shadow) {
     b.pending = 0;
     b.genericWriter = -1;
+    b.asyncReads = 0;
   }
   epoch += 2; // a new CTA: no access of the previous one counts
   cpStates.assign(T, CpAsyncState());
@@ -240,6 +241,11 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                                 threadName(t) +
                                 " while a cp.async to it is still in flight "
                                 "(missing or too weak cp.async.wait_group?)");
+    if (write && b.asyncReads)
+      return errors.fail(I, "write to shared byte " + hex(off + k) + " by " +
+                                threadName(t) +
+                                " while a wgmma reading it is in flight "
+                                "(missing or too weak wgmma.wait_group?)");
     if (write)
       b.genericWriter = tid;
     if (!checkRaces)
@@ -279,6 +285,11 @@ bool Memory::checkAsyncProxyRead(const Instr &I, uint32_t off, uint32_t bytes,
                                 " through the generic proxy with no "
                                 "fence.proxy.async of that thread since");
   return true;
+}
+
+void Memory::holdAsyncRead(uint32_t off, uint32_t bytes, int delta) {
+  for (uint32_t k = 0; k < bytes; ++k)
+    shadow[off + k].asyncReads += delta;
 }
 
 void Memory::markAsyncProxyWrite(uint32_t off, uint32_t bytes) {

@@ -83,6 +83,10 @@ public:
   bool checkAsyncProxyRead(const Instr &I, uint32_t off, uint32_t bytes,
                            const char *what);
   void markAsyncProxyWrite(uint32_t off, uint32_t bytes);
+  /// An async-proxy read in flight (a wgmma's operands until its wait):
+  /// `delta` +1 when it starts, -1 when it completes; writes to bytes with
+  /// reads in flight are errors (trackShared).
+  void holdAsyncRead(uint32_t off, uint32_t bytes, int delta);
 
   /// Thread t's cp.async of `size` bytes to shared `dst` (`srcSize` of them
   /// from `src`, the rest zero): in flight until its group is waited for.
@@ -129,6 +133,8 @@ private:
     /// The thread of the last generic-proxy write not yet fenced for the
     /// async proxy, or -1.
     int32_t genericWriter = -1;
+    /// Async-proxy reads in flight (wgmma operands) of this byte.
+    uint16_t asyncReads = 0;
   };
   static constexpr int32_t kMany = -2;
   /// A cp.async destination range.

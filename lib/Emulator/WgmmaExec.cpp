@@ -9,8 +9,9 @@
 // Asynchrony. A wgmma's result is computed at issue, but its registers hold
 // a pending marker (a signalling NaN naming the wgmma and the register) until
 // a wgmma.wait_group covers its group; the wait then replaces every marker of
-// the wgmmas it completes. Markers travel with moves (extractvalue,
-// insertvalue, loop-carried and if-yielded values: renames, no instruction),
+// the wgmmas it completes. Markers travel with moves, the ops that only
+// rename registers (extractvalue, insertvalue, vector extract / insert /
+// shuffle / from_elements / broadcast, loop-carried and if-yielded values),
 // so an accumulator carried through a loop lands where it went.
 //
 // Sanitizer, at the SSA level (each SSA value is a register):
@@ -29,8 +30,9 @@
 //     differ across the warpgroup, set reserved bits or a base offset, or
 //     start a swizzle pattern off its first row; operand bytes outside the
 //     shared window, never written, racing with another thread's write in
-//     the same barrier interval, or written through the generic proxy with
-//     no fence.proxy.async since (Memory's proxy state).
+//     the same barrier interval, written through the generic proxy with no
+//     fence.proxy.async since (Memory's proxy state), or written while the
+//     wgmma reading them is in flight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <cstdio>
@@ -256,10 +259,31 @@ bool isWgmma(Operation *op) {
 // The compile-time plan: which values carry wgmma registers
 //===----------------------------------------------------------------------===//
 
-/// Ops that move register contents without an instruction.
+/// The data operands of an op that only moves register contents (a rename,
+/// no instruction): struct and vector element moves. Empty for other ops.
+SmallVector<Value> moveSources(Operation *op) {
+  if (auto o = dyn_cast<LLVM::ExtractValueOp>(op))
+    return {o.getContainer()};
+  if (auto o = dyn_cast<LLVM::InsertValueOp>(op))
+    return {o.getContainer(), o.getValue()};
+  if (auto o = dyn_cast<vector::ExtractOp>(op))
+    return {o.getSource()};
+  if (auto o = dyn_cast<vector::InsertOp>(op))
+    return {o.getDest(), o.getValueToStore()};
+  if (auto o = dyn_cast<vector::ShuffleOp>(op))
+    return {o.getV1(), o.getV2()};
+  if (auto o = dyn_cast<vector::FromElementsOp>(op))
+    return SmallVector<Value>(o.getElements());
+  if (auto o = dyn_cast<vector::BroadcastOp>(op))
+    return {o.getSource()};
+  return {};
+}
+
+/// Ops that move register contents without an instruction, control flow's
+/// included.
 bool isAccMove(Operation *op) {
-  return isa<LLVM::ExtractValueOp, LLVM::InsertValueOp, scf::YieldOp,
-             scf::ForOp, scf::IfOp>(op);
+  return !moveSources(op).empty() ||
+         isa<scf::YieldOp, scf::ForOp, scf::IfOp>(op);
 }
 
 /// The accumulator inputs and A operands of a wgmma.
@@ -288,6 +312,9 @@ struct WgmmaPlan {
   /// Non-move ops whose results reach wgmma register inputs -> the wgmmas.
   llvm::DenseMap<Operation *, SmallVector<int>> producers;
   uint32_t accList = 0; ///< lists[accList]: ids of accValues (after compile)
+  /// RS wgmma -> (lists index, the values holding its A registers).
+  llvm::DenseMap<Operation *, std::pair<uint32_t, SmallVector<Value>>>
+      aRegisters;
   /// Ops defining RS A registers -> lists index of their write check.
   llvm::DenseMap<Operation *, uint32_t> aDefinitions;
 };
@@ -317,7 +344,7 @@ bool planWgmma(ProgramBuilder &b, gpu::GPUFuncOp f) {
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
       unsigned n = use.getOperandNumber();
-      if (isa<LLVM::ExtractValueOp, LLVM::InsertValueOp>(user)) {
+      if (llvm::is_contained(moveSources(user), v)) {
         addAcc(user->getResult(0));
       } else if (isa<scf::YieldOp>(user)) {
         Operation *parent = user->getParentOp();
@@ -341,9 +368,28 @@ bool planWgmma(ProgramBuilder &b, gpu::GPUFuncOp f) {
   for (Operation *op : plan->wgmmas) {
     int j = plan->index[op];
     SmallVector<Value> inputs = wgmmaRegisterInputs(op);
-    if (isWgmmaAsm(op))
-      for (Value a : ArrayRef<Value>(inputs).take_back(4))
+    // An RS wgmma's A registers: its A operands and the registers they are
+    // renames of (moves and bitcasts back to the op computing them).
+    if (isWgmmaAsm(op)) {
+      auto &closure = plan->aRegisters[op];
+      closure.first = b.program.lists.size();
+      b.program.lists.emplace_back();
+      SmallVector<Value> regs(ArrayRef<Value>(inputs).take_back(4));
+      while (!regs.empty()) {
+        Value a = regs.pop_back_val();
+        if (llvm::is_contained(closure.second, a))
+          continue;
+        closure.second.push_back(a);
         plan->aValues.insert(a);
+        Operation *def = a.getDefiningOp();
+        if (!def)
+          continue;
+        if (isa<LLVM::BitcastOp, arith::BitcastOp>(def))
+          regs.push_back(def->getOperand(0));
+        for (Value from : moveSources(def))
+          regs.push_back(from);
+      }
+    }
     llvm::DenseSet<Value> seen;
     SmallVector<Value> back(inputs.begin(), inputs.end());
     while (!back.empty()) {
@@ -362,11 +408,8 @@ bool planWgmma(ProgramBuilder &b, gpu::GPUFuncOp f) {
       Operation *def = v.getDefiningOp();
       if (isWgmma(def))
         continue; // chained: ordered by the hardware (shape checked at run)
-      if (auto e = dyn_cast<LLVM::ExtractValueOp>(def)) {
-        back.push_back(e.getContainer());
-      } else if (auto ins = dyn_cast<LLVM::InsertValueOp>(def)) {
-        back.push_back(ins.getContainer());
-        back.push_back(ins.getValue());
+      if (SmallVector<Value> from = moveSources(def); !from.empty()) {
+        back.append(from.begin(), from.end());
       } else if (isa<LLVM::BitcastOp, arith::BitcastOp>(def)) {
         back.push_back(def->getOperand(0));
       } else if (auto loop = dyn_cast<scf::ForOp>(def)) {
@@ -399,6 +442,10 @@ void finishWgmmaPlan(ProgramBuilder &b) {
     if (int32_t id = b.idOf(v); id >= 0 && b.val(id).sk == SK::F32)
       ids.push_back(id);
   std::sort(ids.begin(), ids.end());
+  for (auto &[op, closure] : b.wgmmaPlan->aRegisters)
+    for (Value v : closure.second)
+      if (int32_t id = b.idOf(v); id >= 0)
+        b.program.lists[closure.first].push_back(id);
 }
 
 //===----------------------------------------------------------------------===//
@@ -441,6 +488,7 @@ struct InFlight {
   int64_t n;
   WgmmaAccumulator result;
   std::vector<int32_t> aValues; ///< RS: the A registers it reads
+  std::vector<uint32_t> chunks; ///< the 16-byte shared chunks it reads
   bool chained = false; ///< its accumulator fed a later wgmma
 };
 
@@ -574,6 +622,8 @@ static bool execWgmmaWait(Executor &ex, const Instr &I,
                        "overwritten while it was in flight (before the "
                        "wgmma.wait_group at " +
                            locOf(I) + " that covers it)");
+      for (uint32_t chunk : f.chunks)
+        ex.memory.holdAsyncRead(chunk, 16, -1);
       wg.inFlight.erase(id);
     }
     return true;
@@ -660,7 +710,8 @@ namespace {
 /// A wgmma's operands in the Instr: a = A descriptor (SS) or -1, b = B
 /// descriptor, c = accumulator struct (SS) or -1; res; imm = packed config;
 /// imm2 = the wgmma's number in the plan; aux = lists index of
-/// {acc inputs..., A registers x 4, scale-d predicate or -1} for RS.
+/// {acc inputs..., A registers x 4, scale-d predicate or -1, lists index of
+/// the values holding its A registers} for RS.
 int64_t packConfig(const WgmmaConfig &c) {
   return c.n | int64_t(c.type == ElementType::BF16) << 16 |
          int64_t(c.scaleD) << 17 | int64_t(c.scaleA < 0) << 18 |
@@ -698,7 +749,8 @@ bool uniformDescriptor(Executor &ex, const Instr &I, int32_t id, int64_t g,
 /// Reads an operand through its descriptor, with the shared-memory checks.
 bool readOperand(Executor &ex, const Instr &I, int64_t g, uint64_t desc,
                  bool mnMajor, int64_t mnExtent, ElementType type,
-                 const char *what, WgmmaOperand &out) {
+                 const char *what, WgmmaOperand &out,
+                 std::vector<uint32_t> &chunks) {
   Status s = checkWgmmaDescriptorBits(desc, what);
   if (!s.ok())
     return ex.fail(I, s.error());
@@ -714,6 +766,7 @@ bool readOperand(Executor &ex, const Instr &I, int64_t g, uint64_t desc,
         !mem.trackShared(I, t0, addr, 16, false) ||
         !mem.checkAsyncProxyRead(I, addr, 16, label.c_str()))
       return false;
+    chunks.push_back(addr);
   }
   auto r = readWgmmaOperand(mem.shared(), desc, mnMajor, mnExtent, type, what);
   if (!r.ok())
@@ -744,8 +797,8 @@ static bool execWgmma(Executor &ex, const Instr &I,
                             ", which writes this wgmma's accumulator or A "
                             "registers, and this wgmma");
     WgmmaConfig c = cfg;
-    if (rs && rsOps->back() >= 0) {
-      const Cell *P = ex.cellsOf(rsOps->back());
+    if (rs && (*rsOps)[regs + 4] >= 0) {
+      const Cell *P = ex.cellsOf((*rsOps)[regs + 4]);
       c.scaleD = P[g * 128].i != 0;
       for (int64_t t = g * 128; t < g * 128 + 128; ++t)
         if ((P[t].i != 0) != c.scaleD)
@@ -758,24 +811,25 @@ static bool execWgmma(Executor &ex, const Instr &I,
     if (!uniformDescriptor(ex, I, I.b, g, "B", descB))
       return false;
     std::vector<int32_t> aValues;
+    std::vector<uint32_t> chunks;
     if (!rs) {
       uint64_t descA;
       if (!uniformDescriptor(ex, I, I.a, g, "A", descA) ||
           !readOperand(ex, I, g, descA, c.transA, lay::kWgmmaAtomM, c.type,
-                       "A", a))
+                       "A", a, chunks))
         return false;
     } else {
+      aValues = ex.program.lists[(*rsOps)[regs + 5]];
       WgmmaARegisters aRegs{};
       for (int r = 0; r < 4; ++r) {
         int32_t v = (*rsOps)[regs + r];
-        aValues.push_back(v);
         const Cell *A = ex.cellsOf(v);
         for (int64_t t = 0; t < 128; ++t)
           aRegs[r][t] = static_cast<uint32_t>(A[g * 128 + t].i);
       }
       a = wgmmaRegisterOperandA(aRegs, c.type);
     }
-    if (!readOperand(ex, I, g, descB, c.transB, c.n, c.type, "B", b))
+    if (!readOperand(ex, I, g, descB, c.transB, c.n, c.type, "B", b, chunks))
       return false;
     // The accumulator: registers, or the results of in-flight wgmmas of the
     // same shape chained into this one.
@@ -812,7 +866,11 @@ static bool execWgmma(Executor &ex, const Instr &I,
     for (int64_t i = 0; i < regs; ++i)
       for (int64_t t = 0; t < 128; ++t)
         R[i * T + g * 128 + t].i = markerOf(id, i);
-    wg.inFlight[id] = InFlight{&I, c.n, std::move(*d), std::move(aValues)};
+    // The hardware reads the operands any time until the wgmma completes.
+    for (uint32_t chunk : chunks)
+      ex.memory.holdAsyncRead(chunk, 16, +1);
+    wg.inFlight[id] = InFlight{&I, c.n, std::move(*d), std::move(aValues),
+                               std::move(chunks)};
     wg.queue.issue(id);
     ++ex.stats.wgmma;
     ex.stats.wgmmaFlops += 2 * lay::kWgmmaAtomM * c.n * lay::kWgmmaAtomK16;
@@ -913,7 +971,8 @@ static bool compileInlineAsm(ProgramBuilder &b, Operation *op) {
   ops.push_back(rs.scaleDOperand >= 0
                     ? b.idOf(o.getOperands()[rs.scaleDOperand])
                     : -1);
-  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+  ops.push_back(b.wgmmaPlan->aRegisters.lookup(op).first);
+  for (size_t i = 0; i < rs.accIn.size() + 4; ++i) {
     SK want = i < rs.accIn.size() ? SK::F32 : SK::I32;
     if (b.val(ops[i]).sk != want || b.val(ops[i]).n != 1)
       return b.fail(op, "register-A wgmma operands must be f32 accumulators "
@@ -931,12 +990,13 @@ static bool compileInlineAsm(ProgramBuilder &b, Operation *op) {
 
 bool wgmmaBeforeOp(ProgramBuilder &b, Operation *op) {
   WgmmaPlan *plan = b.wgmmaPlan.get();
-  if (!plan || isWgmma(op) || isAccMove(op))
+  if (!plan || isWgmma(op))
     return true;
   std::vector<int32_t> reads;
-  for (Value v : op->getOperands())
-    if (plan->accValues.contains(v) || plan->aValues.contains(v))
-      reads.push_back(b.idOf(v));
+  if (!isAccMove(op))
+    for (Value v : op->getOperands())
+      if (plan->accValues.contains(v) || plan->aValues.contains(v))
+        reads.push_back(b.idOf(v));
   if (!reads.empty()) {
     Instr I = ProgramBuilder::instr(op, execWgmmaReadCheck);
     I.aux = b.program.lists.size();

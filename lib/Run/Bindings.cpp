@@ -3,6 +3,8 @@
 #include "Diagnostics.h"
 #include "ParseNumber.h"
 
+#include "flashc/Support/OutOfMemory.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -38,15 +40,17 @@ private:
 void ArgumentBinder::bindScalar(Param &p) {
   const std::string &s = p.text;
   double d;
-  if (!parseNumber(s, d)) {
+  bool tooLarge;
+  if (!parseNumber(s, d, tooLarge)) {
     diag.error("argument '" + p.name + "' is a scalar " + p.declared +
                " parameter and needs a number, not '" + s + "'");
     return;
   }
   if (p.elem.isFloat()) {
     p.scalar = interp::roundTo(p.elem, d);
-    // A finite number beyond the type's range would silently become inf.
-    if (std::isfinite(d) && !std::isfinite(p.scalar))
+    // A finite number beyond the type's range (or beyond double's) would
+    // silently become inf.
+    if (tooLarge || (std::isfinite(d) && !std::isfinite(p.scalar)))
       diag.error("argument '" + p.name + "' is " + s +
                  ", which does not fit in " + p.declared +
                  " (it would round to infinity)");
@@ -84,6 +88,8 @@ bool ArgumentBinder::checkArray(Param &p) {
     return false;
   }
   std::string why;
+  OutOfMemoryContext reading("reading argument '" + p.name + "' from '" +
+                             p.text + "'");
   if (!p.inMemory && !npy::readFile(p.text, p.array, why, budgetLeft)) {
     bool budget = why.find("memory budget") != std::string::npos;
     diag.error("cannot read argument '" + p.name + "' from '" + p.text +

@@ -2,6 +2,8 @@
 #include "Outputs.h"
 #include "Diagnostics.h"
 
+#include "flashc/Support/TemporaryFiles.h"
+
 namespace flash::run {
 
 int writeOutputs(const RunRequest &request, ParamList &params,
@@ -9,6 +11,9 @@ int writeOutputs(const RunRequest &request, ParamList &params,
                  Diagnostics &diag) {
   int rc = 0;
   std::string why;
+  // An interrupted write leaves the previous output and no temporary.
+  if (!request.results)
+    removeTemporariesOnSignal();
   for (const auto &[name, file] : request.outs) {
     if (request.results) {
       request.results->outputs[name] = contents(*params.find(name));

@@ -12,6 +12,22 @@
 
 namespace flash {
 
+static TemporaryFileObserver observer = nullptr;
+
+void setTemporaryFileObserver(TemporaryFileObserver o) { observer = o; }
+TemporaryFileObserver temporaryFileObserver() { return observer; }
+
+static void observe(const std::string &tmp, bool exists) {
+  if (observer)
+    observer(tmp, exists);
+}
+
+/// Removes the temporary `tmp` after a failure.
+static void discard(const std::string &tmp) {
+  ::unlink(tmp.c_str());
+  observe(tmp, false);
+}
+
 static bool fail(std::string &error, const char *what, int err) {
   error = std::string(what) + ": " + std::strerror(err);
   return false;
@@ -76,9 +92,10 @@ bool writeFileAtomically(const std::string &path, const void *data,
   if (fd < 0)
     return fail(error, "cannot open file for writing", errno);
   std::string tmp(name.data());
+  observe(tmp, true);
   if (int err = writeAll(fd, data, size)) {
     ::close(fd);
-    ::unlink(tmp.c_str());
+    discard(tmp);
     return fail(error, "cannot write file", err);
   }
   // mkstemp creates the file 0600; give it what a plain open would (0666
@@ -88,14 +105,15 @@ bool writeFileAtomically(const std::string &path, const void *data,
   ::fchmod(fd, 0666 & ~mask);
   if (::close(fd) != 0) {
     int err = errno;
-    ::unlink(tmp.c_str());
+    discard(tmp);
     return fail(error, "cannot write file", err);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
-    ::unlink(tmp.c_str());
+    discard(tmp);
     return fail(error, "cannot replace file", err);
   }
+  observe(tmp, false);
   return true;
 }
 

@@ -8,8 +8,7 @@
 // results, live across the whole loop, were what it spilled (24-36 bytes).
 // Passing the values that cross a loop unused through an identity ptxas
 // cannot see through, where they are first needed after it, keeps that code
-// below the loop; see docs/perf.md, "Session 8: 128 x 64 at d128 without
-// spills".
+// below the loop; see docs/perf.md, "Loop offsets and loop-exit fences".
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Target/LoopExitFences.h"

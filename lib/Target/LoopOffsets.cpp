@@ -7,7 +7,7 @@
 // pointer each; all of them stay live across the loop, where ptxas has no
 // register to spare and spills. Recomputing each offset from its base in the
 // loop costs one integer instruction per ldmatrix; see docs/perf.md, "Loop
-// offsets recomputed in the loop".
+// offsets and loop-exit fences".
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Target/LoopOffsets.h"

@@ -534,7 +534,7 @@ bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
 /// tiles have no register to spare: without it K and V share one offset
 /// computed from the key index, and ptxas spills half as much. Elsewhere LSR
 /// stays: without it ptxas picks fewer registers and spills at HEAD_DIM 80
-/// (docs/perf.md, "Q from shared memory").
+/// (docs/perf.md, "Loop offsets and loop-exit fences").
 void chooseLoopStrengthReduction(bool registerBound) {
   auto &options = llvm::cl::getRegisteredOptions();
   auto it = options.find("disable-lsr");

@@ -142,7 +142,7 @@ constexpr int64_t kGuardFreeScoreRegisters = 128;
 /// deferred, none with it. Elsewhere ptxas 13 spilled 4-8 bytes more
 /// without it (flash_attn at HEAD_DIM 80 on sm_90, fa2 at HEAD_DIM 128
 /// causal on sm_80) or chose other register counts (docs/perf.md,
-/// "Session 11: the d64 loop's row sum and guard").
+/// "The -inf guard").
 bool guardIsDead(OnlineSoftmaxOp op) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   auto warps = func ? func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName)
@@ -222,8 +222,8 @@ struct DecomposeOnlineSoftmax : OpRewritePattern<OnlineSoftmaxOp> {
       newAcc = MmaOp::create(rewriter, op.getLoc(), accType, probsOperand,
                              op.getValues(), rescaled);
       // On the tensor cores after P @ V: 6 fewer instructions per iteration
-      // than before it in fa2 at d128 on sm_90 (docs/perf.md, "Session 10:
-      // the row sum on the tensor cores").
+      // than before it in fa2 at d128 on sm_90 (docs/perf.md, "Row sum on
+      // the tensor cores").
       if (op.getSumByMma())
         newSum = b.rowSumByMma(probsOperand, b.mul(alpha, op.getRunningSum()));
     } else {

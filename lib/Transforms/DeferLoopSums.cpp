@@ -118,17 +118,17 @@ int64_t threadRegisters(Type type) {
 
 /// Registers per thread of a register-bound kernel's loop tiles (carried
 /// tiles and the scores a row sum reduces) up to which its row sums are
-/// deferred. fa2 at HEAD_DIM 128 (docs/perf.md, "Session 9"): 128 x 32 holds
-/// 168 (128 accumulator, 32 scores, 8 row statistics) and keeps 0 spills
-/// with the lanes' parts on sm_80 and sm_90; 128 x 64 holds 200 and spills
-/// 64-76 bytes with them, 16 or fewer without.
+/// deferred (docs/perf.md, "Row sums added up once"). fa2 at HEAD_DIM 128:
+/// 128 x 32 holds 168 (128 accumulator, 32 scores, 8 row statistics) and
+/// keeps 0 spills with the lanes' parts on sm_80 and sm_90; 128 x 64 holds
+/// 200 and spills 64-76 bytes with them, 16 or fewer without.
 constexpr int64_t kRegisterBoundDeferLimit = 168;
 
 /// Registers per thread of the carried tiles up to which a register-bound
 /// loop's row sums are deferred whatever its scores take: fa2 at HEAD_DIM 64,
 /// 128 x 128, also holds 200 (64 accumulator, 128 scores, 8 row statistics)
 /// but keeps 0 spills with the lanes' parts on sm_80 and sm_90, causal or
-/// not: the scores die within an iteration (docs/perf.md, "Session 11").
+/// not: the scores die within an iteration.
 constexpr int64_t kRegisterBoundCarriedLimit = 72;
 
 /// Whether `loop`'s tiles leave a register-bound kernel room for the lanes'

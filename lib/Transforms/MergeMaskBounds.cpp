@@ -9,7 +9,7 @@
 // A band (a sliding window: the subject also bounded from the other side
 // by per-row limits) stays as written: its merged limit is one more per-row
 // value beside the other side's, and at 255 registers ptxas spilled for it
-// (docs/perf.md, "Session 9: lean masks by default"). Merging one side is
+// (docs/perf.md, "Masked loops"). Merging one side is
 // exact whatever the other side compares, so a band is merged where that
 // cost is absent: a side whose limits are all scalars (a splat or a
 // constant: the merged limit is one scalar), or a side opposite only such

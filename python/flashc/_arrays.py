@@ -22,18 +22,51 @@ def dtype_name(array):
     return name
 
 
+def _little_endian(dtype):
+    """`dtype` with the byte order the runner reads and writes."""
+    return dtype.newbyteorder("<") if dtype.byteorder == ">" else dtype
+
+
 def to_argument(name, array):
-    data = np.ascontiguousarray(array)
-    if data.dtype.byteorder == ">":
-        data = data.astype(data.dtype.newbyteorder("<"))
-    return (name, dtype_name(array), list(data.shape), data.tobytes())
+    """(name, dtype, shape, bytes): its elements in C order, little-endian."""
+    dtype = dtype_name(array)
+    data = np.asarray(array, dtype=_little_endian(array.dtype))
+    return (name, dtype, list(data.shape), data.tobytes(order="C"))
 
 
-def write_back(array, output):
-    """Copies the run's final contents of a tensor into the caller's array."""
-    _dtype, shape, data = output
-    result = np.frombuffer(data, dtype=array.dtype).reshape(shape)
-    if array.flags.writeable:
+def _overlap(a, b):
+    """Whether two arrays share an element in memory."""
+    try:
+        return np.shares_memory(a, b, max_work=1 << 20)
+    except RuntimeError:  # numpy's TooHardError: assume they do
+        return np.may_share_memory(a, b)
+
+
+def write_back(arrays, sent, outputs):
+    """Copies the kernel's results into the caller's arrays: only into those
+    whose contents the run changed (what the kernel wrote), so that an array
+    the kernel only reads keeps its values even when it is passed as an
+    output too. `sent` are the to_argument tuples, `outputs` the run's
+    {name: (dtype, shape, bytes)}. Raises RunError, before writing any, when
+    a written array is read-only or shares memory with another written one.
+    """
+    from ._flashc import RunError
+
+    written = [(name, outputs[name][1], outputs[name][2])
+               for name, _dtype, _shape, data in sent if outputs[name][2] != data]
+    for name, _shape, _data in written:
+        if not arrays[name].flags.writeable:
+            raise RunError(f"error: the kernel writes argument '{name}', whose array is "
+                           "read-only (flags.writeable is False); nothing was written\n")
+    for i, (first, _, _) in enumerate(written):
+        for second, _, _ in written[i + 1:]:
+            if _overlap(arrays[first], arrays[second]):
+                raise RunError(f"error: the kernel writes arguments '{first}' and "
+                               f"'{second}', whose arrays share memory; nothing was "
+                               "written\n")
+    for name, shape, data in written:
+        array = arrays[name]
+        result = np.frombuffer(data, dtype=_little_endian(array.dtype)).reshape(shape)
         np.copyto(array, result)
 
 

@@ -1,4 +1,5 @@
 """flashc.compile and the Kernel it returns."""
+import errno
 import json
 import os
 
@@ -16,13 +17,19 @@ def _constant_text(value):
 
 
 def _read_source(path_or_source):
-    """(text, name): a file's text and path, or source text as '<string>'."""
+    """(text, name): (None, path) for a file, which the compiler reads as
+    flashc does (its bytes as they are, only if it is a regular file), or
+    source text and '<string>'."""
     path = os.fspath(path_or_source)
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if "\n" not in path and os.path.exists(path):
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "a kernel file is expected, not a directory",
+                                    path)
+        return None, path
     if path.endswith(".tile") and "\n" not in path:
-        raise FileNotFoundError(f"no such kernel file: '{path}'")
+        raise FileNotFoundError(errno.ENOENT, "no such kernel file", path)
     return path, "<string>"
 
 
@@ -117,9 +124,13 @@ class Kernel:
     def __call__(self, target="interp", check_races=True, stream=None, **args):
         """Runs the kernel on `target` (interp, emulate or cuda), binding
         arrays and numbers to parameters by name and shape symbols as
-        `flashc run` does; every array passed is updated with the kernel's
-        writes. Returns the emulator's counters (a dict) for emulate, else
-        None. Raises RunError, or SanitizerError for the emulator's findings.
+        `flashc run` does. The arrays the kernel writes get its results (in
+        their own dtype and byte order); the arrays it only reads are left
+        as they are, also when the same array is passed as an output. Returns
+        the emulator's counters (a dict) for emulate, else None. Raises
+        RunError (also, writing nothing, when a written array is read-only
+        or shares memory with another written one), or SanitizerError for
+        the emulator's findings.
         """
         if target not in TARGETS:
             raise ValueError(f"unknown target '{target}' (one of {', '.join(TARGETS)})")
@@ -131,17 +142,17 @@ class Kernel:
                 arrays[name] = value
             else:
                 scalars.append((name, _arrays.scalar_text(name, value)))
+        sent = [_arrays.to_argument(n, a) for n, a in arrays.items()]
         result = _flashc.run(
             self._handle,
             target,
             scalars,
-            [_arrays.to_argument(n, a) for n, a in arrays.items()],
+            sent,
             list(arrays),
             check_races,
             self.arch,
         )
-        for name, array in arrays.items():
-            _arrays.write_back(array, result["outputs"][name])
+        _arrays.write_back(arrays, sent, result["outputs"])
         return result["stats"]
 
     def __repr__(self):

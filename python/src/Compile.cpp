@@ -18,12 +18,14 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -35,7 +37,7 @@ namespace {
 
 using Defines = std::vector<std::pair<std::string, std::string>>;
 
-std::unique_ptr<Kernel> compile(const std::string &text,
+std::unique_ptr<Kernel> compile(const std::optional<std::string> &text,
                                 const std::string &name,
                                 const Defines &defineList,
                                 const std::vector<std::string> &importDirs,
@@ -48,9 +50,20 @@ std::unique_ptr<Kernel> compile(const std::string &text,
   registerTargetDialects(registry);
   kernel->context = std::make_unique<mlir::MLIRContext>(registry);
   kernel->context->printOpOnDiagnostic(false);
-  kernel->sources.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(withLineFeeds(text), name),
-      llvm::SMLoc());
+  // A file is read as flashc reads it: its bytes as they are (the lexer
+  // locates what is not ASCII), only if it is a regular file.
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  if (text) {
+    buffer =
+        llvm::MemoryBuffer::getMemBufferCopy(withLineFeeds(*text), name);
+  } else {
+    std::string error;
+    buffer = readSourceFile(name, error);
+    if (!buffer)
+      throw CompileFailure("error: cannot open '" + name + "': " + error +
+                           "\n");
+  }
+  kernel->sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   std::vector<Define> defines;
   for (const auto &[key, value] : defineList)
     defines.push_back({key, value});
@@ -162,13 +175,15 @@ nb::bytes cubin(const std::string &ptx, const std::string &arch) {
   return nb::bytes(bytes->data(), bytes->size());
 }
 
-/// Every buffer the kernel was read from: the main file, then its imports.
-std::vector<std::pair<std::string, std::string>> sources(const Kernel &k) {
-  std::vector<std::pair<std::string, std::string>> out;
+/// Every buffer the kernel was read from: the main file, then its imports;
+/// bytes, since a comment may hold any.
+std::vector<std::pair<std::string, nb::bytes>> sources(const Kernel &k) {
+  std::vector<std::pair<std::string, nb::bytes>> out;
   for (unsigned id = 1; id <= k.sources.getNumBuffers(); ++id) {
     const llvm::MemoryBuffer *buffer = k.sources.getMemoryBuffer(id);
+    llvm::StringRef text = buffer->getBuffer();
     out.emplace_back(buffer->getBufferIdentifier().str(),
-                     buffer->getBuffer().str());
+                     nb::bytes(text.data(), text.size()));
   }
   return out;
 }
@@ -182,11 +197,12 @@ void bindCompile(nb::module_ &m) {
       .def("lower", &lower, nb::arg("arch"),
            "(PTX, launch sidecar JSON) for `arch`.")
       .def("sources", &sources,
-           "(name, text) of the main file and of every imported file.");
-  m.def("compile", &compile, nb::arg("text"), nb::arg("name"),
+           "(name, bytes) of the main file and of every imported file.");
+  m.def("compile", &compile, nb::arg("text").none(), nb::arg("name"),
         nb::arg("defines"), nb::arg("import_dirs"), nb::arg("arch"),
         nb::arg("merge_mask_bounds"), nb::arg("lean_masks"),
-        "Front end (ARCH from `arch`) + tile pipeline (and the masked-loop "
+        "Front end (ARCH from `arch`) on `text`, or on the file `name` when "
+        "`text` is None, + tile pipeline (and the masked-loop "
         "rewrites asked for); raises CompileError.");
   m.def("assemble_cubin", &cubin, nb::arg("ptx"), nb::arg("arch"),
         "ptxas: PTX -> cubin bytes; raises CompileError.");

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <nanobind/nanobind.h>
@@ -25,9 +26,14 @@
 
 namespace flash::python {
 
-/// Raised as flashc.Error, the base of the three below.
+/// Raised as flashc.Error, the base of the three below. The message is
+/// made valid UTF-8 (a source line it quotes may hold any byte), which
+/// Python needs to raise it.
 struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit Failure(const std::string &message)
+      : std::runtime_error(llvm::json::isUTF8(message)
+                               ? message
+                               : llvm::json::fixUTF8(message)) {}
 };
 /// Raised as flashc.CompileError; the message is the diagnostics as flashc
 /// prints them (file:line:col, the source line, a caret).

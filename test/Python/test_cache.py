@@ -2,22 +2,29 @@
 arch, compile options and compiler build; FLASHC_CACHE_DIR;
 flashc.cache.clear()."""
 import inspect
+import json
 import os
+import stat
+
+import pytest
 
 import flashc
 
 
 def entries(cache_dir):
     return sorted(str(p.relative_to(cache_dir)) for p in cache_dir.glob("*/*")
-                  if not p.name.startswith(".tmp-"))
+                  if not p.name.startswith("."))
 
 
 def plant(cache_dir, marker):
-    """Appends `marker` to every cached PTX: a kernel that shows it came
-    from the cache."""
+    """Appends `marker` to every cached PTX, with a digest to match: a
+    kernel that shows it came from the cache."""
     for entry in cache_dir.glob("*/*"):
         ptx = entry / "kernel.ptx"
         ptx.write_text(ptx.read_text() + marker)
+        digest = flashc.cache._contents_digest(ptx.read_bytes(),
+                                               (entry / "kernel.json").read_bytes())
+        (entry / "kernel.sha256").write_text(digest)
 
 
 def write_kernel(folder, body):
@@ -101,3 +108,49 @@ def test_a_broken_entry_is_recompiled(tmp_path, cache_dir):
     for entry in cache_dir.glob("*/*"):
         os.remove(entry / "kernel.json")
     assert flashc.compile(main).ptx == ptx
+
+
+@pytest.mark.parametrize("damage", ["empty ptx", "truncated ptx", "truncated json",
+                                    "edited ptx", "no digest", "empty digest"])
+def test_a_damaged_entry_is_recompiled(tmp_path, cache_dir, damage):
+    main = write_kernel(tmp_path, "2.0")
+    kernel = flashc.compile(main)
+    ptx, metadata = kernel.ptx, kernel.metadata
+    [entry] = cache_dir.glob("*/*")
+    name, change = {
+        "empty ptx": ("kernel.ptx", lambda b: b""),
+        "truncated ptx": ("kernel.ptx", lambda b: b[: len(b) // 2]),
+        "truncated json": ("kernel.json", lambda b: b[: len(b) // 2]),
+        "edited ptx": ("kernel.ptx", lambda b: b.replace(b"ret;", b"trap;")),
+        "no digest": ("kernel.sha256", None),
+        "empty digest": ("kernel.sha256", lambda b: b""),
+    }[damage]
+    path = entry / name
+    if change is None:
+        path.unlink()
+    else:
+        path.write_bytes(change(path.read_bytes()))
+    again = flashc.compile(main)
+    assert again.ptx == ptx and again.metadata == metadata
+    # The entry is whole again: the next compile reads it back as it is.
+    assert entries(cache_dir) == [str(entry.relative_to(cache_dir))]
+    assert (entry / "kernel.ptx").read_text() == ptx
+    assert json.loads((entry / "kernel.json").read_text()) == metadata
+
+
+def test_an_unwritable_cache_compiles_without_caching(tmp_path, monkeypatch):
+    main = write_kernel(tmp_path, "2.0")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    read_only = tmp_path / "read-only"
+    read_only.mkdir()
+    read_only.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        for where in (a_file / "cache", read_only / "cache", read_only):
+            monkeypatch.setenv("FLASHC_CACHE_DIR", str(where))
+            kernel = flashc.compile(main)
+            assert kernel.ptx.startswith("//") and kernel.metadata["entry"]
+    finally:
+        read_only.chmod(stat.S_IRWXU)
+    if os.geteuid() != 0:  # root writes anywhere
+        assert not any(read_only.iterdir())

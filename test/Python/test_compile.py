@@ -125,6 +125,43 @@ def test_missing_file():
         flashc.compile("no/such/kernel.tile")
 
 
+def test_a_directory_is_no_kernel(tmp_path):
+    with pytest.raises(IsADirectoryError):
+        flashc.compile(str(tmp_path))
+    with pytest.raises(IsADirectoryError):
+        flashc.compile(tmp_path)
+
+
+def test_only_regular_files_are_read():
+    # As flashc: /dev/zero is refused before a byte is read.
+    with pytest.raises(flashc.CompileError,
+                       match="cannot open '/dev/zero': it is not a regular file"):
+        flashc.compile("/dev/zero")
+
+
+def test_a_byte_that_is_not_ascii_is_located(tmp_path):
+    bad = tmp_path / "latin1.tile"
+    bad.write_bytes(b"kernel k(X: f32[N]) {\xff\n}\n")
+    with pytest.raises(flashc.CompileError) as error:
+        flashc.compile(bad)
+    lines = str(error.value).splitlines()
+    assert lines[0] == f"{bad}:1:22: error: unexpected byte 0xff (only ASCII source text is allowed)"
+    assert lines[1] == "kernel k(X: f32[N]) {\ufffd"
+    # What flashc prints (with the byte), as text.
+    flashc_bin = os.environ.get("FLASHC_BIN") or shutil.which("flashc")
+    if flashc_bin:
+        driver = subprocess.run([flashc_bin, str(bad)], capture_output=True)
+        assert str(error.value) == driver.stderr.decode(errors="replace")
+
+
+def test_any_byte_in_a_comment(tmp_path):
+    # flashc compiles it; so does the package, and caches it.
+    src = tmp_path / "comment.tile"
+    src.write_bytes(b"# caf\xe9\nkernel k(X: f32[N]) {\n  grid(1);\n"
+                    b"  store(X[0 : 16], full([16], 1.0, f32));\n}\n")
+    assert flashc.compile(src).ptx == flashc.compile(str(src)).ptx
+
+
 def test_errors_are_one_family():
     assert issubclass(flashc.CompileError, flashc.Error)
     assert issubclass(flashc.SanitizerError, flashc.RunError)

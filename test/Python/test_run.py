@@ -15,6 +15,29 @@ kernel racy(X: f32[N], Y: f32[N]) {
 }
 """
 
+DOUBLE = """\
+kernel double(X: f16[N], Y: f16[N], s: f32) {
+  grid(cdiv(N, 64));
+  let i = program_id(0) * 64;
+  store(Y[i : i + 64], load(X[i : i + 64]) * cast(s, f16));
+}
+"""
+
+TWO_OUTPUTS = """\
+kernel two(X: f32[N], Y: f32[N], Z: f32[N]) {
+  grid(cdiv(N, 64));
+  let i = program_id(0) * 64;
+  let x = load(X[i : i + 64]);
+  store(Y[i : i + 64], x + 1.0);
+  store(Z[i : i + 64], x + 2.0);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def double():
+    return flashc.compile(DOUBLE)
+
 
 @pytest.fixture(scope="module")
 def fa2():
@@ -119,3 +142,65 @@ def test_runtime_error_is_not_a_sanitizer_error_on_interp(kernels):
     with pytest.raises(flashc.RunError, match="division by zero") as error:
         divzero(X=x, Y=x.copy(), d=0)
     assert not isinstance(error.value, flashc.SanitizerError)
+
+
+@pytest.mark.parametrize("target", ["interp", "emulate"])
+@pytest.mark.parametrize("x_order,y_order", [(">", ">"), (">", "<"), ("<", ">")])
+def test_byte_orders(double, target, x_order, y_order):
+    # The kernel reads and writes little-endian: big-endian arrays get the
+    # values, in their own byte order, and an input keeps its bytes.
+    x = np.arange(64).astype(x_order + "f2")
+    y = np.zeros(64, y_order + "f2")
+    x_bytes = x.tobytes()
+    double(X=x, Y=y, s=2.0, target=target)
+    assert y.dtype == np.dtype(y_order + "f2")
+    assert (y == 2 * np.arange(64)).all()
+    assert x.tobytes() == x_bytes
+
+
+@pytest.mark.parametrize("keywords", [("X", "Y"), ("Y", "X")])
+def test_one_array_as_input_and_output(double, keywords):
+    # Whichever keyword comes first, the array gets what the kernel wrote.
+    x = np.arange(64).astype(np.float16)
+    double(**{keywords[0]: x, keywords[1]: x}, s=3.0)
+    assert (x == 3 * np.arange(64)).all()
+
+
+def test_strided_output(double):
+    x = np.arange(64).astype(np.float16)
+    base = np.full(128, -1, np.float16)
+    double(X=x, Y=base[::2], s=2.0)
+    assert (base[::2] == 2 * x).all() and (base[1::2] == -1).all()
+
+
+def test_read_only_arrays(double):
+    x = np.arange(64).astype(np.float16)
+    x.flags.writeable = False
+    y = np.zeros(64, np.float16)
+    double(X=x, Y=y, s=2.0)  # an input may be read-only
+    assert (y == 2 * x).all()
+    y.flags.writeable = False
+    with pytest.raises(flashc.RunError, match="writes argument 'Y', whose array is read-only"):
+        double(X=x, Y=y, s=3.0)
+    assert (y == 2 * x).all()
+
+
+def test_written_arrays_that_share_memory():
+    two = flashc.compile(TWO_OUTPUTS)
+    x = np.arange(64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    with pytest.raises(flashc.RunError, match="writes arguments 'Y' and 'Z', whose arrays share memory"):
+        two(X=x, Y=y, Z=y)
+    assert (y == 0).all()
+    z = np.zeros(64, np.float32)
+    two(X=x, Y=y, Z=z)
+    assert (y == x + 1).all() and (z == x + 2).all()
+
+
+@pytest.mark.parametrize("scale", [10**400, -10**400, 1e39])
+def test_a_scalar_beyond_its_type(double, scale):
+    x = np.arange(64).astype(np.float16)
+    y = np.zeros(64, np.float16)
+    with pytest.raises(flashc.RunError, match="does not fit in f32 \\(it would round to infinity\\)"):
+        double(X=x, Y=y, s=scale)
+    assert (y == 0).all()

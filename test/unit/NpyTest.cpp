@@ -2,10 +2,13 @@
 
 #include "flashc/Runtime/Float16.h"
 #include "flashc/Runtime/Npy.h"
+#include "flashc/Runtime/AtomicFile.h"
+#include "flashc/Support/TemporaryFiles.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -347,6 +350,54 @@ TEST(Npy, WritesReplaceAtomically) {
   Array back;
   ASSERT_TRUE(readFile(path, back, err)) << err;
   EXPECT_EQ(back.shape, std::vector<int64_t>({2}));
+  std::remove(path.c_str());
+}
+
+/// Whether TempDir holds a file whose name starts with `prefix`.
+bool tempDirHas(const std::string &prefix) {
+  bool found = false;
+  DIR *listing = ::opendir(testing::TempDir().c_str());
+  while (listing && !found)
+    if (dirent *entry = ::readdir(listing))
+      found = std::string(entry->d_name).rfind(prefix, 0) == 0;
+    else
+      break;
+  if (listing)
+    ::closedir(listing);
+  return found;
+}
+
+TemporaryFileObserver signalRemoval = nullptr;
+
+/// The registration of removeTemporariesOnSignal, then SIGTERM while the
+/// temporary exists: a kill in the middle of the write.
+void terminateMidWrite(const std::string &tmp, bool exists) {
+  signalRemoval(tmp, exists);
+  if (exists)
+    std::raise(SIGTERM);
+}
+
+/// A signal during the write (flashc run --out, -o) removes the temporary
+/// and keeps the previous output (TemporaryFiles.h).
+TEST(NpyDeathTest, SignalMidWriteLeavesNoTemporary) {
+  std::string path = tempPath("signalled.npy");
+  Array previous(DType::F32, {3}), next(DType::F32, {1 << 16});
+  std::string err;
+  ASSERT_TRUE(writeFile(path, previous, err)) << err;
+  EXPECT_EXIT(
+      {
+        removeTemporariesOnSignal();
+        signalRemoval = temporaryFileObserver();
+        setTemporaryFileObserver(terminateMidWrite);
+        writeFile(path, next, err);
+        std::exit(0);
+      },
+      testing::KilledBySignal(SIGTERM), "");
+  EXPECT_FALSE(tempDirHas(path.substr(path.rfind('/') + 1) + ".tmp-"))
+      << "temporary left behind";
+  Array back;
+  ASSERT_TRUE(readFile(path, back, err)) << err;
+  EXPECT_EQ(back.shape, std::vector<int64_t>({3}));
   std::remove(path.c_str());
 }
 

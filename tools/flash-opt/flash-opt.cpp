@@ -4,6 +4,7 @@
 #include "flashc/Target/PTX.h"
 #include "flashc/Transforms/Passes.h"
 #include "flashc/Pipelines/Pipelines.h"
+#include "flashc/Support/OutOfMemory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +19,9 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  // One line instead of "LLVM ERROR: out of memory" and an abort
+  // (MlirOptMain's InitLLVM routes exhaustion to it).
+  flash::installOutOfMemoryHandler("flash-opt");
   mlir::DialectRegistry registry;
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -24,6 +24,7 @@
 #include "flashc/Runtime/AtomicFile.h"
 #include "flashc/Support/OutOfMemory.h"
 #include "flashc/Support/SourceDiagnostics.h"
+#include "flashc/Support/TemporaryFiles.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -136,6 +137,11 @@ cl::opt<std::string> memoryLimitOpt(
     cl::desc("flashc run: the bytes the run's tensors may take, K/M/G/T "
              "suffixes allowed (default: $FLASHC_MEMORY_LIMIT, else 8G)"),
     cl::value_desc("bytes"), cl::init(""), cl::cat(flashcCategory));
+cl::opt<bool> noRaceCheckOpt(
+    "no-race-check",
+    cl::desc("flashc run --target=emulate: skip the shared-memory race check "
+             "(and the memory its shadow needs), as flash-emulate does"),
+    cl::init(false), cl::cat(flashcCategory));
 
 /// flashc run --stats (--target=emulate): print the emulator's counters.
 /// Taken out of argv before option parsing: LLVM owns a `-stats` option.
@@ -242,7 +248,8 @@ bool parseCommandLine(std::vector<const char *> &args) {
       "OUT.json)\n"
       "  flashc run FILE.tile --target=interp|emulate|cuda [-D NAME=VALUE]...\n"
       "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n"
-      "         [--stats]   (emulate: print the emulator's counters)\n"
+      "         [--stats] [--no-race-check]   (emulate: print the "
+      "emulator's counters; skip the race check)\n"
       "         [--arch=sm_XX]   (cuda: default: the GPU's arch)\n\n"
       "MLIR's IR printing options (--mlir-print-ir-after-all, "
       "--mlir-print-ir-before=PASS, ...) and --timing apply to the "
@@ -258,9 +265,9 @@ bool checkModeOptions(bool runMode) {
     return false;
   }
   if (!runMode && (!argOpts.empty() || !outOpts.empty() ||
-                   !targetOpt.empty())) {
-    llvm::errs() << "flashc: error: --target, --arg and --out are only valid "
-                    "with 'flashc run'\n";
+                   !targetOpt.empty() || noRaceCheckOpt)) {
+    llvm::errs() << "flashc: error: --target, --arg, --out and "
+                    "--no-race-check are only valid with 'flashc run'\n";
     return false;
   }
   if (!runMode)
@@ -296,15 +303,15 @@ bool parseDefines(std::vector<flash::Define> &defines) {
 }
 
 bool loadInput(llvm::SourceMgr &sourceMgr) {
-  auto fileOrErr =
-      llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
-  if (std::error_code ec = fileOrErr.getError()) {
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      flash::readSourceFile(inputFile, error);
+  if (!buffer) {
     llvm::errs() << "flashc: error: cannot open '" << inputFile
-                 << "': " << ec.message() << "\n";
+                 << "': " << error << "\n";
     return false;
   }
-  sourceMgr.AddNewSourceBuffer(flash::withLineFeeds(std::move(*fileOrErr)),
-                               llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   return true;
 }
 
@@ -402,6 +409,7 @@ int runOnTarget(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr) {
   request.target = targetOpt;
   request.sources = &sourceMgr;
   request.stats = statsOpt;
+  request.checkRaces = !noRaceCheckOpt;
   request.splitMaskedLoops = splitMaskedLoopsOpt;
   request.deferLoopSums = deferLoopSumsOpt;
   request.mergeMaskBounds = mergeMaskBoundsOpt;
@@ -483,6 +491,7 @@ int writeOutput(mlir::ModuleOp module, const flash::TargetOptions &target) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   flash::installOutOfMemoryHandler("flashc");
+  flash::removeTemporariesOnSignal();
   bool runMode = false;
   std::vector<const char *> args = takeRunMode(argc, argv, runMode);
   if (!parseCommandLine(args))

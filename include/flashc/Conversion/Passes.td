@@ -21,8 +21,7 @@ def ConvertTileToSIMT : Pass<"convert-tile-to-simt", "mlir::ModuleOp"> {
     broadcast limit compares each register's constant offset, an
     immediate, with `limit - part` (the thread's part of the index): no
     register per column. Off by default: ptxas then allocates some kernels
-    fewer registers and spills (docs/perf.md, "Session 8: lean masked
-    loop").
+    fewer registers and spills (docs/perf.md, "Masked loops").
   }];
   let options = [
     Option<"iotaImmediates", "iota-immediates", "bool", "false",

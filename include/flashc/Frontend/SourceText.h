@@ -26,6 +26,13 @@ std::unique_ptr<llvm::MemoryBuffer>
 withLineFeeds(std::unique_ptr<llvm::MemoryBuffer> buffer,
               llvm::StringRef name = {});
 
+/// The main source file `path` ("-": standard input) with LF line endings.
+/// Like an import, only a regular file is read: a directory, a device
+/// (/dev/zero) or a pipe is refused before any byte is. On failure returns
+/// null and sets `error` to the cause (without the path).
+std::unique_ptr<llvm::MemoryBuffer> readSourceFile(llvm::StringRef path,
+                                                   std::string &error);
+
 } // namespace flash
 
 #endif // FLASHC_FRONTEND_SOURCETEXT_H

@@ -25,12 +25,12 @@ struct TilePipelineOptions {
   /// tile-merge-mask-bounds after the split: one comparison per bound of a
   /// mask (fa2 causal: one select per score instead of two). On by default;
   /// flashc --merge-mask-bounds=false turns it off, to compare (docs/perf.md,
-  /// "Session 9: lean masks by default").
+  /// "Masked loops").
   bool mergeMaskBounds = true;
   /// The whole lean masked loop (flashc --lean-masks, off by default):
   /// tile-merge-mask-bounds, tile-shift-compare-offsets in the layout
-  /// pipeline and convert-tile-to-simt's iota-immediates; ptxas spills in
-  /// 12 of the dense sweep's 320 causal configurations with it.
+  /// pipeline and convert-tile-to-simt's iota-immediates; ptxas spills at
+  /// fa2's causal sm_80 defaults with it.
   bool leanMasks = false;
 };
 

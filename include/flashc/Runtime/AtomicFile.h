@@ -25,6 +25,14 @@ bool writeFileAtomically(const std::string &path, const void *data,
 /// directory: a device such as /dev/null, or a pipe.
 bool isDeviceOrPipe(const std::string &path);
 
+/// Told the path of each temporary once it exists (`exists`) and once it is
+/// gone (renamed over its target or removed), so that a tool can remove it
+/// when a signal ends the process mid-write (flash::removeTemporariesOnSignal
+/// in flashc/Support/TemporaryFiles.h). One for the whole process.
+using TemporaryFileObserver = void (*)(const std::string &path, bool exists);
+void setTemporaryFileObserver(TemporaryFileObserver observer);
+TemporaryFileObserver temporaryFileObserver();
+
 } // namespace flash
 
 #endif // FLASHC_RUNTIME_ATOMICFILE_H

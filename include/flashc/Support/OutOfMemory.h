@@ -10,11 +10,26 @@
 #ifndef FLASHC_SUPPORT_OUTOFMEMORY_H
 #define FLASHC_SUPPORT_OUTOFMEMORY_H
 
+#include <string>
+
 namespace flash {
 
 /// Installs LLVM's bad-alloc handler (which InitLLVM's new-handler calls)
 /// for tool `tool` ("flashc"). Call after llvm::InitLLVM.
 void installOutOfMemoryHandler(const char *tool);
+
+/// While one lives, the out-of-memory line names what the tool was doing
+/// ("reading argument 'Q' from 'q.npy'"), as the budget's errors do.
+class OutOfMemoryContext {
+public:
+  explicit OutOfMemoryContext(const std::string &doing);
+  ~OutOfMemoryContext();
+  OutOfMemoryContext(const OutOfMemoryContext &) = delete;
+  OutOfMemoryContext &operator=(const OutOfMemoryContext &) = delete;
+
+private:
+  std::string previous;
+};
 
 } // namespace flash
 

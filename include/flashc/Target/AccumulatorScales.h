@@ -7,8 +7,8 @@
 // rows) ahead of the MMAs that read them. ptxas 13.0 then gives the scaled
 // values registers of their own and, with the loop's registers full,
 // regroups them into the aligned quadruples an HMMA accumulator needs with
-// a MOV each, every iteration (docs/perf.md, "Session 9: sm_90 d128 at
-// 128 x 64"). Moved next to the MMA that reads them, each product takes the
+// a MOV each, every iteration (docs/perf.md, "Accumulator scales next to
+// their MMA"). Moved next to the MMA that reads them, each product takes the
 // register of the value it scales.
 //
 //===----------------------------------------------------------------------===//

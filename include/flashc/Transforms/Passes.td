@@ -59,7 +59,7 @@ def TileMergeMaskBounds : Pass<"tile-merge-mask-bounds", "mlir::func::FuncOp"> {
     one scalar limit, and a side opposite only scalar limits (`col >= 0`)
     is merged as without it. The pipeline runs it after
     tile-split-masked-loops by default (flashc --merge-mask-bounds=false
-    turns it off; docs/perf.md, "Session 9: lean masks by default").
+    turns it off; docs/perf.md, "Masked loops").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
@@ -80,9 +80,9 @@ def TileShiftCompareOffsets
     across the loop for one addition each. Index arithmetic is assumed not
     to overflow, as in tile-split-masked-loops (|limit - start_n| is at most
     Nq + Nk). Off by default: the pipeline runs it with flashc --lean-masks
-    only, as ptxas then spills in 12 of the dense sweep's 320 causal
-    configurations and in fa2's sm_90 d64 causal default (docs/perf.md,
-    "Session 9: lean masks by default").
+    only, as ptxas 13 then spills at fa2's causal sm_80 defaults (80 bytes
+    at HEAD_DIM 64, 16 at 128; docs/perf.md, "What was tried and did not
+    pay").
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }

@@ -78,6 +78,55 @@ LogicalResult verifyKernelTypes(func::FuncOp kernel) {
   return success(ok);
 }
 
+/// Registers one thread may hold for one tile. The conversion evaluates the
+/// layout at every register of every thread and emits one value per
+/// register: a layout that pads a tile to thousands of registers (huge
+/// `values`) would run for minutes or exhaust memory. Kernels from the front
+/// end hold at most 255 32-bit words per thread (tile-check-resources);
+/// this bound leaves room for padding and 1-bit masks.
+constexpr int64_t kMaxRegistersPerTile = 1024;
+
+/// Every tile's layout fits the kernel: no more warps than it has, and a
+/// bounded number of registers per thread (for layout IR that did not come
+/// through tile-check-resources).
+LogicalResult verifyLayoutResources(func::FuncOp kernel) {
+  int64_t warps =
+      kernel->getAttrOfType<IntegerAttr>(flash::tile::kNumWarpsAttrName)
+          .getInt();
+  auto check = [&](Operation *op, Type type) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return success();
+    auto layout = dyn_cast_or_null<LayoutAttrInterface>(tensor.getEncoding());
+    if (!layout)
+      return success();
+    if (layout.getNumWarps() > warps)
+      return op->emitOpError()
+             << "has a tile of type " << tensor << " whose layout spreads it "
+             << "over " << layout.getNumWarps() << " warps, but the kernel has "
+             << warps << " (tile.num_warps)";
+    int64_t registers = layout.getNumRegisters(tensor.getShape());
+    if (registers > kMaxRegistersPerTile)
+      return op->emitOpError()
+             << "has a tile of type " << tensor << " whose layout gives each "
+             << "thread " << registers << " registers, more than the "
+             << kMaxRegistersPerTile << " a tile may take";
+    return success();
+  };
+  WalkResult result = kernel.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (failed(check(op, t)))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Type t : block.getArgumentTypes())
+          if (failed(check(op, t)))
+            return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// The name of parameter `i` in the source program.
 std::string paramName(func::FuncOp func, unsigned i) {
   auto nameAttr = func.getArgAttrOfType<StringAttr>(i, kArgNameAttrName);
@@ -301,6 +350,10 @@ struct ConvertTileToSIMTPass
     bool ok = true;
     for (func::FuncOp kernel : kernels)
       ok &= succeeded(verifyKernelTypes(kernel));
+    if (!ok)
+      return signalPassFailure();
+    for (func::FuncOp kernel : kernels)
+      ok &= succeeded(verifyLayoutResources(kernel));
     for (func::FuncOp kernel : kernels)
       ok &= succeeded(verifySharedMemoryOps(kernel));
     if (!ok)

@@ -119,3 +119,25 @@ func.func @gather_index_layout(%X: !tile.global<[N, 16], f32> {tile.name = "X"},
   tile.store %x, %Y[%c0, %c0] window [0, 1] : tensor<32x16xf32, #blocked> -> !tile.global<[32, 16], f32>
   return
 }
+
+// -----
+
+// Layout IR skips tile-check-resources: a layout that pads a tile to
+// thousands of registers per thread is refused before the conversion
+// unrolls it (it ran for minutes).
+#huge = #tile.mma<warps = [1, 1, 1], values = [256, 1, 1]>
+// expected-error@+1 {{'func.func' op has a tile of type 'tensor<128x64xf32, #tile.mma<warps = [1, 1, 1], values = [256, 1, 1]>>' whose layout gives each thread 8192 registers, more than the 1024 a tile may take}}
+func.func @huge_values(%acc: tensor<128x64xf32, #huge>)
+    attributes {tile.num_warps = 1 : i32} {
+  return
+}
+
+// -----
+
+// More warps than the kernel has (it aborted out of memory at 2^30).
+#wide = #tile.mma<warps = [1073741824, 1, 1], values = [1, 1, 1]>
+// expected-error@+1 {{'func.func' op has a tile of type 'tensor<16x8xf32, #tile.mma<warps = [1073741824, 1, 1], values = [1, 1, 1]>>' whose layout spreads it over 1073741824 warps, but the kernel has 4 (tile.num_warps)}}
+func.func @too_many_warps(%acc: tensor<16x8xf32, #wide>)
+    attributes {tile.num_warps = 4 : i32} {
+  return
+}

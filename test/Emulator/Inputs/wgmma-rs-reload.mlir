@@ -3,7 +3,8 @@
 // accumulator (D = 2 A B): A from each thread's 4 fragment registers
 // (Afrag[t]), B (16 x 16 = N x K) staged into an unswizzled K-major tile.
 // Each iteration, after its wait, thread t echoes its first A register to
-// Aecho[t]. A is loaded again at the top of each iteration.
+// Aecho[t]. A is loaded again at the top of each iteration, and the asm
+// string is spelled with newlines.
 // planted-wgmma.test edits it into bugs.
 module attributes {gpu.container_module} {
   gpu.module @flashc_kernels {
@@ -80,7 +81,7 @@ module attributes {gpu.container_module} {
         %in5 = llvm.extractvalue %acc[5] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
         %in6 = llvm.extractvalue %acc[6] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
         %in7 = llvm.extractvalue %acc[7] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-        %res = llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred p; setp.ne.b32 p, $21, 0; wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0, $1, $2, $3, $4, $5, $6, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0; }", "=f,=f,=f,=f,=f,=f,=f,=f,0,1,2,3,4,5,6,7,r,r,r,r,l,r" %in0, %in1, %in2, %in3, %in4, %in5, %in6, %in7, %a0, %a1, %a2, %a3, %descB, %one : (f32, f32, f32, f32, f32, f32, f32, f32, i32, i32, i32, i32, i64, i32) -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+        %res = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $21, 0;\0Awgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {$0, $1, $2, $3, $4, $5, $6, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;\0A}\0A", "=f,=f,=f,=f,=f,=f,=f,=f,0,1,2,3,4,5,6,7,r,r,r,r,l,r" %in0, %in1, %in2, %in3, %in4, %in5, %in6, %in7, %a0, %a1, %a2, %a3, %descB, %one : (f32, f32, f32, f32, f32, f32, f32, f32, i32, i32, i32, i32, i64, i32) -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
         nvvm.wgmma.commit.group.sync.aligned
         nvvm.wgmma.wait.group.sync.aligned 0
         llvm.store %a0, %echo : i32, !llvm.ptr<1>
