@@ -29,7 +29,7 @@ def _supported_archs():
     path = os.path.join(REPO_ROOT, "include", "flashc", "Runtime", "Arch.h")
     with open(path) as f:
         table = re.search(r"kSupportedArchs\[\] = \{(.*?)\};", f.read(), re.S)
-    archs = tuple(re.findall(r'\{"(sm_[0-9]+)"', table.group(1))) if table else ()
+    archs = tuple(re.findall(r'\{"(sm_[0-9]+a?)"', table.group(1))) if table else ()
     if not archs:
         raise RuntimeError(f"{path}: no kSupportedArchs table")
     return archs

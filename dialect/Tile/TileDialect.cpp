@@ -1,5 +1,6 @@
 //===- TileDialect.cpp - tile dialect registration, types, attributes -----===//
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -325,6 +326,14 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
         arch.getInt() <= 0)
       return op->emitError() << "'" << name
                              << "' must be an i64 > 0 on a builtin.module, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kWgmmaAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a "
+                                "builtin.module, got "
                              << attr.getValue();
     return success();
   }

@@ -157,7 +157,8 @@ int Compilation::runFrontEnd() {
   DiagnosticPrinter printer(sourceMgr, *diagStream);
   CompileStatus status = CompileStatus::Success;
   ir = compileTileSource(sourceMgr, defines, *mlirContext, printer, &status,
-                         imports, archNumber(targetOptions.arch));
+                         imports, archNumber(targetOptions.arch),
+                         archHasWgmma(targetOptions.arch));
   if (!ir)
     return status == CompileStatus::InternalError ? 2 : 1;
   current = Level::FrontEnd;

@@ -81,6 +81,14 @@ int chooseRunArch(const std::string &target, const std::string &requested,
            << "\n";
       return 1;
     }
+    const ArchInfo *info = findArch(requested);
+    if (info->archSpecific && archNumber(requested) != cc) {
+      diag << "error: --arch=" << requested
+           << " runs only on compute capability " << archNumber(requested) / 10
+           << "." << archNumber(requested) % 10 << ", not on " << device
+           << "\n";
+      return 1;
+    }
     arch = requested;
     diag << "note: --target=cuda: compiling for " << arch << " (--arch) on "
          << device << "\n";

@@ -221,6 +221,11 @@ void flash::buildSIMTToLLVMPipeline(OpPassManager &pm,
   // Lowers gpu.func/gpu.return, the math ops libdevice implements (__nv_*),
   // and, through the ConvertToLLVM interfaces, arith, cf, index, vector.
   gpuPM.addPass(createConvertGpuOpsToNVVMOps());
+  // NVVM ops that are inline PTX (nvvm.wgmma.mma_async has no LLVM
+  // intrinsic); only sm_90a emits them, and the other archs' PTX stays as
+  // it is.
+  if (flash::archHasWgmma(options.arch))
+    gpuPM.addPass(createConvertNVVMToLLVMPass());
   // Whatever the above left (cf is lowered by convert-gpu-to-nvvm through
   // the ConvertToLLVM interface registered in registerTargetDialects;
   // convert-cf-to-llvm cannot run on a gpu.module).

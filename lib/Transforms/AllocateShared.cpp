@@ -19,6 +19,7 @@
 #include "flashc/Transforms/Passes.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -33,6 +34,9 @@ namespace tile = flash::tile;
 namespace {
 // cp.async writes and ldmatrix reads 16-byte chunks.
 constexpr int64_t kAlignment = 16;
+// wgmma reads swizzled buffers whose pattern starts on its natural boundary
+// (the descriptors' base offset 0): up to 1024 bytes for 128-byte rows.
+constexpr int64_t kWgmmaAlignment = 1024;
 
 struct Buffer {
   tile::LocalAllocOp alloc;
@@ -145,7 +149,7 @@ private:
         if (offset + b.bytes <= lo)
           break;
         offset = std::max(offset, static_cast<int64_t>(
-                                      llvm::alignTo(hi, kAlignment)));
+                                      llvm::alignTo(hi, alignment())));
       }
       b.offset = offset;
       total = std::max(total, offset + b.bytes);
@@ -231,6 +235,11 @@ private:
                  : WalkResult::interrupt();
     });
     return result.wasInterrupted();
+  }
+
+  /// Buffer alignment: wgmma's on sm_90a (tile.wgmma on the module).
+  int64_t alignment() const {
+    return tile::targetsWgmma(func) ? kWgmmaAlignment : kAlignment;
   }
 
   func::FuncOp func;

@@ -21,6 +21,7 @@
 #include "SharedStaging.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
@@ -79,16 +80,53 @@ MmaLayoutAttr mmaForRows(MLIRContext *ctx, int64_t rows, int64_t numWarps,
                             {llvm::divideCeilSigned(atoms, warpsM), 1, 1});
 }
 
+/// Why `mma` cannot be a warpgroup MMA (wgmma m64nNk16) of a TiledMMA of
+/// `numWarps` warps along M; empty when it can. Its B operand must be a
+/// load that tile-stage-shared stages into a buffer whose slots are wgmma's
+/// canonical layout (rows of 32, 64 or 128 bytes, swizzled over as many
+/// bytes: the staging swizzle is then the hardware's), so that wgmma reads
+/// it through a descriptor.
+std::string warpgroupMismatch(MmaOp mma, int64_t numWarps) {
+  auto elementOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  };
+  Type element = elementOf(mma.getA());
+  if (!(element.isF16() || element.isBF16()) ||
+      elementOf(mma.getB()) != element || !mma.getType().getElementType().isF32())
+    return "operands are not f16 or bf16 with an f32 accumulator";
+  int64_t m = mma.getType().getDimSize(0), n = mma.getType().getDimSize(1);
+  int64_t k = cast<RankedTensorType>(mma.getA().getType())
+                  .getDimSize(mma.getTransposeA() ? 0 : 1);
+  if (m % (layout::kAtomM * numWarps) != 0 || n % layout::kAtomN != 0 ||
+      k % layout::kAtomK != 0)
+    return "its shape does not divide into the warpgroups' 64 x N x 16 steps";
+  auto load = mma.getB().getDefiningOp<LoadOp>();
+  if (!load || load.isGathered() || !load->hasOneUse())
+    return "B is not a load of its own";
+  SharedType buffer = flash::stagingBufferFor(load);
+  if (!buffer || buffer.getRowBytes() > 128 ||
+      buffer.getRowBytes() != 16 * buffer.getPerPhase() * buffer.getMaxPhase())
+    return "B's staging buffer is not a wgmma operand layout";
+  return "";
+}
+
 MmaLayoutAttr chooseMma(func::FuncOp kernel, int64_t numWarps,
                         bool rowsMeet) {
   if (auto chosen = kernel->getAttrOfType<MmaLayoutAttr>(kMmaLayoutAttrName))
     return chosen;
   int64_t rows = 0;
+  bool warpgroup = numWarps % 4 == 0;
   kernel.walk([&](MmaOp mma) {
     rows = std::max(rows, mma.getType().getDimSize(0));
+    warpgroup = warpgroup && warpgroupMismatch(mma, numWarps).empty();
   });
   if (rows == 0)
     return {};
+  // On sm_90a (tile.wgmma on the module) the warps of a kernel whose MMAs
+  // all fit go along M in warpgroups, one atom per warp and step: the
+  // warpgroup MMA layout (WgmmaTarget.h).
+  if (warpgroup && targetsWgmma(kernel))
+    return MmaLayoutAttr::get(kernel.getContext(), {numWarps, 1, 1}, {1, 1, 1});
   return mmaForRows(kernel.getContext(), rows, numWarps, rowsMeet);
 }
 

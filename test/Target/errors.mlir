@@ -4,8 +4,8 @@
 // RUN: not flash-opt %S/Inputs/simt-kernel.mlir --flashc-emit-sidecar="arch=sm_90 ptx=70 output=-" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTX
 // RUN: not flash-opt %s --split-input-file --flashc-emit-sidecar="output=-" -o /dev/null 2>&1 | FileCheck %s
 
-// ARCH: error: unsupported arch 'sm_75': expected one of sm_80, sm_86, sm_89, sm_90
-// ARCH100: error: unsupported arch 'sm_100': expected one of sm_80, sm_86, sm_89, sm_90
+// ARCH: error: unsupported arch 'sm_75': expected one of sm_80, sm_86, sm_89, sm_90, sm_90a
+// ARCH100: error: unsupported arch 'sm_100': expected one of sm_80, sm_86, sm_89, sm_90, sm_90a
 // PTX: error: sm_90 needs PTX 7.8 or later, not 7.0
 
 // CHECK: error: cannot express 'arith.select' in the launch metadata's grid

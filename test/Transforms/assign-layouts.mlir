@@ -444,3 +444,88 @@ func.func @row_statistics(%Q: !tile.global<[N, 128], f16>, %O: !tile.global<[N, 
   tile.store %r, %O[%c0, %c0] window [0, 1] : tensor<64x128xf32> -> !tile.global<[N, 128], f32>
   return
 }
+
+// -----
+
+// On sm_90a (tile.wgmma on the module) attention's MMAs are warpgroup MMAs:
+// warps along M in warpgroups, one atom per warp and step (128 rows on one
+// warpgroup: two 64-row repeats, where mma.sync's layout gives each warp
+// 32 consecutive rows); the row statistics are slices of that layout and
+// P's conversion is the same register repack as with mma.sync.
+// CHECK-DAG: #[[WG:.*]] = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[WGA:.*]] = #tile.dot_op<0, #[[WG]]>
+// CHECK-DAG: #[[WGB:.*]] = #tile.dot_op<1, #[[WG]]>
+// CHECK-DAG: #[[WGBT:.*]] = #tile.dot_op<1, #[[WG]], transposed = true>
+// CHECK-DAG: #[[WGROWS:.*]] = #tile.slice<1, #[[WG]]>
+// CHECK-LABEL: func.func @attention_wgmma
+// CHECK: tile.load {{.*}} -> tensor<128x64xf16, #[[WGA]]>
+// CHECK:   tile.load {{.*}} -> tensor<128x64xf16, #[[WGBT]]>
+// CHECK:   tile.load {{.*}} -> tensor<128x64xf16, #[[WGB]]>
+// CHECK:   %[[S:.*]] = tile.mma {{.*}} {transpose_b} {{.*}} -> tensor<128x128xf32, #[[WG]]>
+// CHECK:   tile.reduce max %[[S]] axis = 1 : tensor<128x128xf32, #[[WG]]> -> tensor<128xf32, #[[WGROWS]]>
+// CHECK:   tile.convert_layout {{.*}} : tensor<128x128xf16, #[[WG]]> -> tensor<128x128xf16, #[[WGA]]>
+// CHECK:   tile.mma {{.*}} -> tensor<128x64xf32, #[[WG]]>
+module attributes {tile.wgmma} {
+func.func @attention_wgmma(%Q: !tile.global<[N, 64], f16>, %K: !tile.global<[N, 64], f16>,
+                           %V: !tile.global<[N, 64], f16>, %n: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c128 = arith.constant 128 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %szero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<128xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %r:2 = scf.for %i = %c0 to %n step %c128 iter_args(%m = %ninf, %acc = %zero)
+      -> (tensor<128xf32>, tensor<128x64xf32>) : i32 {
+    %k = tile.load %K[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+    %v = tile.load %V[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+    %s = tile.mma %q, %k, %szero {transpose_b} : tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x128xf32>
+    %bm = tile.reduce max %s axis = 1 : tensor<128x128xf32> -> tensor<128xf32>
+    %m2 = arith.maximumf %m, %bm : tensor<128xf32>
+    %col = tile.expand_dims %m2 axis = 1 : tensor<128xf32> -> tensor<128x1xf32>
+    %b = tile.broadcast %col : tensor<128x1xf32> -> tensor<128x128xf32>
+    %d = arith.subf %s, %b : tensor<128x128xf32>
+    %p = math.exp2 %d : tensor<128x128xf32>
+    %p16 = arith.truncf %p : tensor<128x128xf32> to tensor<128x128xf16>
+    %acc2 = tile.mma %p16, %v, %acc : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+    scf.yield %m2, %acc2 : tensor<128xf32>, tensor<128x64xf32>
+  }
+  return
+}
+}
+
+// -----
+
+// On sm_90a a kernel with an MMA that cannot be a warpgroup MMA (here B
+// is computed, not loaded: wgmma reads B from shared memory) keeps the
+// mma.sync layout for all its MMAs; so does one whose warps are not whole
+// warpgroups.
+// CHECK-DAG: #[[M4:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+// CHECK-DAG: #[[M2:.*]] = #tile.mma<warps = [2, 1, 1], values = [4, 1, 1]>
+// CHECK-LABEL: func.func @wgmma_b_computed
+// CHECK: tile.mma {{.*}} -> tensor<128x64xf32, #[[M4]]>
+// CHECK-LABEL: func.func @wgmma_two_warps
+// CHECK: tile.mma {{.*}} -> tensor<128x64xf32, #[[M2]]>
+module attributes {tile.wgmma} {
+func.func @wgmma_b_computed(%A: !tile.global<[N, 64], f16>, %B: !tile.global<[64, 64], f16>,
+                            %O: !tile.global<[N, 64], f32>) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %a = tile.load %A[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %b = tile.load %B[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16>
+  %b2 = arith.addf %b, %b : tensor<64x64xf16>
+  %c = tile.mma %a, %b2, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  tile.store %c, %O[%c0, %c0] window [0, 1] : tensor<128x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}
+func.func @wgmma_two_warps(%A: !tile.global<[N, 64], f16>, %B: !tile.global<[64, 64], f16>,
+                           %O: !tile.global<[N, 64], f32>) attributes {tile.num_warps = 2 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %a = tile.load %A[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %b = tile.load %B[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16>
+  %c = tile.mma %a, %b, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+  tile.store %c, %O[%c0, %c0] window [0, 1] : tensor<128x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}
+}

@@ -57,19 +57,24 @@ bool parseDefine(llvm::StringRef text, Define &out);
 /// (archNumber: 80 for sm_80): kernels read it in their constants' defaults
 /// and body; it cannot be declared, redefined or set with -D.
 inline constexpr llvm::StringLiteral kArchConstantName = "ARCH";
+/// The name of the predefined bool constant that says whether the kernel's
+/// MMAs lower to warpgroup MMAs (wgmma: true for sm_90a, whose ARCH is 90
+/// like sm_90's), so that tiles can default by it.
+inline constexpr llvm::StringLiteral kWgmmaConstantName = "WGMMA";
 
 /// Lex, parse, lower and verify the main buffer of `sourceMgr` and the
 /// files it imports (added to `sourceMgr`). Loads the needed dialects into
 /// `context`. Returns null on any error; `status` (if given) tells user
 /// errors from internal ones. Internal errors (verifier failures) are printed
 /// to the DiagnosticPrinter's stream. `arch` is the SM version the kernel is
-/// compiled for, its ARCH.
+/// compiled for, its ARCH; `wgmma` (archHasWgmma) its WGMMA, also recorded
+/// on the module as tile.wgmma.
 mlir::OwningOpRef<mlir::ModuleOp>
 compileTileSource(llvm::SourceMgr &sourceMgr, llvm::ArrayRef<Define> defines,
                   mlir::MLIRContext &context, DiagnosticPrinter &diags,
                   CompileStatus *status = nullptr,
                   const ImportOptions &imports = ImportOptions(),
-                  int arch = archNumber(kDefaultArch));
+                  int arch = archNumber(kDefaultArch), bool wgmma = false);
 
 } // namespace flash
 

@@ -18,6 +18,10 @@ struct ArchInfo {
   std::string_view name; // "sm_80"
   int minPTX;            // lowest PTX ISA version (x10) that knows the arch
   int64_t maxShared;     // static + dynamic shared memory per CTA, bytes
+  /// An arch-specific target ("sm_90a"): its PTX runs only on devices of
+  /// exactly its SM version, and it alone may use the instructions that need
+  /// the suffix (wgmma.mma_async on sm_90a: MMAs lower to warpgroup MMAs).
+  bool archSpecific = false;
 };
 
 /// The largest grid per axis (x, y, z) of every supported arch (CUDA C
@@ -32,6 +36,7 @@ inline constexpr ArchInfo kSupportedArchs[] = {
     {"sm_86", 71, 99 * 1024},
     {"sm_89", 78, 99 * 1024},
     {"sm_90", 78, 227 * 1024},
+    {"sm_90a", 80, 227 * 1024, /*archSpecific=*/true},
 };
 
 /// The arch flashc compiles for without --arch; also the one `flashc run`
@@ -39,10 +44,12 @@ inline constexpr ArchInfo kSupportedArchs[] = {
 /// ARCH a kernel sees).
 inline constexpr std::string_view kDefaultArch = "sm_80";
 
-/// The SM version in an arch name: 80 for "sm_80", 90 for "sm_90"; 0 when
-/// `name` is not "sm_" and digits. Kernels see it as the predefined
-/// constant ARCH (docs/language.md).
+/// The SM version in an arch name: 80 for "sm_80", 90 for "sm_90" and
+/// "sm_90a"; 0 when `name` is not "sm_", digits and an optional "a". Kernels
+/// see it as the predefined constant ARCH (docs/language.md).
 constexpr int archNumber(std::string_view name) {
+  if (!name.empty() && name.back() == 'a')
+    name.remove_suffix(1);
   if (name.size() <= 3 || name.substr(0, 3) != "sm_" || name.size() > 6)
     return 0;
   int number = 0;
@@ -62,18 +69,27 @@ inline const ArchInfo *findArch(std::string_view name) {
   return nullptr;
 }
 
+/// Whether MMAs compiled for `name` lower to warpgroup MMAs (wgmma): sm_90a.
+inline bool archHasWgmma(std::string_view name) {
+  const ArchInfo *info = findArch(name);
+  return info && info->archSpecific && archNumber(name) == 90;
+}
+
 /// The newest supported arch that a device of compute capability `cc`
-/// (major * 10 + minor) runs, or null when it is older than all of them.
+/// (major * 10 + minor) runs, or null when it is older than all of them:
+/// an arch-specific one only on its own SM version (an H100, cc 90, gets
+/// sm_90a; a later GPU the portable sm_90).
 inline const ArchInfo *newestArchFor(int cc) {
   const ArchInfo *best = nullptr;
   for (const ArchInfo &info : kSupportedArchs)
-    if (archNumber(info.name) <= cc)
+    if (info.archSpecific ? archNumber(info.name) == cc
+                          : archNumber(info.name) <= cc)
       best = &info;
   return best;
 }
 
 /// The supported names joined by ", " with `lastSeparator` before the last:
-/// archList(" or ") == "sm_80, sm_86, sm_89 or sm_90".
+/// archList(" or ") == "sm_80, sm_86, sm_89, sm_90 or sm_90a".
 inline std::string archList(std::string_view lastSeparator = ", ") {
   std::string text;
   constexpr size_t n = std::size(kSupportedArchs);

@@ -30,6 +30,9 @@ void populateReduceOpToSIMTPatterns(mlir::TypeConverter &converter,
 /// mma (MmaOpToSIMT.cpp).
 void populateMmaOpToSIMTPatterns(mlir::TypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
+/// mma on a warpgroup layout: wgmma.mma_async (WgmmaOpToSIMT.cpp).
+void populateWgmmaOpToSIMTPatterns(mlir::TypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
 /// load, store of global windows (LoadStoreOpToSIMT.cpp).
 void populateLoadStoreOpToSIMTPatterns(mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);

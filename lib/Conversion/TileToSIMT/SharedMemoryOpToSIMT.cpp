@@ -28,6 +28,8 @@
 #include "SharedOperandReader.h"
 #include "WindowAccess.h"
 
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
+
 using namespace mlir;
 using namespace flash::tile;
 using namespace flash::simt;
@@ -70,6 +72,14 @@ struct AsyncWaitLowering : OpConversionPattern<AsyncWaitOp> {
   matchAndRewrite(AsyncWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     NVVM::CpAsyncWaitGroupOp::create(rewriter, op.getLoc(), op.getPending());
+    // On sm_90a wgmma (the async proxy) reads what cp.async wrote (the
+    // generic proxy): each thread orders its landed copies before the
+    // barrier that follows the wait.
+    if (targetsWgmma(op))
+      NVVM::FenceProxyOp::create(
+          rewriter, op.getLoc(), NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
     rewriter.eraseOp(op);
     return success();
   }

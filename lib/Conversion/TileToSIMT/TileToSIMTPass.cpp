@@ -27,6 +27,8 @@
 #include "Utility.h"
 #include "WindowAnalysis.h"
 
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
@@ -251,9 +253,11 @@ LogicalResult eraseTensorCasts(func::FuncOp kernel) {
 // Outlining: host side stays; kernels move into gpu.module @flashc_kernels.
 //===----------------------------------------------------------------------===//
 
-/// @__flashc_smem, as large as the largest kernel's use, if any uses it.
+/// @__flashc_smem, as large as the largest kernel's use, if any uses it;
+/// on sm_90a aligned for wgmma's swizzled operands (their buffers' offsets
+/// are, by tile-allocate-shared).
 void createSharedGlobal(OpBuilder &b, Location loc,
-                        ArrayRef<func::FuncOp> kernels) {
+                        ArrayRef<func::FuncOp> kernels, bool wgmma) {
   int64_t sharedBytes = 0;
   for (func::FuncOp kernel : kernels)
     if (auto attr = kernel->getAttrOfType<IntegerAttr>(
@@ -264,7 +268,8 @@ void createSharedGlobal(OpBuilder &b, Location loc,
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), sharedBytes);
   LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false,
                          LLVM::Linkage::Internal, kSharedGlobalName,
-                         Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+                         Attribute(), /*alignment=*/wgmma ? 1024 : 16,
+                         /*addrSpace=*/3);
 }
 
 /// The tile dialect's verifier allows only tile.constants outside a
@@ -319,7 +324,8 @@ void outlineKernels(ModuleOp module, ArrayRef<func::FuncOp> kernels) {
   auto gpuModule =
       gpu::GPUModuleOp::create(b, module.getLoc(), "flashc_kernels");
   b.setInsertionPointToStart(gpuModule.getBody());
-  createSharedGlobal(b, module.getLoc(), kernels);
+  createSharedGlobal(b, module.getLoc(), kernels,
+                     targetsWgmma(module));
   for (func::FuncOp kernel : kernels)
     outlineKernel(b, kernel);
 }
@@ -389,5 +395,6 @@ void flash::populateTileToSIMTPatterns(TypeConverter &converter,
   populateLayoutMoveOpToSIMTPatterns(converter, patterns);
   populateReduceOpToSIMTPatterns(converter, patterns);
   populateMmaOpToSIMTPatterns(converter, patterns);
+  populateWgmmaOpToSIMTPatterns(converter, patterns);
   populateLoadStoreOpToSIMTPatterns(converter, patterns);
 }

@@ -13,6 +13,7 @@
 
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "flashc/Frontend/IRGen.h"
 #include "Import.h"
 #include "flashc/InitAllDialects.h"
@@ -35,8 +36,8 @@ namespace {
 class KernelGen {
 public:
   KernelGen(const Program &program, llvm::ArrayRef<Define> defines, int arch,
-            mlir::MLIRContext &context, DiagnosticPrinter &diags)
-      : kernel(*program.kernel), defines(defines), arch(arch),
+            bool wgmma, mlir::MLIRContext &context, DiagnosticPrinter &diags)
+      : kernel(*program.kernel), defines(defines), arch(arch), wgmma(wgmma),
         cx(program, context, diags), gen(cx) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> run();
@@ -58,6 +59,7 @@ private:
   const KernelDecl &kernel;
   llvm::ArrayRef<Define> defines;
   int arch;
+  bool wgmma;
   FrontendContext cx;
   IRGen gen;
   struct Symbol {
@@ -87,6 +89,13 @@ bool KernelGen::checkDefines() {
                "' is predefined: the target's SM version (" + Twine(arch) +
                " here), set by the target arch (flashc --arch=sm_XX, "
                "Python's arch=)");
+      return false;
+    }
+    if (d.name == kWgmmaConstantName) {
+      cx.error("-D " + d.name + "=" + d.value + ": '" + d.name +
+               "' is predefined: whether MMAs lower to warpgroup MMAs (" +
+               (wgmma ? "true" : "false") +
+               " here), set by the target arch (true for sm_90a)");
       return false;
     }
     if (llvm::any_of(kernel.consts,
@@ -145,21 +154,34 @@ std::optional<Val> KernelGen::constValue(const ConstParam &c) {
   return v;
 }
 
-/// ARCH, before the kernel's own constants: their defaults may read it. A
-/// constant parameter of that name is refused at its declaration.
+/// ARCH and WGMMA, before the kernel's own constants: their defaults may
+/// read them. A constant parameter of either name is refused at its
+/// declaration.
 bool KernelGen::declarePredefined() {
-  for (const ConstParam &c : kernel.consts)
+  for (const ConstParam &c : kernel.consts) {
     if (c.name == kArchConstantName)
       return cx.error(c.loc, "'" + c.name +
                                  "' is predefined (the target's SM version, "
                                  "80 for sm_80) and cannot be a constant "
                                  "parameter; read it in a default instead"),
              false;
-  Binding b;
-  b.kind = Binding::Const;
-  b.val = Val::ofInt(arch);
-  b.predefined = true;
-  return gen.scopes.declare(kArchConstantName, SMLoc(), b);
+    if (c.name == kWgmmaConstantName)
+      return cx.error(c.loc, "'" + c.name +
+                                 "' is predefined (whether MMAs lower to "
+                                 "warpgroup MMAs: sm_90a) and cannot be a "
+                                 "constant parameter; read it in a default "
+                                 "instead"),
+             false;
+  }
+  auto declare = [&](llvm::StringRef name, Val val) {
+    Binding b;
+    b.kind = Binding::Const;
+    b.val = val;
+    b.predefined = true;
+    return gen.scopes.declare(name, SMLoc(), b);
+  };
+  return declare(kArchConstantName, Val::ofInt(arch)) &&
+         declare(kWgmmaConstantName, Val::ofBool(wgmma));
 }
 
 bool KernelGen::evalConsts() {
@@ -491,7 +513,7 @@ flash::compileTileSource(llvm::SourceMgr &sourceMgr,
                          llvm::ArrayRef<Define> defines,
                          mlir::MLIRContext &context, DiagnosticPrinter &diags,
                          CompileStatus *status, const ImportOptions &imports,
-                         int arch) {
+                         int arch, bool wgmma) {
   if (status)
     *status = CompileStatus::UserError;
   loadAllDialects(context);
@@ -510,12 +532,14 @@ flash::compileTileSource(llvm::SourceMgr &sourceMgr,
             os << "  note: " << n.getLocation() << ": " << n << "\n";
           return mlir::success();
         });
-    module = KernelGen(*program, defines, arch, context, diags).run();
+    module = KernelGen(*program, defines, arch, wgmma, context, diags).run();
     if (!module || diags.hadError())
       return nullptr;
     (*module)->setAttr(tile::kArchAttrName,
                        mlir::IntegerAttr::get(
                            mlir::IntegerType::get(&context, 64), arch));
+    if (wgmma)
+      (*module)->setAttr(tile::kWgmmaAttrName, mlir::UnitAttr::get(&context));
     if (mlir::failed(mlir::verify(*module))) {
       if (status)
         *status = CompileStatus::InternalError;

@@ -3,6 +3,7 @@
 #include "Builtins/Builtins.h"
 #include "IRGen/IRGen.h"
 #include "Sema/Coerce.h"
+#include "Sema/Predefined.h"
 #include "Sema/Types.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
@@ -192,8 +193,8 @@ bool IRGen::assignTo(const std::string &name, SMLoc loc, Val value,
   if (const char *what = notAssignable(*b)) {
     if (b->predefined)
       return cx.error(loc, "cannot assign to '" + name +
-                               "': it is predefined (the target's SM "
-                               "version)"),
+                               "': it is predefined (" +
+                               predefinedMeaning(name) + ")"),
              false;
     cx.error(loc, "cannot assign to " + Twine(what) + " '" + name + "'");
     cx.note(b->loc, "'" + name + "' declared here");

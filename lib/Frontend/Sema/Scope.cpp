@@ -1,6 +1,7 @@
 //===- Scope.cpp ----------------------------------------------------------===//
 
 #include "Sema/Scope.h"
+#include "Sema/Predefined.h"
 
 #include <algorithm>
 
@@ -48,9 +49,9 @@ bool ScopeStack::declare(llvm::StringRef name, llvm::SMLoc loc,
                          Binding binding) {
   if (Binding *prev = lookup(name)) {
     if (prev->predefined) {
-      cx.error(loc, "'" + name +
-                        "' is a predefined constant (the target's SM "
-                        "version) and cannot be redefined");
+      cx.error(loc, "'" + name + "' is a predefined constant (" +
+                        predefinedMeaning(name) +
+                        ") and cannot be redefined");
       return false;
     }
     cx.error(loc, "redefinition of '" + name + "'");

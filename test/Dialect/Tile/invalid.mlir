@@ -413,6 +413,12 @@ module attributes {tile.arch = "sm_80"} {
 
 // -----
 
+// expected-error @below {{'tile.wgmma' must be a unit attribute on a builtin.module, got true}}
+module attributes {tile.wgmma = true} {
+}
+
+// -----
+
 func.func @finalize_rows(%acc: tensor<16x64xf32>, %l: tensor<8xf32>) {
   // expected-error @below {{row sum has 8 rows but the accumulator has 16}}
   %0 = tile.online_softmax_finalize %acc, %l : tensor<16x64xf32>, tensor<8xf32>

@@ -1,0 +1,130 @@
+// RUN: flash-opt %s --split-input-file --convert-tile-to-simt --cse | FileCheck %s
+
+// tile.mma on sm_90a (tile.wgmma on the module): the warpgroup layout with
+// B read from shared memory lowers to wgmma.mma_async.
+
+// RS form (Q in registers) with a K-major B (K stored N x K, 128-byte rows,
+// 128B swizzle): per k16 step one inline-PTX wgmma m64n64k16 whose
+// descriptor is the constant bits (LBO 16 B, SBO 1024 B, swizzle 128B, the
+// k step's 32 bytes) plus the slot's address in 16-byte units; fence before,
+// commit and wait 0 after. cp.async's wait is followed by a proxy fence.
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#BT = #tile.dot_op<1, #mma, transposed = true>
+!kbuf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-LABEL: gpu.func @rs_k_major
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: %[[ADDR:.*]] = llvm.ptrtoint %{{.*}} : !llvm.ptr<3> to i64
+// CHECK: %[[MASKED:.*]] = arith.andi %[[ADDR]], %{{.*}} : i64
+// CHECK: %[[UNITS:.*]] = arith.shrui %[[MASKED]], %{{.*}} : i64
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.constant 4611686293305360384 : i64
+// CHECK: %[[D0:.*]] = arith.addi %{{.*}}, %[[UNITS]] : i64
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $69, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0;\0A}\0A", "=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,=f,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,r,r,r,r,l,r" {{.*}}, %[[D0]], %{{.*}} : (f32, {{.*}}, i32, i32, i32, i32, i64, i32) -> !llvm.struct<(f32,
+// CHECK: arith.constant 4611686293305360386 : i64
+// CHECK: llvm.inline_asm
+// CHECK: arith.constant 4611686293305360388 : i64
+// CHECK: llvm.inline_asm
+// CHECK: arith.constant 4611686293305360390 : i64
+// CHECK: llvm.inline_asm
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.mma.sync
+module attributes {tile.wgmma} {
+func.func @rs_k_major(%Q: !tile.global<[64, 64], f16> {tile.name = "Q"},
+                      %K: !tile.global<[64, 64], f16> {tile.name = "K"},
+                      %O: !tile.global<[64, 64], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 8192 : i64} {
+  %c0 = arith.constant 0 : i32
+  %kbuf = tile.local_alloc {offset = 0 : i64} : !kbuf
+  tile.async_copy %K[%c0, %c0] window [0, 1] into %kbuf[%c0] : !tile.global<[64, 64], f16> -> !kbuf
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16, #A>
+  %k = tile.local_load %kbuf[%c0] : !kbuf -> tensor<64x64xf16, #BT>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x64xf16, #A>, tensor<64x64xf16, #BT> -> tensor<64x64xf32, #mma>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[64, 64], f32>
+  return
+}
+}
+
+// -----
+
+// SS form: A read by a fused local_load too (K-major: SBO 1024 B), with an
+// MN-major B (V stored K x N: trans-b; LBO 64 rows x 128 B, SBO 1024 B, each
+// k16 step 16 rows further). Two warpgroups: 128 rows, each warpgroup's A
+// descriptor 64 rows (64 x 128 bytes = 512 units) further on.
+#mma = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#B = #tile.dot_op<1, #mma>
+!pbuf = !tile.shared<[1, 128, 64], f16, swizzle = [1, 8]>
+!vbuf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-LABEL: gpu.func @ss_mn_major
+// CHECK: arith.muli {{.*}} : i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.constant 4611686293338849280 : i64
+// CHECK: arith.constant 4611686293305360384 : i64
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32,
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+module attributes {tile.wgmma} {
+func.func @ss_mn_major(%O: !tile.global<[128, 64], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 8 : i32, tile.shared_bytes = 32768 : i64} {
+  %c0 = arith.constant 0 : i32
+  %pbuf = tile.local_alloc {offset = 0 : i64} : !pbuf
+  %vbuf = tile.local_alloc {offset = 16384 : i64} : !vbuf
+  %p = tile.local_load %pbuf[%c0] : !pbuf -> tensor<128x64xf16, #A>
+  %v = tile.local_load %vbuf[%c0] : !vbuf -> tensor<64x64xf16, #B>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32, #mma>
+  %o = tile.mma %p, %v, %zero : tensor<128x64xf16, #A>, tensor<64x64xf16, #B> -> tensor<128x64xf32, #mma>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x64xf32, #mma> -> !tile.global<[128, 64], f32>
+  return
+}
+}
+
+// -----
+
+// What wgmma cannot take stays mma.sync on sm_90a: B loaded from global
+// memory, and rows of 256 bytes (not one swizzle span). Without tile.wgmma
+// the warpgroup-shaped layout is plain mma.sync.
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#B = #tile.dot_op<1, #mma>
+!wide = !tile.shared<[1, 128, 128], f16, swizzle = [1, 8]>
+// CHECK-LABEL: gpu.func @b_from_global
+// CHECK-NOT: wgmma
+// CHECK: nvvm.mma.sync
+// CHECK-LABEL: gpu.func @wide_rows
+// CHECK-NOT: wgmma
+// CHECK: nvvm.mma.sync
+module attributes {tile.wgmma} {
+func.func @b_from_global(%A: !tile.global<[64, 64], f16> {tile.name = "A"},
+                         %B: !tile.global<[64, 64], f16> {tile.name = "B"},
+                         %C: !tile.global<[64, 64], f32> {tile.name = "C"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %a = tile.load %A[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16, #A>
+  %b = tile.load %B[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16, #B>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %c = tile.mma %a, %b, %zero : tensor<64x64xf16, #A>, tensor<64x64xf16, #B> -> tensor<64x64xf32, #mma>
+  tile.store %c, %C[%c0, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[64, 64], f32>
+  return
+}
+func.func @wide_rows(%A: !tile.global<[64, 128], f16> {tile.name = "A"},
+                     %C: !tile.global<[64, 128], f32> {tile.name = "C"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 32768 : i64} {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.local_alloc {offset = 0 : i64} : !wide
+  %a = tile.load %A[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 128], f16> -> tensor<64x128xf16, #A>
+  %b = tile.local_load %buf[%c0] : !wide -> tensor<128x128xf16, #B>
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32, #mma>
+  %c = tile.mma %a, %b, %zero : tensor<64x128xf16, #A>, tensor<128x128xf16, #B> -> tensor<64x128xf32, #mma>
+  tile.store %c, %C[%c0, %c0] window [0, 1] : tensor<64x128xf32, #mma> -> !tile.global<[64, 128], f32>
+  return
+}
+}
