@@ -302,7 +302,8 @@ bool Memory::waitCopies(const Instr &I, int64_t t, uint32_t n) {
   return true;
 }
 
-int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active) {
+int64_t requestConflicts(std::array<LaneAccess, kWarpSize> &acc,
+                         uint32_t active) {
   // Accesses narrower than 4 bytes: the containing word (same bank, and a
   // shared word is a broadcast). Wider than 16: 16-byte pieces.
   uint32_t size = 0;
@@ -314,17 +315,17 @@ int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active) {
   if (size < 4) {
     for (auto &a : acc)
       a = {a.first & ~3u, 4};
-    return std::max(0, bankConflicts(acc, active));
+    return std::max(0, bankConflicts(acc.data(), kWarpSize, active));
   }
   if (size == 4 || size == 8 || size == 16)
-    return std::max(0, bankConflicts(acc, active));
+    return std::max(0, bankConflicts(acc.data(), kWarpSize, active));
   int64_t total = 0;
   uint32_t piece = size % 16 == 0 ? 16 : (size % 8 == 0 ? 8 : 4);
   for (uint32_t p = 0; p < size; p += piece) {
-    std::vector<LaneAccess> sub(32);
+    LaneAccess sub[kWarpSize];
     for (int l = 0; l < 32; ++l)
       sub[l] = {acc[l].first + p, piece};
-    total += std::max(0, bankConflicts(sub, active));
+    total += std::max(0, bankConflicts(sub, kWarpSize, active));
   }
   return total;
 }

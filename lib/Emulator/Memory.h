@@ -44,7 +44,8 @@ using LaneAccess = std::pair<uint32_t, uint32_t>;
 
 /// Extra wavefronts of one warp-wide shared request (`acc` per lane, lanes
 /// of `active` only); normalizes `acc` in place.
-int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active);
+int64_t requestConflicts(std::array<LaneAccess, kWarpSize> &acc,
+                         uint32_t active);
 
 class Memory {
 public:
@@ -88,7 +89,7 @@ public:
   /// `count` and in the request and bank-conflict statistics.
   template <typename F>
   bool sharedRequests(const uint8_t *mask, int64_t &count, F &&lane) {
-    std::vector<LaneAccess> acc(32);
+    std::array<LaneAccess, kWarpSize> acc;
     for (int64_t w = 0; w < numWarps; ++w) {
       uint32_t active = 0;
       for (int l = 0; l < 32; ++l) {

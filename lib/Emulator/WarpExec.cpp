@@ -88,6 +88,52 @@ bool execShfl(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   return true;
 }
 
+/// Gathers warp w's mma operands from registers of unpacked 16-bit floats
+/// (vector<2 x f16/bf16>), which hold exact values of their type: the
+/// elements go to A and B as they are, NaNs in the form a round trip through
+/// the register's bits gives them.
+static void gatherMmaValues(Executor &ex, const MmaInfo &mi, int64_t w,
+                            double (&A)[16][16], double (&B)[16][8],
+                            float (&C)[16][8]) {
+  const int64_t T = ex.T;
+  bool nan = false;
+  for (int r = 0; r < 4; ++r) {
+    const Cell *X = ex.cellsOf(mi.a[r]) + w * 32;
+    for (int l = 0; l < 32; ++l) {
+      double *row = &A[l / 4 + 8 * (r % 2)][2 * (l % 4) + 8 * (r / 2)];
+      row[0] = X[l].d;
+      row[1] = X[T + l].d;
+      nan |= (row[0] != row[0]) | (row[1] != row[1]);
+    }
+  }
+  for (int r = 0; r < 2; ++r) {
+    const Cell *X = ex.cellsOf(mi.b[r]) + w * 32;
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, q = l % 4;
+      B[2 * q + 8 * r][g] = X[l].d;
+      B[2 * q + 1 + 8 * r][g] = X[T + l].d;
+      nan |= (X[l].d != X[l].d) | (X[T + l].d != X[T + l].d);
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    const Cell *X = ex.cellsOf(mi.c[i]) + w * 32;
+    for (int l = 0; l < 32; ++l)
+      C[l / 4 + 8 * (i / 2)][2 * (l % 4) + i % 2] = static_cast<float>(X[l].d);
+  }
+  if (!nan)
+    return;
+  auto canonical = [&](double &v) {
+    if (v != v)
+      v = bits16ToDouble(doubleToBits16(v, mi.type), mi.type);
+  };
+  for (auto &row : A)
+    for (double &v : row)
+      canonical(v);
+  for (auto &row : B)
+    for (double &v : row)
+      canonical(v);
+}
+
 bool execMma(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   const int64_t T = ex.T;
   const MmaInfo &mi = ex.program.mmas[I.aux];
@@ -105,6 +151,16 @@ bool execMma(Executor &ex, const Instr &I, const ActiveThreads &threads) {
     if (!active)
       continue;
     ++ex.stats.mma;
+    if (active == kFullMask && !mi.aPacked) {
+      double A[16][16], B[16][8];
+      float C[16][8], D[16][8];
+      gatherMmaValues(ex, mi, w, A, B, C);
+      mmaM16N8K16Values(A, B, C, D);
+      for (int r = 0; r < 4; ++r)
+        for (int l = 0; l < 32; ++l)
+          R[r * T + w * 32 + l].d = D[l / 4 + 8 * (r / 2)][2 * (l % 4) + r % 2];
+      continue;
+    }
     MmaAFragment a{};
     MmaBFragment b{};
     MmaAccFragment c{};
@@ -163,12 +219,13 @@ bool execLdMatrix(Executor &ex, const Instr &I, const ActiveThreads &threads) {
       }
       addrs[l] = static_cast<uint32_t>(off);
     }
-    auto r = ldmatrix(mem.shared(), addrs, num, I.imm2 != 0, active);
-    if (!r.ok())
-      return ex.fail(I, r.error() + " (warp " + std::to_string(w) + ")");
+    std::array<LaneValues, 4> regs;
+    Status s = ldmatrixInto(mem.shared(), addrs, num, I.imm2 != 0, active, regs);
+    if (!s.ok())
+      return ex.fail(I, s.error() + " (warp " + std::to_string(w) + ")");
     for (int m = 0; m < num; ++m)
       for (int l = 0; l < 32; ++l)
-        R[m * T + w * 32 + l].i = static_cast<int32_t>((*r)[m][l]);
+        R[m * T + w * 32 + l].i = static_cast<int32_t>(regs[m][l]);
     ex.stats.sharedBytesRead += int64_t(num) * 8 * 16;
     ex.stats.sharedRequests += 1;
     ex.stats.bankConflicts += std::max(0, ldmatrixBankConflicts(addrs, num));
