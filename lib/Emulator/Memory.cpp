@@ -62,9 +62,22 @@ bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
   addr = buf.bytes.data() + off;
   if (!checkRaces)
     return true;
+  if (globalLog) {
+    globalLog->push_back({&I, off, static_cast<int32_t>(t), epoch,
+                          static_cast<uint32_t>(bytes),
+                          static_cast<uint16_t>(id - 1), kind});
+    return true;
+  }
   return kind == GlobalAccess::Read
              ? trackGlobalRead(I, t, id - 1, off, bytes)
              : trackGlobal(I, t, id - 1, off, bytes, kind);
+}
+
+bool Memory::replayGlobal(const GlobalAccessRecord &r) {
+  epoch = r.epoch;
+  return r.kind == GlobalAccess::Read
+             ? trackGlobalRead(*r.instr, r.tid, r.buf, r.off, r.bytes)
+             : trackGlobal(*r.instr, r.tid, r.buf, r.off, r.bytes, r.kind);
 }
 
 std::string Memory::globalWriter(int32_t cta, int32_t tid) const {
