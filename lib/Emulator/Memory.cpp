@@ -242,10 +242,41 @@ bool Memory::raceError(const Instr &I, int64_t t, uint32_t addr,
 
 bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                          uint32_t bytes, bool write, bool fromCpAsync) {
-  int32_t tid = static_cast<int32_t>(t);
-  for (uint32_t k = 0; k < bytes; ++k) {
-    ByteShadow &b = shadow[off + k];
-    if (b.pending && !fromCpAsync)
+  const int32_t tid = static_cast<int32_t>(t);
+  ByteShadow *b = &shadow[off];
+  // The clean case in one pass per byte; the first byte that is not clean
+  // goes to the checks below, which report it.
+  uint32_t k = 0;
+  const bool checkPending = !fromCpAsync;
+  if (checkRaces) {
+    if (write) {
+      for (; k < bytes; ++k) {
+        ByteShadow &s = b[k];
+        if ((checkPending & (s.pending != 0)) |
+            ((s.wEpoch == epoch) & (s.wTid != tid)) |
+            ((s.rEpoch == epoch) & (s.rTid != tid)))
+          break;
+        s.wEpoch = epoch;
+        s.wTid = tid;
+      }
+    } else {
+      for (; k < bytes; ++k) {
+        ByteShadow &s = b[k];
+        if ((checkPending & (s.pending != 0)) |
+            ((s.wEpoch == epoch) & (s.wTid != tid)))
+          break;
+        if (s.rEpoch != epoch) {
+          s.rEpoch = epoch;
+          s.rTid = tid;
+        } else if (s.rTid != tid) {
+          s.rTid = kMany;
+        }
+      }
+    }
+  }
+  for (; k < bytes; ++k) {
+    ByteShadow &s = b[k];
+    if (s.pending && checkPending)
       return errors.fail(I, std::string(write ? "write to" : "read of") +
                                 " shared byte " + hex(off + k) + " by " +
                                 threadName(t) +
@@ -255,18 +286,18 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
       continue;
     // A write conflicts with another thread's write or read in this epoch,
     // a read with another thread's write.
-    bool wroteElsewhere = b.wEpoch == epoch && b.wTid != tid;
-    bool readElsewhere = b.rEpoch == epoch && b.rTid != tid;
+    bool wroteElsewhere = s.wEpoch == epoch && s.wTid != tid;
+    bool readElsewhere = s.rEpoch == epoch && s.rTid != tid;
     if (wroteElsewhere || (write && readElsewhere))
-      return raceError(I, t, off + k, b, write);
+      return raceError(I, t, off + k, s, write);
     if (write) {
-      b.wEpoch = epoch;
-      b.wTid = tid;
-    } else if (b.rEpoch != epoch) {
-      b.rEpoch = epoch;
-      b.rTid = tid;
-    } else if (b.rTid != tid) {
-      b.rTid = kMany;
+      s.wEpoch = epoch;
+      s.wTid = tid;
+    } else if (s.rEpoch != epoch) {
+      s.rEpoch = epoch;
+      s.rTid = tid;
+    } else if (s.rTid != tid) {
+      s.rTid = kMany;
     }
   }
   return true;
@@ -288,8 +319,13 @@ bool Memory::issueCopy(const Instr &I, int64_t t, uint32_t dst,
 
 void Memory::commitCopies(int64_t t) {
   cpStates[t].commitGroup();
-  cpGroups[t].push_back(std::move(cpCurrent[t]));
-  cpCurrent[t].clear();
+  cpGroups[t].emplace_back();
+  cpGroups[t].back().swap(cpCurrent[t]);
+  // Reuse a landed group's storage rather than allocate per group.
+  if (!spareRanges.empty()) {
+    cpCurrent[t].swap(spareRanges.back());
+    spareRanges.pop_back();
+  }
 }
 
 bool Memory::landCopies(const Instr &I, int64_t t, std::vector<Range> &ranges) {
@@ -310,6 +346,8 @@ bool Memory::waitCopies(const Instr &I, int64_t t, uint32_t n) {
   while (groups.size() > n) {
     if (!landCopies(I, t, groups.front()))
       return false;
+    groups.front().clear();
+    spareRanges.push_back(std::move(groups.front()));
     groups.pop_front();
   }
   return true;

@@ -195,6 +195,7 @@ private:
   std::vector<CpAsyncState> cpStates;        ///< per thread
   std::vector<std::vector<Range>> cpCurrent; ///< per thread: uncommitted
   std::vector<std::deque<std::vector<Range>>> cpGroups; ///< per thread
+  std::vector<std::vector<Range>> spareRanges; ///< landed groups' storage
 };
 
 } // namespace flash::emu

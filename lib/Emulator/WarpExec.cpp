@@ -97,28 +97,34 @@ static void gatherMmaValues(Executor &ex, const MmaInfo &mi, int64_t w,
                             float (&C)[16][8]) {
   const int64_t T = ex.T;
   bool nan = false;
+  // Lane 4g + q holds, per register, elements (g, 2q) and (g, 2q + 1) of
+  // its 8 x 8 piece (ValueModel.h: the low half at X[l], the high at
+  // X[T + l]).
   for (int r = 0; r < 4; ++r) {
     const Cell *X = ex.cellsOf(mi.a[r]) + w * 32;
-    for (int l = 0; l < 32; ++l) {
-      double *row = &A[l / 4 + 8 * (r % 2)][2 * (l % 4) + 8 * (r / 2)];
-      row[0] = X[l].d;
-      row[1] = X[T + l].d;
-      nan |= (row[0] != row[0]) | (row[1] != row[1]);
-    }
+    for (int g = 0; g < 8; ++g)
+      for (int q = 0; q < 4; ++q) {
+        double lo = X[4 * g + q].d, hi = X[T + 4 * g + q].d;
+        A[g + 8 * (r % 2)][2 * q + 8 * (r / 2)] = lo;
+        A[g + 8 * (r % 2)][2 * q + 1 + 8 * (r / 2)] = hi;
+        nan |= (lo != lo) | (hi != hi);
+      }
   }
   for (int r = 0; r < 2; ++r) {
     const Cell *X = ex.cellsOf(mi.b[r]) + w * 32;
-    for (int l = 0; l < 32; ++l) {
-      const int g = l / 4, q = l % 4;
-      B[2 * q + 8 * r][g] = X[l].d;
-      B[2 * q + 1 + 8 * r][g] = X[T + l].d;
-      nan |= (X[l].d != X[l].d) | (X[T + l].d != X[T + l].d);
-    }
+    for (int g = 0; g < 8; ++g)
+      for (int q = 0; q < 4; ++q) {
+        double lo = X[4 * g + q].d, hi = X[T + 4 * g + q].d;
+        B[2 * q + 8 * r][g] = lo;
+        B[2 * q + 1 + 8 * r][g] = hi;
+        nan |= (lo != lo) | (hi != hi);
+      }
   }
   for (int i = 0; i < 4; ++i) {
     const Cell *X = ex.cellsOf(mi.c[i]) + w * 32;
-    for (int l = 0; l < 32; ++l)
-      C[l / 4 + 8 * (i / 2)][2 * (l % 4) + i % 2] = static_cast<float>(X[l].d);
+    for (int g = 0; g < 8; ++g)
+      for (int q = 0; q < 4; ++q)
+        C[g + 8 * (i / 2)][2 * q + i % 2] = static_cast<float>(X[4 * g + q].d);
   }
   if (!nan)
     return;
@@ -157,8 +163,9 @@ bool execMma(Executor &ex, const Instr &I, const ActiveThreads &threads) {
       gatherMmaValues(ex, mi, w, A, B, C);
       mmaM16N8K16Values(A, B, C, D);
       for (int r = 0; r < 4; ++r)
-        for (int l = 0; l < 32; ++l)
-          R[r * T + w * 32 + l].d = D[l / 4 + 8 * (r / 2)][2 * (l % 4) + r % 2];
+        for (int g = 0; g < 8; ++g)
+          for (int q = 0; q < 4; ++q)
+            R[r * T + w * 32 + 4 * g + q].d = D[g + 8 * (r / 2)][2 * q + r % 2];
       continue;
     }
     MmaAFragment a{};

@@ -116,14 +116,15 @@ __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #endif
 void mmaM16N8K16Values(const double (&A)[16][16], const double (&B)[16][8],
                        const float (&C)[16][8], float (&D)[16][8]) {
+  // A row's eight dot products side by side, one vector lane each; each is
+  // still summed from 0 in k order, then C added, then rounded once.
+  typedef double Double8 __attribute__((vector_size(8 * sizeof(double))));
   for (int row = 0; row < 16; ++row) {
-    // The row's eight dot products side by side (vectorizable); each is
-    // still summed from 0 in k order, then C added, then rounded once.
-    double sum[8] = {};
+    Double8 sum = {};
     for (int k = 0; k < 16; ++k) {
-      const double a = A[row][k];
-      for (int col = 0; col < 8; ++col)
-        sum[col] += a * B[k][col]; // each product exact in double
+      Double8 b;
+      std::memcpy(&b, B[k], sizeof b);
+      sum += A[row][k] * b; // each product exact in double
     }
     for (int col = 0; col < 8; ++col)
       D[row][col] = static_cast<float>(sum[col] + C[row][col]);
@@ -356,8 +357,12 @@ Status CpAsyncState::issue(uint32_t dst, const uint8_t *src, uint32_t cpSize,
 }
 
 void CpAsyncState::commitGroup() {
-  groups_.push_back(std::move(current_));
-  current_.clear();
+  groups_.emplace_back();
+  groups_.back().swap(current_);
+  if (!spare_.empty()) {
+    current_.swap(spare_.back());
+    spare_.pop_back();
+  }
 }
 
 Status CpAsyncState::waitGroup(SharedMemory &smem, uint32_t n) {
@@ -369,6 +374,8 @@ Status CpAsyncState::waitGroup(SharedMemory &smem, uint32_t n) {
         first = Status::failure("cp.async to " + hex(copy.dst) +
                                 " landing at wait_group: " + s.error());
     }
+    groups_.front().clear();
+    spare_.push_back(std::move(groups_.front()));
     groups_.pop_front();
   }
   return first;

@@ -344,6 +344,7 @@ private:
   };
   std::vector<Copy> current_;
   std::deque<std::vector<Copy>> groups_; // oldest first
+  std::vector<std::vector<Copy>> spare_; // retired groups' storage, reused
 };
 
 //===----------------------------------------------------------------------===//
