@@ -33,15 +33,17 @@ def parse_args():
     for name, default in (("B", 1), ("H", 1), ("Nq", 2048), ("Nk", 2048), ("D", 128)):
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--repeat", type=int, default=1, help="runs; each is printed")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="FLASHC_EMULATOR_THREADS for the runs (0: the emulator's default)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("extra", nargs="*", help="more `flashc run` flags (after --)")
     return ap.parse_args()
 
 
-def timed(cmd):
+def timed(cmd, env):
     """(wall s, user s, system s) of one run under /usr/bin/time."""
     done = subprocess.run(["/usr/bin/time", "-f", "TIME %e %U %S"] + cmd,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
     if done.returncode != 0:
         sys.exit("flashc exited %d\n$ %s\n%s%s" % (done.returncode, " ".join(cmd),
                                                   done.stdout, done.stderr))
@@ -68,10 +70,14 @@ def main():
         for name, path in paths.items():
             cmd += ["--arg", "%s=%s" % (name, path)]
         cmd += ["--arg", "sm_scale=%r" % (1.0 / math.sqrt(args.D)), "--out", "O=" + out]
-        print("fa2 emulate B=%d H=%d Nq=%d Nk=%d D=%d %s" % (
-            args.B, args.H, args.Nq, args.Nk, args.D, " ".join(args.extra)))
+        print("fa2 emulate B=%d H=%d Nq=%d Nk=%d D=%d threads=%s %s" % (
+            args.B, args.H, args.Nq, args.Nk, args.D, args.threads or "default",
+            " ".join(args.extra)))
+        env = dict(os.environ)
+        if args.threads:
+            env["FLASHC_EMULATOR_THREADS"] = str(args.threads)
         for _ in range(args.repeat):
-            wall, user, system = timed(cmd)
+            wall, user, system = timed(cmd, env)
             o = np.load(out)
             if not np.isfinite(o.astype(np.float64)).all():
                 sys.exit("the output has non-finite elements")

@@ -446,6 +446,21 @@ int bankConflicts(const std::pair<uint32_t, uint32_t> *perLaneAccess, int lanes,
       for (uint32_t w = 0; w < width / 4; ++w)
         words[n++] = firstWord + w;
     }
+    // Usually every bank serves one word (or none): no conflict, no sort.
+    uint32_t firstOfBank[kWarpSize];
+    uint32_t banksUsed = 0;
+    bool shared = false;
+    for (int i = 0; i < n && !shared; ++i) {
+      const uint32_t bank = words[i] % kWarpSize;
+      if (!laneActive(banksUsed, bank)) {
+        banksUsed |= 1u << bank;
+        firstOfBank[bank] = words[i];
+      } else {
+        shared = firstOfBank[bank] != words[i];
+      }
+    }
+    if (!shared)
+      continue;
     std::sort(words, words + n);
     n = static_cast<int>(std::unique(words, words + n) - words);
     int perBank[kWarpSize] = {};
