@@ -90,13 +90,11 @@ bool execShfl(Executor &ex, const Instr &I, const ActiveThreads &threads) {
 
 /// Gathers warp w's mma operands from registers of unpacked 16-bit floats
 /// (vector<2 x f16/bf16>), which hold exact values of their type: the
-/// elements go to A and B as they are, NaNs in the form a round trip through
-/// the register's bits gives them.
+/// elements go to A and B as they are.
 static void gatherMmaValues(Executor &ex, const MmaInfo &mi, int64_t w,
                             double (&A)[16][16], double (&B)[16][8],
                             float (&C)[16][8]) {
   const int64_t T = ex.T;
-  bool nan = false;
   // Lane 4g + q holds, per register, elements (g, 2q) and (g, 2q + 1) of
   // its 8 x 8 piece (ValueModel.h: the low half at X[l], the high at
   // X[T + l]).
@@ -104,20 +102,16 @@ static void gatherMmaValues(Executor &ex, const MmaInfo &mi, int64_t w,
     const Cell *X = ex.cellsOf(mi.a[r]) + w * 32;
     for (int g = 0; g < 8; ++g)
       for (int q = 0; q < 4; ++q) {
-        double lo = X[4 * g + q].d, hi = X[T + 4 * g + q].d;
-        A[g + 8 * (r % 2)][2 * q + 8 * (r / 2)] = lo;
-        A[g + 8 * (r % 2)][2 * q + 1 + 8 * (r / 2)] = hi;
-        nan |= (lo != lo) | (hi != hi);
+        A[g + 8 * (r % 2)][2 * q + 8 * (r / 2)] = X[4 * g + q].d;
+        A[g + 8 * (r % 2)][2 * q + 1 + 8 * (r / 2)] = X[T + 4 * g + q].d;
       }
   }
   for (int r = 0; r < 2; ++r) {
     const Cell *X = ex.cellsOf(mi.b[r]) + w * 32;
     for (int g = 0; g < 8; ++g)
       for (int q = 0; q < 4; ++q) {
-        double lo = X[4 * g + q].d, hi = X[T + 4 * g + q].d;
-        B[2 * q + 8 * r][g] = lo;
-        B[2 * q + 1 + 8 * r][g] = hi;
-        nan |= (lo != lo) | (hi != hi);
+        B[2 * q + 8 * r][g] = X[4 * g + q].d;
+        B[2 * q + 1 + 8 * r][g] = X[T + 4 * g + q].d;
       }
   }
   for (int i = 0; i < 4; ++i) {
@@ -126,11 +120,23 @@ static void gatherMmaValues(Executor &ex, const MmaInfo &mi, int64_t w,
       for (int q = 0; q < 4; ++q)
         C[g + 8 * (i / 2)][2 * q + i % 2] = static_cast<float>(X[4 * g + q].d);
   }
+}
+
+/// A NaN in A or B makes its whole row or column of D NaN. Only then can an
+/// operand differ from what the register's bits hold (a NaN's payload, as
+/// the bits keep it): recomputes D from those.
+static void recomputeIfNaN(ElementType type, double (&A)[16][16],
+                           double (&B)[16][8], const float (&C)[16][8],
+                           float (&D)[16][8]) {
+  bool nan = false;
+  for (const auto &row : D)
+    for (float v : row)
+      nan |= v != v;
   if (!nan)
     return;
   auto canonical = [&](double &v) {
     if (v != v)
-      v = bits16ToDouble(doubleToBits16(v, mi.type), mi.type);
+      v = bits16ToDouble(doubleToBits16(v, type), type);
   };
   for (auto &row : A)
     for (double &v : row)
@@ -138,6 +144,7 @@ static void gatherMmaValues(Executor &ex, const MmaInfo &mi, int64_t w,
   for (auto &row : B)
     for (double &v : row)
       canonical(v);
+  mmaM16N8K16Values(A, B, C, D);
 }
 
 bool execMma(Executor &ex, const Instr &I, const ActiveThreads &threads) {
@@ -162,6 +169,7 @@ bool execMma(Executor &ex, const Instr &I, const ActiveThreads &threads) {
       float C[16][8], D[16][8];
       gatherMmaValues(ex, mi, w, A, B, C);
       mmaM16N8K16Values(A, B, C, D);
+      recomputeIfNaN(mi.type, A, B, C, D);
       for (int r = 0; r < 4; ++r)
         for (int g = 0; g < 8; ++g)
           for (int q = 0; q < 4; ++q)

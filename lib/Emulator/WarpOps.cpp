@@ -109,8 +109,9 @@ Result<MmaAccFragment> mmaM16N8K16(const MmaAFragment &a,
   return d;
 }
 
-// Every product is exact in double, so a fused multiply-add rounds exactly as
-// the separate add does: the wider vector units give the same bits.
+// Wider vector units where the CPU has them; the file is compiled without
+// fused multiply-adds (CMakeLists.txt), so each lane computes exactly what
+// the scalar code does, NaN propagation included.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #endif
