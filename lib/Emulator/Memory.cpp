@@ -243,7 +243,7 @@ bool Memory::raceError(const Instr &I, int64_t t, uint32_t addr,
 bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                          uint32_t bytes, bool write, bool fromCpAsync) {
   const int32_t tid = static_cast<int32_t>(t);
-  ByteShadow *b = &shadow[off];
+  ByteShadow *b = shadow.data() + off;
   // The clean case in one pass per byte; the first byte that is not clean
   // goes to the checks below, which report it.
   uint32_t k = 0;
