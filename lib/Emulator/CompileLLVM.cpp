@@ -156,6 +156,7 @@ static bool compileAtomicRMW(ProgramBuilder &b, Operation *op) {
   if (b.val(I.a).sk != SK::PG)
     return b.fail(op, "only atomics on global memory are supported");
   I.imm = o.getAlignment() ? *o.getAlignment() : 4;
+  b.program.serialCTAs = true; // the additions round in CTA order
   b.emit(I);
   return true;
 }

@@ -15,6 +15,11 @@
 #include "flashc/Runtime/Arch.h"
 #include "flashc/Semantics/ScalarOps.h"
 
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
 using namespace mlir;
 
 namespace flash::emu {
@@ -137,6 +142,179 @@ static bool checkLaunchLimits(const Program &p,
   return true;
 }
 
+/// The register file of a launch before any CTA runs: arguments and
+/// constants in every thread.
+static bool bindValues(const Program &p, const std::vector<KernelArg> &args,
+                       size_t numBuffers, std::vector<Cell> &cells,
+                       Error &error) {
+  for (unsigned i = 0; i < args.size(); ++i) {
+    Cell c;
+    if (!argumentCell(p, i, args[i], numBuffers, c, error))
+      return false;
+    fillValue(p, cells, i, std::vector<Cell>(p.vals[i].n, c));
+  }
+  for (const auto &[id, elems] : p.constants)
+    fillValue(p, cells, id, elems);
+  return true;
+}
+
+/// Grid coordinates of the CTA at `index` in launch order (x fastest).
+static std::array<int64_t, 3> ctaAt(const std::array<int64_t, 3> &grid,
+                                    int64_t index) {
+  return {index % grid[0], index / grid[0] % grid[1],
+          index / (grid[0] * grid[1])};
+}
+
+/// Runs the CTAs one after another in grid order, with the race check
+/// inline: the reference semantics.
+static bool runSerially(const Program &p, const std::array<int64_t, 3> &grid,
+                        const std::vector<KernelArg> &args,
+                        std::vector<GlobalBuffer> &buffers, Stats &stats,
+                        Error &error, const Options &options) {
+  ErrorReporter errors(p.kernelName, error);
+  Memory memory(p, buffers, options, stats, errors);
+  Executor ex(p, grid, memory, stats, errors);
+  if (!bindValues(p, args, buffers.size(), ex.cells, error))
+    return false;
+  const int64_t numCTAs = grid[0] * grid[1] * grid[2];
+  for (int64_t i = 0; i < numCTAs; ++i)
+    if (!ex.runCTA(ctaAt(grid, i)))
+      return false;
+  return true;
+}
+
+namespace {
+
+/// One thread's means to run CTAs: its own register file, shared memory,
+/// counters and error, over the launch's global buffers.
+struct Worker {
+  Worker(const Program &p, const std::array<int64_t, 3> &grid,
+         std::vector<GlobalBuffer> &buffers, const Options &options)
+      : errors(p.kernelName, error), memory(p, buffers, options, stats, errors),
+        ex(p, grid, memory, stats, errors) {}
+  Stats stats;
+  Error error;
+  ErrorReporter errors;
+  Memory memory;
+  Executor ex;
+};
+
+/// A CTA run by a worker, waiting for its global accesses to be checked.
+struct CTAResult {
+  std::vector<GlobalAccessRecord> log;
+  bool done = false, ok = true;
+};
+
+} // namespace
+
+/// Runs the CTAs on `numWorkers` threads, each CTA's global accesses logged
+/// rather than checked; this thread replays the logs through the race
+/// check in grid order as the CTAs finish, so its verdicts are the serial
+/// run's. A race-free launch has no data flow between CTAs (any byte one
+/// CTA writes and another touches is a race), so its results are the
+/// serial run's too. Returns false if a CTA failed or the check found a
+/// race: the caller then reruns the launch serially from the original
+/// memory for the serial run's exact error (a racing CTA may have read
+/// another's bytes too early or too late).
+static bool runInParallel(const Program &p, const std::array<int64_t, 3> &grid,
+                          const std::vector<KernelArg> &args,
+                          std::vector<GlobalBuffer> &buffers, Stats &stats,
+                          const Options &options, unsigned numWorkers) {
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (unsigned w = 0; w < numWorkers; ++w) {
+    workers.push_back(std::make_unique<Worker>(p, grid, buffers, options));
+    if (!bindValues(p, args, buffers.size(), workers.back()->ex.cells,
+                    workers.back()->error))
+      return false;
+  }
+  // The race check, fed in grid order.
+  Error checkError;
+  ErrorReporter checkErrors(p.kernelName, checkError);
+  Stats checkStats;
+  Memory checker(p, buffers, options, checkStats, checkErrors);
+
+  const int64_t numCTAs = grid[0] * grid[1] * grid[2];
+  // CTAs run at most `window` ahead of the check, which bounds the logs.
+  const int64_t window = 4 * int64_t(numWorkers);
+  std::vector<CTAResult> results(window);
+  std::mutex mutex;
+  std::condition_variable changed;
+  int64_t next = 0, checked = 0;
+  bool stop = false;
+
+  auto work = [&](Worker &worker) {
+    while (true) {
+      int64_t i;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] {
+          return stop || next >= numCTAs || next < checked + window;
+        });
+        if (stop || next >= numCTAs)
+          return;
+        i = next++;
+      }
+      CTAResult &result = results[i % window];
+      result.log.clear();
+      worker.memory.setGlobalLog(&result.log);
+      bool ok = worker.ex.runCTA(ctaAt(grid, i));
+      std::lock_guard<std::mutex> lock(mutex);
+      result.ok = ok;
+      result.done = true;
+      if (!ok)
+        stop = true;
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (auto &worker : workers)
+    threads.emplace_back(work, std::ref(*worker));
+
+  bool ok = true;
+  for (int64_t i = 0; i < numCTAs && ok; ++i) {
+    CTAResult &result = results[i % window];
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      changed.wait(lock, [&] { return stop || result.done; });
+      if (!result.done || !result.ok)
+        break;
+    }
+    checker.beginCTA(ctaAt(grid, i));
+    for (const GlobalAccessRecord &r : result.log)
+      if (!checker.replayGlobal(r)) {
+        ok = false;
+        break;
+      }
+    std::lock_guard<std::mutex> lock(mutex);
+    result.done = false;
+    checked = i + 1;
+    if (!ok)
+      stop = true;
+    changed.notify_all();
+  }
+  for (std::thread &t : threads)
+    t.join();
+  if (stop || checked != numCTAs)
+    return false;
+  for (auto &worker : workers)
+    stats.add(worker->stats);
+  return true;
+}
+
+/// How many threads run the launch's CTAs.
+static unsigned workerCount(const Program &p, const Options &options,
+                            int64_t numCTAs) {
+  if (p.serialCTAs || !options.checkRaces)
+    return 1; // without the check, racing CTAs would depend on the order
+  unsigned n = options.threads;
+  if (!n)
+    if (const char *env = std::getenv("FLASHC_EMULATOR_THREADS"))
+      n = static_cast<unsigned>(std::strtoul(env, nullptr, 10));
+  if (!n)
+    n = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::min<int64_t>(n, numCTAs));
+}
+
 bool Kernel::launch(const std::array<int64_t, 3> &grid,
                     const std::vector<KernelArg> &args,
                     std::vector<GlobalBuffer> &buffers, Stats &stats,
@@ -151,27 +329,23 @@ bool Kernel::launch(const std::array<int64_t, 3> &grid,
   }
   if (!checkLaunchLimits(p, grid, buffers, options, error))
     return false;
-  ErrorReporter errors(p.kernelName, error);
-  Memory memory(p, buffers, options, stats, errors);
-  Executor ex(p, grid, memory, stats, errors);
-  for (unsigned i = 0; i < args.size(); ++i) {
-    Cell c;
-    if (!argumentCell(p, i, args[i], buffers.size(), c, error))
-      return false;
-    fillValue(p, ex.cells, i, std::vector<Cell>(p.vals[i].n, c));
-  }
-  for (const auto &[id, elems] : p.constants)
-    fillValue(p, ex.cells, id, elems);
 
   stats.grid = grid;
   stats.threadsPerCTA = p.T;
   stats.sharedBytesPerCTA = p.shared.limit;
-  for (int64_t z = 0; z < grid[2]; ++z)
-    for (int64_t y = 0; y < grid[1]; ++y)
-      for (int64_t x = 0; x < grid[0]; ++x)
-        if (!ex.runCTA({x, y, z}))
-          return false;
-  return true;
+  const int64_t numCTAs = grid[0] * grid[1] * grid[2];
+  unsigned numWorkers = workerCount(p, options, numCTAs);
+  if (numWorkers > 1) {
+    std::vector<std::vector<uint8_t>> original;
+    for (const GlobalBuffer &b : buffers)
+      original.push_back(b.bytes);
+    if (runInParallel(p, grid, args, buffers, stats, options, numWorkers))
+      return true;
+    // An error: the serial run finds it, from the original memory.
+    for (size_t b = 0; b < buffers.size(); ++b)
+      buffers[b].bytes = std::move(original[b]);
+  }
+  return runSerially(p, grid, args, buffers, stats, error, options);
 }
 
 } // namespace flash::emu

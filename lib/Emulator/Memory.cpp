@@ -65,9 +65,22 @@ bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
   addr = buf.bytes.data() + off;
   if (!checkRaces)
     return true;
+  if (globalLog) {
+    globalLog->push_back({&I, off, static_cast<int32_t>(t), epoch,
+                          static_cast<uint32_t>(bytes),
+                          static_cast<uint16_t>(id - 1), kind});
+    return true;
+  }
   return kind == GlobalAccess::Read
              ? trackGlobalRead(I, t, id - 1, off, bytes)
              : trackGlobal(I, t, id - 1, off, bytes, kind);
+}
+
+bool Memory::replayGlobal(const GlobalAccessRecord &r) {
+  epoch = r.epoch;
+  return r.kind == GlobalAccess::Read
+             ? trackGlobalRead(*r.instr, r.tid, r.buf, r.off, r.bytes)
+             : trackGlobal(*r.instr, r.tid, r.buf, r.off, r.bytes, r.kind);
 }
 
 std::string Memory::globalWriter(int32_t cta, int32_t tid) const {
@@ -232,10 +245,41 @@ bool Memory::raceError(const Instr &I, int64_t t, uint32_t addr,
 
 bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                          uint32_t bytes, bool write, bool fromCpAsync) {
-  int32_t tid = static_cast<int32_t>(t);
-  for (uint32_t k = 0; k < bytes; ++k) {
-    ByteShadow &b = shadow[off + k];
-    if (b.pending && !fromCpAsync)
+  const int32_t tid = static_cast<int32_t>(t);
+  ByteShadow *b = shadow.data() + off;
+  // The clean case in one pass per byte; the first byte that is not clean
+  // goes to the checks below, which report it.
+  uint32_t k = 0;
+  const bool checkPending = !fromCpAsync;
+  if (checkRaces) {
+    if (write) {
+      for (; k < bytes; ++k) {
+        ByteShadow &s = b[k];
+        if ((checkPending & (s.pending != 0)) |
+            ((s.wEpoch == epoch) & (s.wTid != tid)) |
+            ((s.rEpoch == epoch) & (s.rTid != tid)))
+          break;
+        s.wEpoch = epoch;
+        s.wTid = tid;
+      }
+    } else {
+      for (; k < bytes; ++k) {
+        ByteShadow &s = b[k];
+        if ((checkPending & (s.pending != 0)) |
+            ((s.wEpoch == epoch) & (s.wTid != tid)))
+          break;
+        if (s.rEpoch != epoch) {
+          s.rEpoch = epoch;
+          s.rTid = tid;
+        } else if (s.rTid != tid) {
+          s.rTid = kMany;
+        }
+      }
+    }
+  }
+  for (; k < bytes; ++k) {
+    ByteShadow &s = b[k];
+    if (s.pending && checkPending)
       return errors.fail(I, std::string(write ? "write to" : "read of") +
                                 " shared byte " + hex(off + k) + " by " +
                                 threadName(t) +
@@ -252,18 +296,18 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
       continue;
     // A write conflicts with another thread's write or read in this epoch,
     // a read with another thread's write.
-    bool wroteElsewhere = b.wEpoch == epoch && b.wTid != tid;
-    bool readElsewhere = b.rEpoch == epoch && b.rTid != tid;
+    bool wroteElsewhere = s.wEpoch == epoch && s.wTid != tid;
+    bool readElsewhere = s.rEpoch == epoch && s.rTid != tid;
     if (wroteElsewhere || (write && readElsewhere))
-      return raceError(I, t, off + k, b, write);
+      return raceError(I, t, off + k, s, write);
     if (write) {
-      b.wEpoch = epoch;
-      b.wTid = tid;
-    } else if (b.rEpoch != epoch) {
-      b.rEpoch = epoch;
-      b.rTid = tid;
-    } else if (b.rTid != tid) {
-      b.rTid = kMany;
+      s.wEpoch = epoch;
+      s.wTid = tid;
+    } else if (s.rEpoch != epoch) {
+      s.rEpoch = epoch;
+      s.rTid = tid;
+    } else if (s.rTid != tid) {
+      s.rTid = kMany;
     }
   }
   return true;
@@ -313,8 +357,13 @@ bool Memory::issueCopy(const Instr &I, int64_t t, uint32_t dst,
 
 void Memory::commitCopies(int64_t t) {
   cpStates[t].commitGroup();
-  cpGroups[t].push_back(std::move(cpCurrent[t]));
-  cpCurrent[t].clear();
+  cpGroups[t].emplace_back();
+  cpGroups[t].back().swap(cpCurrent[t]);
+  // Reuse a landed group's storage rather than allocate per group.
+  if (!spareRanges.empty()) {
+    cpCurrent[t].swap(spareRanges.back());
+    spareRanges.pop_back();
+  }
 }
 
 bool Memory::landCopies(const Instr &I, int64_t t, std::vector<Range> &ranges) {
@@ -335,12 +384,15 @@ bool Memory::waitCopies(const Instr &I, int64_t t, uint32_t n) {
   while (groups.size() > n) {
     if (!landCopies(I, t, groups.front()))
       return false;
+    groups.front().clear();
+    spareRanges.push_back(std::move(groups.front()));
     groups.pop_front();
   }
   return true;
 }
 
-int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active) {
+int64_t requestConflicts(std::array<LaneAccess, kWarpSize> &acc,
+                         uint32_t active) {
   // Accesses narrower than 4 bytes: the containing word (same bank, and a
   // shared word is a broadcast). Wider than 16: 16-byte pieces.
   uint32_t size = 0;
@@ -352,17 +404,17 @@ int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active) {
   if (size < 4) {
     for (auto &a : acc)
       a = {a.first & ~3u, 4};
-    return std::max(0, bankConflicts(acc, active));
+    return std::max(0, bankConflicts(acc.data(), kWarpSize, active));
   }
   if (size == 4 || size == 8 || size == 16)
-    return std::max(0, bankConflicts(acc, active));
+    return std::max(0, bankConflicts(acc.data(), kWarpSize, active));
   int64_t total = 0;
   uint32_t piece = size % 16 == 0 ? 16 : (size % 8 == 0 ? 8 : 4);
   for (uint32_t p = 0; p < size; p += piece) {
-    std::vector<LaneAccess> sub(32);
+    LaneAccess sub[kWarpSize];
     for (int l = 0; l < 32; ++l)
       sub[l] = {acc[l].first + p, piece};
-    total += std::max(0, bankConflicts(sub, active));
+    total += std::max(0, bankConflicts(sub, kWarpSize, active));
   }
   return total;
 }

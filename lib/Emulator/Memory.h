@@ -39,12 +39,25 @@ namespace flash::emu {
 /// with other threads' writes and atomics, atomics only with plain writes.
 enum class GlobalAccess { Read, Write, Atomic };
 
+/// One global access as the race check sees it: recorded by a CTA that runs
+/// beside others, checked later in CTA order (Memory::replayGlobal).
+struct GlobalAccessRecord {
+  const Instr *instr;
+  int64_t off; ///< byte offset into buffer `buf`
+  int32_t tid;
+  uint32_t epoch;
+  uint32_t bytes;
+  uint16_t buf;
+  GlobalAccess kind;
+};
+
 /// One lane's part of a warp-wide shared request: (byte offset, bytes).
 using LaneAccess = std::pair<uint32_t, uint32_t>;
 
 /// Extra wavefronts of one warp-wide shared request (`acc` per lane, lanes
 /// of `active` only); normalizes `acc` in place.
-int64_t requestConflicts(std::vector<LaneAccess> &acc, uint32_t active);
+int64_t requestConflicts(std::array<LaneAccess, kWarpSize> &acc,
+                         uint32_t active);
 
 class Memory {
 public:
@@ -60,6 +73,13 @@ public:
   void beginCTA(const std::array<int64_t, 3> &at);
   /// A CTA-wide barrier: a new race epoch.
   void barrier() { ++epoch; }
+
+  /// Records global accesses in `log` instead of race-checking them at once
+  /// (null: check at once).
+  void setGlobalLog(std::vector<GlobalAccessRecord> *log) { globalLog = log; }
+  /// Race-checks a recorded access as one of the current CTA (beginCTA),
+  /// in the epoch it was made in; records it.
+  bool replayGlobal(const GlobalAccessRecord &r);
 
   /// Validates a global access of `bytes` at pointer `p` by thread t and
   /// sets `addr` to its bytes.
@@ -103,7 +123,7 @@ public:
   /// `count` and in the request and bank-conflict statistics.
   template <typename F>
   bool sharedRequests(const uint8_t *mask, int64_t &count, F &&lane) {
-    std::vector<LaneAccess> acc(32);
+    std::array<LaneAccess, kWarpSize> acc;
     for (int64_t w = 0; w < numWarps; ++w) {
       uint32_t active = 0;
       for (int l = 0; l < 32; ++l) {
@@ -191,9 +211,11 @@ private:
   uint32_t epoch = 0;
   std::vector<std::array<int64_t, 3>> ctas; ///< the CTAs run, in order
   std::vector<std::vector<GlobalShadow>> globalShadow; ///< per buffer, lazy
+  std::vector<GlobalAccessRecord> *globalLog = nullptr;
   std::vector<CpAsyncState> cpStates;        ///< per thread
   std::vector<std::vector<Range>> cpCurrent; ///< per thread: uncommitted
   std::vector<std::deque<std::vector<Range>>> cpGroups; ///< per thread
+  std::vector<std::vector<Range>> spareRanges; ///< landed groups' storage
 };
 
 } // namespace flash::emu

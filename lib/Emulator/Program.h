@@ -109,6 +109,10 @@ struct Program {
   std::vector<Instr> code;
   uint32_t topEnd = 0;   ///< the kernel body is code[0, topEnd)
   unsigned maxDepth = 0; ///< deepest region nesting
+  /// Some op makes CTAs depend on the order they run in through global
+  /// memory (a float atomic add rounds differently in another order): the
+  /// launch runs CTAs one after another, in grid order.
+  bool serialCTAs = false;
   uint32_t numCells = 0;
   /// Values filled once per launch, never dispatched: (value id, its cells
   /// of one thread).

@@ -115,18 +115,65 @@ bool execInsertValue(Executor &ex, const Instr &I, const ActiveThreads &) {
   return true;
 }
 
+/// Bitcast loop over all threads, for element kinds `in` and `out`.
+static void bitcastCells(const Cell *A, Cell *R, int64_t T, uint32_t nIn,
+                         uint32_t nOut, SK in, SK out) {
+  uint8_t buf[64];
+  const unsigned inSize = byteSize(in), outSize = byteSize(out);
+  for (int64_t t = 0; t < T; ++t) {
+    for (uint32_t e = 0; e < nIn; ++e)
+      encodeElem(in, A[e * T + t], buf + e * inSize);
+    for (uint32_t e = 0; e < nOut; ++e)
+      decodeElem(out, buf + e * outSize, R[e * T + t]);
+  }
+}
+
+/// The same with `In` and `Out` known at compile time, so that the element
+/// codecs inline: the 16-bit float <-> i32 register moves around every mma.
+template <SK In, SK Out>
+static void bitcastCells(const Cell *A, Cell *R, int64_t T, uint32_t nIn,
+                         uint32_t nOut) {
+  uint8_t buf[64];
+  for (int64_t t = 0; t < T; ++t) {
+    for (uint32_t e = 0; e < nIn; ++e)
+      encodeElem(In, A[e * T + t], buf + e * byteSize(In));
+    for (uint32_t e = 0; e < nOut; ++e)
+      decodeElem(Out, buf + e * byteSize(Out), R[e * T + t]);
+  }
+}
+
+template <SK In>
+static void bitcastFrom(const Cell *A, Cell *R, int64_t T, uint32_t nIn,
+                        uint32_t nOut, SK out) {
+  switch (out) {
+  case SK::I32:
+    return bitcastCells<In, SK::I32>(A, R, T, nIn, nOut);
+  case SK::F16:
+    return bitcastCells<In, SK::F16>(A, R, T, nIn, nOut);
+  case SK::BF16:
+    return bitcastCells<In, SK::BF16>(A, R, T, nIn, nOut);
+  default:
+    return bitcastCells(A, R, T, nIn, nOut, In, out);
+  }
+}
+
 bool execBitcast(Executor &ex, const Instr &I, const ActiveThreads &) {
   const int64_t T = ex.T;
   const ValInfo &av = ex.val(I.a), &rv = ex.val(I.res);
   const Cell *A = ex.cellsOf(I.a);
   Cell *R = ex.cellsOf(I.res);
-  SK in = av.sk, out = rv.sk;
-  uint8_t buf[64];
-  for (int64_t t = 0; t < T; ++t) {
-    for (uint32_t e = 0; e < av.n; ++e)
-      encodeElem(in, A[e * T + t], buf + e * byteSize(in));
-    for (uint32_t e = 0; e < rv.n; ++e)
-      decodeElem(out, buf + e * byteSize(out), R[e * T + t]);
+  switch (av.sk) {
+  case SK::I32:
+    bitcastFrom<SK::I32>(A, R, T, av.n, rv.n, rv.sk);
+    break;
+  case SK::F16:
+    bitcastFrom<SK::F16>(A, R, T, av.n, rv.n, rv.sk);
+    break;
+  case SK::BF16:
+    bitcastFrom<SK::BF16>(A, R, T, av.n, rv.n, rv.sk);
+    break;
+  default:
+    bitcastCells(A, R, T, av.n, rv.n, av.sk, rv.sk);
   }
   return true;
 }

@@ -88,6 +88,65 @@ bool execShfl(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   return true;
 }
 
+/// Gathers warp w's mma operands from registers of unpacked 16-bit floats
+/// (vector<2 x f16/bf16>), which hold exact values of their type: the
+/// elements go to A and B as they are.
+static void gatherMmaValues(Executor &ex, const MmaInfo &mi, int64_t w,
+                            double (&A)[16][16], double (&B)[16][8],
+                            float (&C)[16][8]) {
+  const int64_t T = ex.T;
+  // Lane 4g + q holds, per register, elements (g, 2q) and (g, 2q + 1) of
+  // its 8 x 8 piece (ValueModel.h: the low half at X[l], the high at
+  // X[T + l]).
+  for (int r = 0; r < 4; ++r) {
+    const Cell *X = ex.cellsOf(mi.a[r]) + w * 32;
+    for (int g = 0; g < 8; ++g)
+      for (int q = 0; q < 4; ++q) {
+        A[g + 8 * (r % 2)][2 * q + 8 * (r / 2)] = X[4 * g + q].d;
+        A[g + 8 * (r % 2)][2 * q + 1 + 8 * (r / 2)] = X[T + 4 * g + q].d;
+      }
+  }
+  for (int r = 0; r < 2; ++r) {
+    const Cell *X = ex.cellsOf(mi.b[r]) + w * 32;
+    for (int g = 0; g < 8; ++g)
+      for (int q = 0; q < 4; ++q) {
+        B[2 * q + 8 * r][g] = X[4 * g + q].d;
+        B[2 * q + 1 + 8 * r][g] = X[T + 4 * g + q].d;
+      }
+  }
+  for (int i = 0; i < 4; ++i) {
+    const Cell *X = ex.cellsOf(mi.c[i]) + w * 32;
+    for (int g = 0; g < 8; ++g)
+      for (int q = 0; q < 4; ++q)
+        C[g + 8 * (i / 2)][2 * q + i % 2] = static_cast<float>(X[4 * g + q].d);
+  }
+}
+
+/// A NaN in A or B makes its whole row or column of D NaN. Only then can an
+/// operand differ from what the register's bits hold (a NaN's payload, as
+/// the bits keep it): recomputes D from those.
+static void recomputeIfNaN(ElementType type, double (&A)[16][16],
+                           double (&B)[16][8], const float (&C)[16][8],
+                           float (&D)[16][8]) {
+  bool nan = false;
+  for (const auto &row : D)
+    for (float v : row)
+      nan |= v != v;
+  if (!nan)
+    return;
+  auto canonical = [&](double &v) {
+    if (v != v)
+      v = bits16ToDouble(doubleToBits16(v, type), type);
+  };
+  for (auto &row : A)
+    for (double &v : row)
+      canonical(v);
+  for (auto &row : B)
+    for (double &v : row)
+      canonical(v);
+  mmaM16N8K16Values(A, B, C, D);
+}
+
 bool execMma(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   const int64_t T = ex.T;
   const MmaInfo &mi = ex.program.mmas[I.aux];
@@ -105,6 +164,18 @@ bool execMma(Executor &ex, const Instr &I, const ActiveThreads &threads) {
     if (!active)
       continue;
     ++ex.stats.mma;
+    if (active == kFullMask && !mi.aPacked) {
+      double A[16][16], B[16][8];
+      float C[16][8], D[16][8];
+      gatherMmaValues(ex, mi, w, A, B, C);
+      mmaM16N8K16Values(A, B, C, D);
+      recomputeIfNaN(mi.type, A, B, C, D);
+      for (int r = 0; r < 4; ++r)
+        for (int g = 0; g < 8; ++g)
+          for (int q = 0; q < 4; ++q)
+            R[r * T + w * 32 + 4 * g + q].d = D[g + 8 * (r / 2)][2 * q + r % 2];
+      continue;
+    }
     MmaAFragment a{};
     MmaBFragment b{};
     MmaAccFragment c{};
@@ -163,12 +234,13 @@ bool execLdMatrix(Executor &ex, const Instr &I, const ActiveThreads &threads) {
       }
       addrs[l] = static_cast<uint32_t>(off);
     }
-    auto r = ldmatrix(mem.shared(), addrs, num, I.imm2 != 0, active);
-    if (!r.ok())
-      return ex.fail(I, r.error() + " (warp " + std::to_string(w) + ")");
+    std::array<LaneValues, 4> regs;
+    Status s = ldmatrixInto(mem.shared(), addrs, num, I.imm2 != 0, active, regs);
+    if (!s.ok())
+      return ex.fail(I, s.error() + " (warp " + std::to_string(w) + ")");
     for (int m = 0; m < num; ++m)
       for (int l = 0; l < 32; ++l)
-        R[m * T + w * 32 + l].i = static_cast<int32_t>((*r)[m][l]);
+        R[m * T + w * 32 + l].i = static_cast<int32_t>(regs[m][l]);
     ex.stats.sharedBytesRead += int64_t(num) * 8 * 16;
     ex.stats.sharedRequests += 1;
     ex.stats.bankConflicts += std::max(0, ldmatrixBankConflicts(addrs, num));

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
 
 namespace flash::emu {
 
@@ -82,7 +81,8 @@ Result<MmaAccFragment> mmaM16N8K16(const MmaAFragment &a,
       !s.ok())
     return s;
 
-  double A[16][16], B[16][8], C[16][8];
+  double A[16][16], B[16][8];
+  float C[16][8];
   for (int lane = 0; lane < kWarpSize; ++lane) {
     const int g = lane / 4, q = lane % 4;
     for (int r = 0; r < 4; ++r)
@@ -98,20 +98,38 @@ Result<MmaAccFragment> mmaM16N8K16(const MmaAFragment &a,
     for (int i = 0; i < 4; ++i)
       C[g + 8 * (i / 2)][2 * q + i % 2] = c[i][lane];
   }
-
+  float D[16][8];
+  mmaM16N8K16Values(A, B, C, D);
   MmaAccFragment d;
   for (int lane = 0; lane < kWarpSize; ++lane) {
     const int g = lane / 4, q = lane % 4;
-    for (int i = 0; i < 4; ++i) {
-      const int row = g + 8 * (i / 2), col = 2 * q + i % 2;
-      double sum = 0.0;
-      for (int k = 0; k < 16; ++k)
-        sum += A[row][k] * B[k][col]; // each product exact in double
-      sum += C[row][col];
-      d[i][lane] = static_cast<float>(sum); // one rounding, nearest even
-    }
+    for (int i = 0; i < 4; ++i)
+      d[i][lane] = D[g + 8 * (i / 2)][2 * q + i % 2];
   }
   return d;
+}
+
+// Wider vector units where the CPU has them; the file is compiled without
+// fused multiply-adds (CMakeLists.txt), so each lane computes exactly what
+// the scalar code does, NaN propagation included.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#endif
+void mmaM16N8K16Values(const double (&A)[16][16], const double (&B)[16][8],
+                       const float (&C)[16][8], float (&D)[16][8]) {
+  // A row's eight dot products side by side, one vector lane each; each is
+  // still summed from 0 in k order, then C added, then rounded once.
+  typedef double Double8 __attribute__((vector_size(8 * sizeof(double))));
+  for (int row = 0; row < 16; ++row) {
+    Double8 sum = {};
+    for (int k = 0; k < 16; ++k) {
+      Double8 b;
+      std::memcpy(&b, B[k], sizeof b);
+      sum += A[row][k] * b; // each product exact in double
+    }
+    for (int col = 0; col < 8; ++col)
+      D[row][col] = static_cast<float>(sum[col] + C[row][col]);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -189,14 +207,26 @@ uint8_t SharedMemory::peekByte(uint32_t address) const {
 Result<std::vector<LaneValues>> ldmatrix(const SharedMemory &smem,
                                          const LaneValues &addresses, int num,
                                          bool trans, uint32_t activeMask) {
-  const std::string op = std::string("ldmatrix.sync.aligned.m8n8.x") +
-                         std::to_string(num) + (trans ? ".trans" : "") +
-                         ".shared.b16";
+  std::array<LaneValues, 4> regs;
+  if (Status s = ldmatrixInto(smem, addresses, num, trans, activeMask, regs);
+      !s.ok())
+    return s;
+  return std::vector<LaneValues>(regs.begin(), regs.begin() + num);
+}
+
+Status ldmatrixInto(const SharedMemory &smem, const LaneValues &addresses,
+                    int num, bool trans, uint32_t activeMask,
+                    std::array<LaneValues, 4> &out) {
+  // Messages are built only on failure: this runs for every ldmatrix.
+  auto op = [&] {
+    return std::string("ldmatrix.sync.aligned.m8n8.x") + std::to_string(num) +
+           (trans ? ".trans" : "") + ".shared.b16";
+  };
   if (num != 1 && num != 2 && num != 4)
     return Status::failure("ldmatrix: .num must be x1, x2 or x4, got " +
                            std::to_string(num));
-  if (Status s = requireLanes(op.c_str(), kFullMask, activeMask); !s.ok())
-    return s;
+  if (activeMask != kFullMask)
+    return requireLanes(op().c_str(), kFullMask, activeMask);
 
   // rows[m][r][c]: element c of row r of matrix m, read by lane 8m + r.
   uint16_t rows[4][8][8];
@@ -204,28 +234,29 @@ Result<std::vector<LaneValues>> ldmatrix(const SharedMemory &smem,
     for (int r = 0; r < 8; ++r) {
       const int lane = 8 * m + r;
       const uint32_t addr = addresses[lane];
-      const std::string who = op + ": lane " + std::to_string(lane) +
-                              " (row " + std::to_string(r) + " of matrix " +
-                              std::to_string(m) + ") address " + hex(addr);
+      auto who = [&] {
+        return op() + ": lane " + std::to_string(lane) + " (row " +
+               std::to_string(r) + " of matrix " + std::to_string(m) +
+               ") address " + hex(addr);
+      };
       if (addr % 16)
-        return Status::failure(who + " is not 16-byte aligned");
+        return Status::failure(who() + " is not 16-byte aligned");
       if (Status s = smem.checkBounds(addr, 16); !s.ok())
-        return Status::failure(who + ": " + s.error());
+        return Status::failure(who() + ": " + s.error());
       uint8_t raw[16];
       if (Status s = smem.read(addr, raw, 16); !s.ok())
-        return Status::failure(who + ": " + s.error());
+        return Status::failure(who() + ": " + s.error());
       for (int c = 0; c < 8; ++c)
         rows[m][r][c] = static_cast<uint16_t>(raw[2 * c] | (raw[2 * c + 1] << 8));
     }
 
-  std::vector<LaneValues> out(num);
   for (int m = 0; m < num; ++m)
     for (int lane = 0; lane < kWarpSize; ++lane) {
       const int g = lane / 4, q = lane % 4;
       out[m][lane] = trans ? pack16x2(rows[m][2 * q][g], rows[m][2 * q + 1][g])
                            : pack16x2(rows[m][g][2 * q], rows[m][g][2 * q + 1]);
     }
-  return out;
+  return Status::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -236,13 +267,14 @@ Result<ShflResult> shfl(ShflMode mode, const LaneValues &a,
                         const LaneValues &b, uint32_t c, uint32_t memberMask,
                         uint32_t activeMask) {
   static const char *names[] = {"bfly", "up", "down", "idx"};
-  const std::string op =
-      std::string("shfl.sync.") + names[static_cast<int>(mode)] + ".b32";
+  auto op = [&] {
+    return std::string("shfl.sync.") + names[static_cast<int>(mode)] + ".b32";
+  };
   if (uint32_t stray = activeMask & ~memberMask) {
     int lane = 0;
     while (!laneActive(stray, lane))
       ++lane;
-    return Status::failure(op + ": lane " + std::to_string(lane) +
+    return Status::failure(op() + ": lane " + std::to_string(lane) +
                            " executes it but is not in membermask " +
                            hex(memberMask));
   }
@@ -279,7 +311,7 @@ Result<ShflResult> shfl(ShflMode mode, const LaneValues &a,
       j = lane;
     if (!laneActive(memberMask, j) || !laneActive(activeMask, j))
       return Status::failure(
-          op + ": lane " + std::to_string(lane) + " reads lane " +
+          op() + ": lane " + std::to_string(lane) + " reads lane " +
           std::to_string(j) + ", which is " +
           (laneActive(memberMask, j) ? "inactive" : "not in membermask") +
           " (membermask " + hex(memberMask) + ", activeMask " +
@@ -326,8 +358,12 @@ Status CpAsyncState::issue(uint32_t dst, const uint8_t *src, uint32_t cpSize,
 }
 
 void CpAsyncState::commitGroup() {
-  groups_.push_back(std::move(current_));
-  current_.clear();
+  groups_.emplace_back();
+  groups_.back().swap(current_);
+  if (!spare_.empty()) {
+    current_.swap(spare_.back());
+    spare_.pop_back();
+  }
 }
 
 Status CpAsyncState::waitGroup(SharedMemory &smem, uint32_t n) {
@@ -339,6 +375,8 @@ Status CpAsyncState::waitGroup(SharedMemory &smem, uint32_t n) {
         first = Status::failure("cp.async to " + hex(copy.dst) +
                                 " landing at wait_group: " + s.error());
     }
+    groups_.front().clear();
+    spare_.push_back(std::move(groups_.front()));
     groups_.pop_front();
   }
   return first;
@@ -371,7 +409,14 @@ bool CpAsyncState::overlapsPending(uint32_t address, uint32_t bytes) const {
 int bankConflicts(
     const std::vector<std::pair<uint32_t, uint32_t>> &perLaneAccess,
     uint32_t activeMask) {
-  const int lanes = std::min<int>(kWarpSize, static_cast<int>(perLaneAccess.size()));
+  return bankConflicts(perLaneAccess.data(),
+                       std::min<int>(kWarpSize, perLaneAccess.size()),
+                       activeMask);
+}
+
+int bankConflicts(const std::pair<uint32_t, uint32_t> *perLaneAccess, int lanes,
+                  uint32_t activeMask) {
+  lanes = std::min(lanes, kWarpSize);
   uint32_t width = 0;
   for (int lane = 0; lane < lanes; ++lane) {
     if (!laneActive(activeMask, lane))
@@ -390,20 +435,41 @@ int bankConflicts(
   const int lanesPerPhase = 128 / static_cast<int>(width);
   int extra = 0;
   for (int phase = 0; phase * lanesPerPhase < kWarpSize; ++phase) {
-    std::set<uint32_t> wordsOfBank[32];
+    // A phase touches at most 32 words (128 bytes); a bank's cost is the
+    // number of distinct words it serves.
+    uint32_t words[kWarpSize];
+    int n = 0;
     for (int lane = phase * lanesPerPhase;
          lane < std::min(lanes, (phase + 1) * lanesPerPhase); ++lane) {
       if (!laneActive(activeMask, lane))
         continue;
       const uint32_t firstWord = perLaneAccess[lane].first / 4;
       for (uint32_t w = 0; w < width / 4; ++w)
-        wordsOfBank[(firstWord + w) % 32].insert(firstWord + w);
+        words[n++] = firstWord + w;
     }
-    size_t cost = 0;
-    for (const auto &words : wordsOfBank)
-      cost = std::max(cost, words.size());
+    // Usually every bank serves one word (or none): no conflict, no sort.
+    uint32_t firstOfBank[kWarpSize];
+    uint32_t banksUsed = 0;
+    bool shared = false;
+    for (int i = 0; i < n && !shared; ++i) {
+      const uint32_t bank = words[i] % kWarpSize;
+      if (!laneActive(banksUsed, bank)) {
+        banksUsed |= 1u << bank;
+        firstOfBank[bank] = words[i];
+      } else {
+        shared = firstOfBank[bank] != words[i];
+      }
+    }
+    if (!shared)
+      continue;
+    std::sort(words, words + n);
+    n = static_cast<int>(std::unique(words, words + n) - words);
+    int perBank[kWarpSize] = {};
+    int cost = 0;
+    for (int i = 0; i < n; ++i)
+      cost = std::max(cost, ++perBank[words[i] % kWarpSize]);
     if (cost > 1)
-      extra += static_cast<int>(cost) - 1;
+      extra += cost - 1;
   }
   return extra;
 }
@@ -411,11 +477,11 @@ int bankConflicts(
 int ldmatrixBankConflicts(const LaneValues &addresses, int num) {
   if (num != 1 && num != 2 && num != 4)
     return -1;
-  std::vector<std::pair<uint32_t, uint32_t>> access(kWarpSize);
+  std::pair<uint32_t, uint32_t> access[kWarpSize];
   for (int lane = 0; lane < kWarpSize; ++lane)
     access[lane] = {addresses[lane], 16};
   const uint32_t mask = num == 4 ? kFullMask : (1u << (8 * num)) - 1;
-  return bankConflicts(access, mask);
+  return bankConflicts(access, kWarpSize, mask);
 }
 
 } // namespace flash::emu

@@ -101,6 +101,8 @@ struct Stats {
   };
   /// The counters below the header line of print(), in its order.
   std::vector<Counter> counters() const;
+  /// Adds the counters (and CTAs) of `other`, e.g. another worker's.
+  void add(const Stats &other);
 
   void print(llvm::raw_ostream &os, llvm::StringRef kernelName) const;
 };
@@ -123,6 +125,9 @@ struct Options {
   std::string arch = "sm_80";
   int64_t maxSharedBytes = 163 * 1024; ///< per CTA (flash::ArchInfo)
   uint64_t memoryBudget = uint64_t(8) << 30;
+  /// Threads that run CTAs: 0 takes $FLASHC_EMULATOR_THREADS, else the
+  /// machine's hardware threads. Results do not depend on it.
+  unsigned threads = 0;
 };
 
 /// The most register cells (8 bytes each) a CTA's values may take: 1 GiB.

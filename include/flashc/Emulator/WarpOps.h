@@ -169,6 +169,13 @@ Result<MmaAccFragment> mmaM16N8K16(const MmaAFragment &a,
                                    const MmaAccFragment &c, ElementType type,
                                    uint32_t activeMask = kFullMask);
 
+/// The arithmetic of mmaM16N8K16 on unpacked operands, for callers that hold
+/// the elements as values: A (16 x 16, row-major) and B (16 x 8, k-major)
+/// exact f16/bf16 values in double, C (16 x 8) f32; D = A B + C with the
+/// numerics above.
+void mmaM16N8K16Values(const double (&A)[16][16], const double (&B)[16][8],
+                       const float (&C)[16][8], float (&D)[16][8]);
+
 //===----------------------------------------------------------------------===//
 // Shared memory
 //===----------------------------------------------------------------------===//
@@ -245,6 +252,10 @@ Result<std::vector<LaneValues>> ldmatrix(const SharedMemory &smem,
                                          const LaneValues &addresses, int num,
                                          bool trans,
                                          uint32_t activeMask = kFullMask);
+/// The same into `out` (registers 0 .. num - 1), without allocating.
+Status ldmatrixInto(const SharedMemory &smem, const LaneValues &addresses,
+                    int num, bool trans, uint32_t activeMask,
+                    std::array<LaneValues, 4> &out);
 
 //===----------------------------------------------------------------------===//
 // shfl.sync.{bfly,up,down,idx}.b32 d|p, a, b, c, membermask
@@ -333,6 +344,7 @@ private:
   };
   std::vector<Copy> current_;
   std::deque<std::vector<Copy>> groups_; // oldest first
+  std::vector<std::vector<Copy>> spare_; // retired groups' storage, reused
 };
 
 //===----------------------------------------------------------------------===//
@@ -351,6 +363,9 @@ private:
 /// Returns -1 for an invalid request: access sizes other than 4/8/16, sizes
 /// differing between active lanes, or a misaligned address.
 int bankConflicts(const std::vector<std::pair<uint32_t, uint32_t>> &perLaneAccess,
+                  uint32_t activeMask);
+/// The same for `lanes` (at most 32) entries at `perLaneAccess`.
+int bankConflicts(const std::pair<uint32_t, uint32_t> *perLaneAccess, int lanes,
                   uint32_t activeMask);
 
 /// Extra wavefronts of ldmatrix.x{num}: each 8-row group (matrix) is one
