@@ -8,8 +8,8 @@
 #
 # The list holds MLIR/LLVM headers only, never flashc's own: those change
 # (and their generated .inc files with them) while the precompiled header stays
-# the same in every worktree, so ccache shares it (with the sloppiness set at
-# the end of this file).
+# the same in every worktree, so ccache shares it (with the sloppiness set
+# below).
 option(FLASH_PCH "Precompile the MLIR/LLVM headers the libraries share" ON)
 
 set(FLASH_PCH_HEADERS
@@ -44,6 +44,16 @@ set(FLASH_PCH_HEADERS
   <llvm/Support/raw_ostream.h>
 )
 
+# ccache caches compiles that use a precompiled header, and the precompiled
+# header itself, only with this sloppiness (its manual, "Precompiled
+# headers"); the header is newer than the files that include it, hence the
+# mtime/ctime entries.
+if(FLASH_PCH AND CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache")
+  set(CMAKE_CXX_COMPILER_LAUNCHER env
+    CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    ${CMAKE_CXX_COMPILER_LAUNCHER})
+endif()
+
 if(FLASH_PCH)
   # The target that owns the precompiled header: no code of its own, the
   # directory-wide flags of the top level (LLVM's, the include paths) that
@@ -68,13 +78,3 @@ function(flash_add_pch target)
     target_precompile_headers(obj.${target} REUSE_FROM flash-pch)
   endif()
 endfunction()
-
-# ccache caches compiles that use a precompiled header, and the precompiled
-# header itself, only with this sloppiness (its manual, "Precompiled
-# headers"); the header is newer than the files that include it, hence the
-# mtime/ctime entries.
-if(FLASH_PCH AND CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache")
-  set(CMAKE_CXX_COMPILER_LAUNCHER env
-    CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
-    ${CMAKE_CXX_COMPILER_LAUNCHER})
-endif()
