@@ -24,6 +24,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["flash-opt", "flashc", "flash-emulate"],
                                   [config.flash_tools_dir])
 
+# FLASHC_FULL=1 (scripts/test-full.sh): the complete numeric sweeps. Without
+# it a sweep runs its CI sample and skips the lines marked
+# `%if flashc-full %{ ... %}`.
+if os.environ.get("FLASHC_FULL", "0") not in ("", "0"):
+    config.available_features.add("flashc-full")
+
 # ptxas is optional: tests that need it say `REQUIRES: ptxas`, and lit lists
 # them as UNSUPPORTED (visible in the summary) when it is missing.
 if config.ptxas and os.path.exists(config.ptxas):
