@@ -255,12 +255,13 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
     if (write) {
       for (; k < bytes; ++k) {
         ByteShadow &s = b[k];
-        if ((checkPending & (s.pending != 0)) |
+        if ((checkPending & (s.pending != 0)) | (s.asyncReads != 0) |
             ((s.wEpoch == epoch) & (s.wTid != tid)) |
             ((s.rEpoch == epoch) & (s.rTid != tid)))
           break;
         s.wEpoch = epoch;
         s.wTid = tid;
+        s.genericWriter = tid;
       }
     } else {
       for (; k < bytes; ++k) {
@@ -285,13 +286,13 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                                 threadName(t) +
                                 " while a cp.async to it is still in flight "
                                 "(missing or too weak cp.async.wait_group?)");
-    if (write && b.asyncReads)
+    if (write && s.asyncReads)
       return errors.fail(I, "write to shared byte " + hex(off + k) + " by " +
                                 threadName(t) +
                                 " while a wgmma reading it is in flight "
                                 "(missing or too weak wgmma.wait_group?)");
     if (write)
-      b.genericWriter = tid;
+      s.genericWriter = tid;
     if (!checkRaces)
       continue;
     // A write conflicts with another thread's write or read in this epoch,
