@@ -49,6 +49,11 @@ std::vector<Stats::Counter> Stats::counters() const {
       {"shared_requests", "shared requests (warp-wide)", sharedRequests},
       {"bank_conflicts", "shared bank conflicts (extra wavefronts)",
        bankConflicts},
+      {"tma_loads", "TMA loads (boxes)", tmaLoads},
+      {"tma_bytes_loaded", "TMA bytes loaded", tmaBytesLoaded},
+      {"tma_stores", "TMA stores (boxes)", tmaStores},
+      {"tma_bytes_stored", "TMA bytes stored", tmaBytesStored},
+      {"mbarrier_waits", "mbarrier waits (warp instrs)", mbarrierWaits},
   };
 }
 
