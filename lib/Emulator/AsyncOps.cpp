@@ -210,12 +210,6 @@ int64_t tmaSwizzleSpan(TmaSwizzle s) {
 
 int64_t tmaSwizzleAtom(TmaSwizzle s) { return tmaSwizzleSpan(s) * 8; }
 
-int64_t tmaSwizzleOffset(int64_t offset, TmaSwizzle s) {
-  // The chunk bits 4..4+B-1 take the XOR of the line bits 7..7+B-1.
-  int64_t mask = (tmaSwizzleSpan(s) / 16 - 1) << 4;
-  return offset ^ ((offset >> 3) & mask);
-}
-
 static bool isFloatType(TmaDataType t) {
   switch (t) {
   case TmaDataType::F16:

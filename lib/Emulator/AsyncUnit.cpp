@@ -393,7 +393,6 @@ bool AsyncUnit::tmaLoad(const Instr &I, int64_t t, const TensorMap &map,
   Load l;
   l.slot = slot;
   l.bytes = boxBytes(map);
-  l.issuePhase = barriers[slot].state.phase();
   l.issuer = t;
   l.elemBytes = static_cast<uint32_t>(tmaElementBytes(map.type));
   const uint32_t esz = l.elemBytes;

@@ -114,7 +114,6 @@ private:
   struct Load {
     int slot;
     int64_t bytes; ///< its complete-tx
-    int64_t issuePhase;
     int64_t issuer;
     std::vector<uint32_t> addr; ///< shared address of each element
     std::vector<uint8_t> data;  ///< their bytes, elemBytes each

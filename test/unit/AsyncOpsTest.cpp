@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Emulator/AsyncOps.h"
 
 #include <gtest/gtest.h>
@@ -335,6 +336,19 @@ TEST(Swizzle, ChunkXorLine) {
   EXPECT_EQ(tmaSwizzleAtom(TmaSwizzle::B128), 1024);
   EXPECT_EQ(tmaSwizzleAtom(TmaSwizzle::B64), 512);
   EXPECT_EQ(tmaSwizzleAtom(TmaSwizzle::B32), 256);
+}
+
+TEST(Swizzle, SpansAgreeWithTheWgmmaLayouts) {
+  using flash::tile::layout::SmemSwizzle;
+  const std::pair<TmaSwizzle, SmemSwizzle> pairs[] = {
+      {TmaSwizzle::None, SmemSwizzle::None},
+      {TmaSwizzle::B32, SmemSwizzle::B32},
+      {TmaSwizzle::B64, SmemSwizzle::B64},
+      {TmaSwizzle::B128, SmemSwizzle::B128}};
+  for (auto [t, w] : pairs) {
+    EXPECT_EQ(tmaSwizzleSpan(t), flash::tile::layout::swizzleSpanBytes(w));
+    EXPECT_EQ(tmaSwizzleAtom(t), flash::tile::layout::swizzleAtomBytes(w));
+  }
 }
 
 TEST(Swizzle, IsAPermutationOfEachAtom) {

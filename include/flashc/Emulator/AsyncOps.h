@@ -175,7 +175,8 @@ int64_t tmaSwizzleSpan(TmaSwizzle s);
 /// swizzled box's shared address must be a multiple of it.
 int64_t tmaSwizzleAtom(TmaSwizzle s);
 /// The physical shared byte offset of byte `offset` of a box under `s`:
-/// the 16-byte chunk index (bits 4..) XORed with the 128-byte line index.
+/// the 16-byte chunk index (bits 4..) XORed with the 128-byte line index
+/// (WarpgroupLayouts.h's swizzleByteOffset, TmaSwizzle.cpp).
 int64_t tmaSwizzleOffset(int64_t offset, TmaSwizzle s);
 
 /// The rules cuTensorMapEncodeTiled applies (ptx-hopper.md section 2.2):
