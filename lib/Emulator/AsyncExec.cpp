@@ -162,15 +162,6 @@ bool execElect(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   return true;
 }
 
-bool execFenceProxyAsync(Executor &ex, const Instr &,
-                         const ActiveThreads &threads) {
-  AsyncUnit &u = ex.memory.async();
-  for (int64_t t = 0; t < ex.T; ++t)
-    if (threads.mask[t])
-      u.proxyFence(t);
-  return true;
-}
-
 /// Thread t's tensor map: the 128 bytes its descriptor pointer names,
 /// decoded and checked with the driver's rules.
 static bool readTensorMap(Executor &ex, const Instr &I, int64_t t, int64_t p,
@@ -255,7 +246,7 @@ bool isAsyncExec(ExecFn fn) {
   static const ExecFn all[] = {
       execMbarrierInit, execMbarrierInval, execMbarrierArrive,
       execMbarrierTx,   execMbarrierWait,  execNamedBarrier,
-      execElect,        execFenceProxyAsync, execTmaLoad,
+      execElect,        execTmaLoad,
       execTmaStore,     execBulkCommit,    execBulkWait};
   return std::find(std::begin(all), std::end(all), fn) != std::end(all);
 }

@@ -29,8 +29,6 @@ bool execMbarrierWait(Executor &, const Instr &, const ActiveThreads &);
 bool execNamedBarrier(Executor &, const Instr &, const ActiveThreads &);
 /// res = elect.sync(membermask a, -1: all lanes).
 bool execElect(Executor &, const Instr &, const ActiveThreads &);
-/// fence.proxy.async (shared).
-bool execFenceProxyAsync(Executor &, const Instr &, const ActiveThreads &);
 /// TMA load: lists[aux] = {dst, map, mbar, coords...}; imm2: pred.
 bool execTmaLoad(Executor &, const Instr &, const ActiveThreads &);
 /// TMA store: lists[aux] = {map, src, coords...}; imm2: pred.

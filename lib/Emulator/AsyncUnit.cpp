@@ -27,11 +27,10 @@ void AsyncUnit::beginCTA() {
   bulkCurrent.assign(program.T, {});
   bulkGroups.assign(program.T, {});
   bytes.assign(program.shared.limit, ByteState());
-  fences.assign(program.T, 0);
 }
 
 //===----------------------------------------------------------------------===//
-// Generic accesses and proxies
+// Generic accesses
 //===----------------------------------------------------------------------===//
 
 bool AsyncUnit::genericAccess(const Instr &I, int64_t t, uint32_t off,
@@ -76,21 +75,10 @@ bool AsyncUnit::genericAccess(const Instr &I, int64_t t, uint32_t off,
                  "phase " +
                  std::to_string(b.publishedPhase) + " of " +
                  barrierName(b.publisher) + " (missing mbarrier wait?)");
-    if (write) {
+    if (write)
       b.publisher = -1;
-      b.genericWriter = static_cast<int32_t>(t);
-      b.writerFences = fences[t];
-    }
   }
   return true;
-}
-
-bool AsyncUnit::unfencedGenericWrite(uint32_t off, int32_t &writer) const {
-  if (!used || off >= bytes.size())
-    return false;
-  const ByteState &b = bytes[off];
-  writer = b.genericWriter;
-  return writer >= 0 && fences[writer] == b.writerFences;
 }
 
 //===----------------------------------------------------------------------===//
@@ -201,12 +189,12 @@ bool AsyncUnit::landLoads(const Instr &I, int slot) {
     for (size_t e = 0; e < it->addr.size(); ++e) {
       uint32_t a = it->addr[e];
       (void)smem.write(a, &it->data[e * it->elemBytes], it->elemBytes);
+      memory.markAsyncProxyWrite(a, it->elemBytes);
       for (uint32_t k = 0; k < it->elemBytes; ++k) {
         ByteState &b = bytes[a + k];
         --b.loadsInFlight;
         b.publisher = slot;
         b.publishedPhase = publishedPhase;
-        b.genericWriter = -1;
       }
     }
     Status s = m.completeTx(it->bytes);
@@ -461,20 +449,14 @@ bool AsyncUnit::tmaStore(const Instr &I, int64_t t, const TensorMap &map,
   const uint32_t esz = st.elemBytes;
   bool ok = true;
   uint8_t buf[8];
+  const std::string reader = "TMA store by " + threadName(t);
   forEachBoxElement(map, coords, [&](const BoxElement &e) {
     if (!ok)
       return;
     uint32_t a = src + static_cast<uint32_t>(e.smemOffset);
-    for (uint32_t k = 0; k < esz; ++k) {
-      int32_t writer;
-      if (unfencedGenericWrite(a + k, writer)) {
-        ok = errors.fail(
-            I, "TMA store by " + threadName(t) + " reads shared byte " +
-                   hex(a + k) + ", which " + threadName(writer) +
-                   " wrote through the generic proxy without a "
-                   "fence.proxy.async since (missing fence.proxy.async?)");
-        return;
-      }
+    if (!memory.checkAsyncProxyRead(I, a, esz, reader.c_str())) {
+      ok = false;
+      return;
     }
     // The issuing thread reads the bytes: other threads' writes need a
     // barrier before it (the race check), TMA loads a wait.

@@ -12,10 +12,8 @@
 //     is caught;
 //   * each thread's bulk async-groups of TMA stores, whose shared source
 //     bytes must not be written before cp.async.bulk.wait_group.read;
-//   * per shared byte: the last generic writer and whether it has executed
-//     fence.proxy.async since (async-proxy reads of unfenced generic writes
-//     are errors), and which mbarrier phase published a TMA write (a reader
-//     must have waited for it).
+//   * per shared byte: which mbarrier phase published a TMA write (a reader
+//     must have waited for it). The generic/async proxy state is Memory's.
 // Generic accesses report to genericAccess() through Memory::trackShared.
 // The first wait to see an mbarrier phase complete, and each completed named
 // barrier, start a new race epoch for the whole CTA (Memory::barrier): the
@@ -56,21 +54,15 @@ public:
   /// Whether the program has any op of this unit; when not, generic
   /// accesses need no tracking.
   bool active() const { return used; }
-  /// A new CTA: no barriers, copies or proxy state.
+  /// A new CTA: no barriers or copies.
   void beginCTA();
 
   /// A generic (ld/st, ldmatrix, cp.async) access of thread t to shared
   /// bytes [off, off + bytes): errors for a live mbarrier, a TMA load in
   /// flight, a TMA store still reading (writes), a TMA write the thread has
-  /// not waited for (reads); records writes for the proxy rules.
+  /// not waited for (reads).
   bool genericAccess(const Instr &I, int64_t t, uint32_t off, uint32_t bytes,
                      bool write);
-  /// Whether shared byte `off` holds a generic write whose writer has not
-  /// executed fence.proxy.async since; `writer` is set to that thread. The
-  /// check an async-proxy reader (TMA store, wgmma) makes.
-  bool unfencedGenericWrite(uint32_t off, int32_t &writer) const;
-  /// fence.proxy.async (shared) by thread t.
-  void proxyFence(int64_t t) { ++fences[t]; }
 
   // mbarrier ops of thread t on the barrier at shared offset `bar`.
   bool mbarrierInit(const Instr &I, int64_t t, uint32_t bar, int64_t count);
@@ -129,8 +121,6 @@ private:
     uint16_t storesReading = 0;
     int32_t publisher = -1;      ///< barrier slot of the TMA write, or -1
     int64_t publishedPhase = 0;  ///< its phase that the write completes in
-    int32_t genericWriter = -1;  ///< last generic writer, or -1
-    uint32_t writerFences = 0;   ///< its fence count when it wrote
     bool mbarrier = false;       ///< part of a live mbarrier
   };
 
@@ -156,7 +146,6 @@ private:
   std::vector<std::vector<Store>> bulkCurrent;             ///< per thread
   std::vector<std::deque<std::vector<Store>>> bulkGroups;  ///< per thread
   std::vector<ByteState> bytes;
-  std::vector<uint32_t> fences; ///< per thread: fence.proxy.async count
 };
 
 } // namespace flash::emu

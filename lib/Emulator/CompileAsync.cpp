@@ -2,7 +2,7 @@
 //
 // The sm_90 synchronization and copy ops (AsyncExec.h runs them): the
 // mbarrier family, bar.sync / bar.arrive with a thread count, elect.sync,
-// fence.proxy.async and fence.mbarrier_init, TMA tensor loads and stores
+// fence.mbarrier_init, TMA tensor loads and stores
 // with their bulk async-groups, and the address-space casts between
 // shared::cta and shared::cluster (one CTA per cluster: the same window)
 // and between global and generic pointers.
@@ -144,20 +144,6 @@ static bool compileElect(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
-static bool compileFenceProxy(ProgramBuilder &b, Operation *op) {
-  auto o = cast<NVVM::FenceProxyOp>(op);
-  switch (o.getKind()) {
-  case NVVM::ProxyKind::async:
-  case NVVM::ProxyKind::async_shared:
-    b.emit(ProgramBuilder::instr(op, execFenceProxyAsync));
-    return true;
-  case NVVM::ProxyKind::async_global:
-    return true; // global memory has no proxy state in the emulator
-  default:
-    return b.fail(op, "only fence.proxy.async is supported");
-  }
-}
-
 /// fence.mbarrier_init publishes inits to the cluster's async proxy: with
 /// one CTA per cluster and the TMA engine reading barrier state directly,
 /// there is nothing to order.
@@ -252,7 +238,6 @@ void addAsyncOps(OpHandlers &handlers) {
                NVVM::MBarrierTryWaitOp>(compileMbarrierWait);
   handlers.add<NVVM::BarrierArriveOp>(compileNamedBarrier);
   handlers.add<NVVM::ElectSyncOp>(compileElect);
-  handlers.add<NVVM::FenceProxyOp>(compileFenceProxy);
   handlers.add<NVVM::FenceMbarrierInitOp>(compileFenceMbarrierInit);
   handlers.add<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(compileTmaLoad);
   handlers.add<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(compileTmaStore);

@@ -177,6 +177,23 @@ static bool compileBitcast(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
+/// llvm.ptrtoint of a shared pointer: its byte offset in the CTA's shared
+/// window, which is what the hardware's shared-window address is (wgmma
+/// descriptors are built from it). Global pointers have no such address here.
+static bool compilePtrToInt(ProgramBuilder &b, Operation *op) {
+  auto o = cast<LLVM::PtrToIntOp>(op);
+  auto ptr = dyn_cast<LLVM::LLVMPointerType>(o.getArg().getType());
+  if (!ptr || ptr.getAddressSpace() != 3)
+    return b.fail(op, "ptrtoint is supported for shared (addr_space 3) "
+                      "pointers only");
+  Instr I = ProgramBuilder::instr(op, execBroadcast);
+  I.a = b.idOf(o.getArg());
+  if (!b.defineResult(I))
+    return false;
+  b.emit(I);
+  return true;
+}
+
 void addLLVMOps(OpHandlers &handlers) {
   handlers.add<LLVM::ExtractValueOp>(compileExtractValue);
   handlers.add<LLVM::InsertValueOp>(compileInsertValue);
@@ -186,6 +203,7 @@ void addLLVMOps(OpHandlers &handlers) {
   handlers.add<LLVM::StoreOp>(compileStore);
   handlers.add<LLVM::AtomicRMWOp>(compileAtomicRMW);
   handlers.add<LLVM::BitcastOp, arith::BitcastOp>(compileBitcast);
+  handlers.add<LLVM::PtrToIntOp>(compilePtrToInt);
 }
 
 } // namespace flash::emu

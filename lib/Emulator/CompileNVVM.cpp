@@ -244,6 +244,7 @@ void addNVVMOps(OpHandlers &handlers) {
   handlers.add<NVVM::CpAsyncWaitGroupOp>(compileCpAsyncWait);
   handlers.add<gpu::ReturnOp>(compileReturn);
   addAsyncOps(handlers);
+  addWgmmaOps(handlers);
 }
 
 } // namespace flash::emu

@@ -15,6 +15,7 @@
 #include "Program.h"
 
 #include <array>
+#include <memory>
 #include <vector>
 
 namespace flash::emu {
@@ -65,6 +66,8 @@ public:
   std::vector<Cell> cells; ///< the register file (ValueModel.h)
   Memory &memory;
   Stats &stats;
+  /// WgmmaExec.cpp's warpgroup MMA state of the current CTA (made on use).
+  std::shared_ptr<struct WgmmaState> wgmma;
 
 private:
   ErrorReporter &errors;

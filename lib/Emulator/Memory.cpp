@@ -27,8 +27,10 @@ Memory::~Memory() = default;
 void Memory::beginCTA(const std::array<int64_t, 3> &at) {
   ctas.push_back(at);
   smem = std::make_unique<SharedMemory>(static_cast<uint32_t>(layout.limit));
-  for (auto &b : shadow)
+  for (auto &b : shadow) {
     b.pending = 0;
+    b.genericWriter = -1;
+  }
   epoch += 2; // a new CTA: no access of the previous one counts
   cpStates.assign(T, CpAsyncState());
   cpCurrent.assign(T, {});
@@ -247,6 +249,8 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                                 threadName(t) +
                                 " while a cp.async to it is still in flight "
                                 "(missing or too weak cp.async.wait_group?)");
+    if (write)
+      b.genericWriter = tid;
     if (!checkRaces)
       continue;
     // A write conflicts with another thread's write or read in this epoch,
@@ -266,6 +270,29 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
     }
   }
   return true;
+}
+
+void Memory::fenceProxyAsync(const uint8_t *mask) {
+  for (ByteShadow &b : shadow)
+    if (b.genericWriter >= 0 && mask[b.genericWriter])
+      b.genericWriter = -1;
+}
+
+bool Memory::checkAsyncProxyRead(const Instr &I, uint32_t off, uint32_t bytes,
+                                 const char *what) {
+  for (uint32_t k = 0; k < bytes; ++k)
+    if (int32_t w = shadow[off + k].genericWriter; w >= 0)
+      return errors.fail(I, std::string(what) + " reads shared byte " +
+                                hex(off + k) + " written by " +
+                                threadName(w) +
+                                " through the generic proxy with no "
+                                "fence.proxy.async of that thread since");
+  return true;
+}
+
+void Memory::markAsyncProxyWrite(uint32_t off, uint32_t bytes) {
+  for (uint32_t k = 0; k < bytes; ++k)
+    shadow[off + k].genericWriter = -1;
 }
 
 bool Memory::issueCopy(const Instr &I, int64_t t, uint32_t dst,

@@ -78,6 +78,17 @@ public:
   /// The CTA's mbarriers, named barriers, TMA copies and proxy state.
   AsyncUnit &async() { return *asyncUnit; }
 
+  /// The async proxy (wgmma operand reads, TMA) sees a shared byte written
+  /// through the generic proxy (every write trackShared records) only after
+  /// a fence.proxy.async of the writing thread: fenceProxyAsync is that
+  /// fence for the threads of `mask`; checkAsyncProxyRead reports (at I,
+  /// `what` naming the reader) a byte of the range still unfenced;
+  /// markAsyncProxyWrite records an async-proxy write (needs no fence).
+  void fenceProxyAsync(const uint8_t *mask);
+  bool checkAsyncProxyRead(const Instr &I, uint32_t off, uint32_t bytes,
+                           const char *what);
+  void markAsyncProxyWrite(uint32_t off, uint32_t bytes);
+
   /// Thread t's cp.async of `size` bytes to shared `dst` (`srcSize` of them
   /// from `src`, the rest zero): in flight until its group is waited for.
   bool issueCopy(const Instr &I, int64_t t, uint32_t dst, const uint8_t *src,
@@ -120,6 +131,9 @@ private:
     uint32_t wEpoch = 0, rEpoch = 0;
     int32_t wTid = -1, rTid = -1; ///< rTid == kMany: several readers
     uint16_t pending = 0;         ///< cp.async copies in flight to this byte
+    /// The thread of the last generic-proxy write not yet fenced for the
+    /// async proxy, or -1.
+    int32_t genericWriter = -1;
   };
   static constexpr int32_t kMany = -2;
   /// A cp.async destination range.

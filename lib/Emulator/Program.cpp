@@ -148,8 +148,9 @@ bool ProgramBuilder::compileKernel(gpu::GPUFuncOp f) {
     if (!define(f, arg, id))
       return false;
   }
-  if (!compileBlock(entry))
+  if (!planWgmma(*this, f) || !compileBlock(entry))
     return false;
+  finishWgmmaPlan(*this);
   program.topEnd = here();
   return true;
 }
@@ -191,12 +192,18 @@ bool ProgramBuilder::compileOp(Operation *op) {
                   Error::Kind::Internal);
   // arith.bitcast may reshape bytes (vector<2xf16> <-> i32), which no
   // element-wise op can: CompileLLVM's byte-level handler runs it.
+  if (!wgmmaBeforeOp(*this, op))
+    return false;
+  bool compiled;
   if (auto arith = sem::classifyArithMath(op);
       arith && arith->opcode != sem::ArithMathOpcode::Bitcast)
-    return compileArithMath(*this, op, *arith);
-  if (CompileFn compile = opHandlers().lookup(op->getName().getStringRef()))
-    return compile(*this, op);
-  return fail(op, "op is not supported by the emulator");
+    compiled = compileArithMath(*this, op, *arith);
+  else if (CompileFn compile =
+               opHandlers().lookup(op->getName().getStringRef()))
+    compiled = compile(*this, op);
+  else
+    return fail(op, "op is not supported by the emulator");
+  return compiled && wgmmaAfterOp(*this, op);
 }
 
 } // namespace flash::emu

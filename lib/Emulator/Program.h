@@ -27,6 +27,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ namespace flash::emu {
 class Executor;
 struct ActiveThreads;
 struct Instr;
+struct WgmmaPlan;
 
 /// Runs one instruction for the active threads; false once it has reported
 /// an error.
@@ -165,6 +167,9 @@ public:
   bool compileRegion(mlir::Block &block);
 
   Program &program;
+  /// WgmmaExec.cpp's analysis of the kernel's wgmma registers (null when
+  /// the kernel has no wgmma).
+  std::shared_ptr<WgmmaPlan> wgmmaPlan;
 
 private:
   bool compileBlock(mlir::Block &block);
@@ -199,6 +204,15 @@ void addVectorOps(OpHandlers &handlers);
 void addLLVMOps(OpHandlers &handlers);
 void addNVVMOps(OpHandlers &handlers);
 void addSCFOps(OpHandlers &handlers);
+/// WgmmaExec.cpp: the wgmma ops (registered by addNVVMOps), and the hooks
+/// that place its register checks: planWgmma before the kernel body is
+/// compiled, wgmmaBeforeOp / wgmmaAfterOp around each op, finishWgmmaPlan
+/// after the body.
+void addWgmmaOps(OpHandlers &handlers);
+bool planWgmma(ProgramBuilder &b, mlir::gpu::GPUFuncOp f);
+bool wgmmaBeforeOp(ProgramBuilder &b, mlir::Operation *op);
+bool wgmmaAfterOp(ProgramBuilder &b, mlir::Operation *op);
+void finishWgmmaPlan(ProgramBuilder &b);
 
 /// Compiles an arith/math op that sem::classifyArithMath classified as `arith`
 /// to one instruction (ArithMathOps.h).

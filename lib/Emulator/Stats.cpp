@@ -54,6 +54,8 @@ std::vector<Stats::Counter> Stats::counters() const {
       {"tma_stores", "TMA stores (boxes)", tmaStores},
       {"tma_bytes_stored", "TMA bytes stored", tmaBytesStored},
       {"mbarrier_waits", "mbarrier waits (warp instrs)", mbarrierWaits},
+      {"wgmma", "wgmma.mma_async (warpgroup instrs)", wgmma},
+      {"wgmma_flops", "wgmma MMA flops", wgmmaFlops},
   };
 }
 

@@ -92,6 +92,8 @@ struct Stats {
   int64_t tmaBytesLoaded = 0, tmaBytesStored = 0; ///< whole boxes
   int64_t mbarrierWaits = 0; ///< mbarrier test/try waits (warp instrs)
   int64_t opsExecuted = 0; ///< SIMT-level ops dispatched (all threads at once)
+  int64_t wgmma = 0;       ///< wgmma.mma_async (warpgroup instrs)
+  int64_t wgmmaFlops = 0;  ///< their MMA flops (2 * 64 * N * 16 each)
 
   /// One counter: a short key (the Python module's stats dict) and the
   /// label --stats prints.

@@ -1,0 +1,157 @@
+//===- WarpgroupOps.cpp - Exact semantics of sm_90a warpgroup MMA ---------===//
+//
+// See WarpgroupOps.h.
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Emulator/WarpgroupOps.h"
+
+#include "flashc/Dialect/Tile/WarpgroupLayouts.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace flash::emu {
+
+namespace lay = flash::tile::layout;
+
+namespace {
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+constexpr const char *kMnemonic = "wgmma.mma_async";
+} // namespace
+
+std::string checkWgmmaConfig(const WgmmaConfig &config) {
+  if (std::string e = lay::checkWgmmaN(config.n); !e.empty())
+    return e;
+  if ((config.scaleA != 1 && config.scaleA != -1) ||
+      (config.scaleB != 1 && config.scaleB != -1))
+    return "imm-scale-a/b must be 1 or -1";
+  return {};
+}
+
+Status checkWgmmaDescriptorBits(uint64_t descriptor, const char *what) {
+  std::string who = std::string(kMnemonic) + ": " + what + " descriptor " +
+                    hex(descriptor);
+  if (uint64_t r = lay::wgmmaDescriptorReservedBits(descriptor))
+    return Status::failure(who + " sets reserved bits " + hex(r));
+  lay::WgmmaDescriptor d = lay::decodeWgmmaDescriptor(descriptor);
+  if (d.baseOffset != 0)
+    return Status::failure(who + " has base offset " +
+                           std::to_string(d.baseOffset) +
+                           " (the emulator models base offset 0 only: place "
+                           "swizzled tiles on their pattern's boundary)");
+  int64_t atom = lay::swizzleAtomBytes(d.swizzle);
+  int64_t span = lay::swizzleSpanBytes(d.swizzle);
+  if (d.swizzle != lay::SmemSwizzle::None && d.startAddress % atom >= span)
+    return Status::failure(
+        who + ": start address " + hex(d.startAddress) +
+        " is not in the first row of a " + lay::swizzleName(d.swizzle) +
+        " swizzle atom (" + std::to_string(atom) +
+        "-byte aligned); such a pattern needs a base offset");
+  return Status::success();
+}
+
+std::vector<uint32_t> wgmmaOperandAddresses(uint64_t descriptor, bool mnMajor,
+                                            int64_t mnExtent,
+                                            ElementType type) {
+  (void)type; // both 16-bit
+  lay::WgmmaDescriptor d = lay::decodeWgmmaDescriptor(descriptor);
+  std::vector<uint32_t> out(mnExtent * 16);
+  for (int64_t mn = 0; mn < mnExtent; ++mn)
+    for (int64_t k = 0; k < 16; ++k)
+      out[mn * 16 + k] = static_cast<uint32_t>(
+          lay::wgmmaOperandAddress(d, mnMajor, 2, mn, k));
+  return out;
+}
+
+Result<WgmmaOperand> readWgmmaOperand(const SharedMemory &smem,
+                                      uint64_t descriptor, bool mnMajor,
+                                      int64_t mnExtent, ElementType type,
+                                      const char *what) {
+  if (Status s = checkWgmmaDescriptorBits(descriptor, what); !s.ok())
+    return s;
+  std::vector<uint32_t> addrs =
+      wgmmaOperandAddresses(descriptor, mnMajor, mnExtent, type);
+  WgmmaOperand out(addrs.size());
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    uint16_t bits;
+    if (Status s = smem.read(addrs[i], &bits, 2); !s.ok())
+      return Status::failure(std::string(kMnemonic) + ": " + what +
+                             " element (" + std::to_string(i / 16) + ", " +
+                             std::to_string(i % 16) + ") through descriptor " +
+                             hex(descriptor) + ": " + s.error());
+    out[i] = bits16ToDouble(bits, type);
+  }
+  return out;
+}
+
+WgmmaOperand wgmmaRegisterOperandA(const WgmmaARegisters &regs,
+                                   ElementType type) {
+  WgmmaOperand a(lay::kWgmmaAtomM * 16);
+  for (int64_t t = 0; t < kWarpgroupThreads; ++t)
+    for (int64_t e = 0; e < lay::kWgmmaAElements; ++e) {
+      lay::Coord at = lay::wgmmaARegCoord<int64_t>(t, e);
+      uint32_t reg = regs[e / 2][t];
+      a[at[0] * 16 + at[1]] =
+          bits16ToDouble(e % 2 ? high16(reg) : low16(reg), type);
+    }
+  return a;
+}
+
+Result<WgmmaAccumulator> wgmmaM64NK16(const WgmmaConfig &config,
+                                      const WgmmaOperand &a,
+                                      const WgmmaOperand &b,
+                                      const WgmmaAccumulator &c) {
+  if (std::string e = checkWgmmaConfig(config); !e.empty())
+    return Status::failure(std::string(kMnemonic) + ": " + e);
+  const int64_t n = config.n, regs = lay::wgmmaAccNumRegisters(n);
+  if (a.size() != size_t(lay::kWgmmaAtomM * 16) || b.size() != size_t(n * 16) ||
+      (config.scaleD && c.size() != size_t(regs)))
+    return Status::failure(std::string(kMnemonic) +
+                           ": operand sizes do not match m64n" +
+                           std::to_string(n) + "k16");
+  // Negation is exact, and so is its product with a 16-bit value.
+  const double sign = double(config.scaleA) * double(config.scaleB);
+  WgmmaAccumulator d(regs);
+  for (int64_t t = 0; t < kWarpgroupThreads; ++t)
+    for (int64_t i = 0; i < regs; ++i) {
+      lay::Coord at = lay::wgmmaAccCoord<int64_t>(t, i);
+      const double *arow = &a[at[0] * 16], *bcol = &b[at[1] * 16];
+      double sum = 0.0;
+      for (int k = 0; k < 16; ++k)
+        sum += arow[k] * bcol[k]; // each product exact in double
+      sum *= sign;
+      if (config.scaleD)
+        sum += c[i][t];
+      d[i][t] = static_cast<float>(sum); // one rounding, nearest even
+    }
+  return d;
+}
+
+void WgmmaQueue::commitGroup() {
+  groups_.push_back(std::move(current_));
+  current_.clear();
+}
+
+std::vector<uint64_t> WgmmaQueue::waitGroup(uint32_t n) {
+  std::vector<uint64_t> done;
+  while (groups_.size() > n) {
+    done.insert(done.end(), groups_.front().begin(), groups_.front().end());
+    groups_.pop_front();
+  }
+  return done;
+}
+
+bool WgmmaQueue::isPending(uint64_t id) const {
+  if (std::find(current_.begin(), current_.end(), id) != current_.end())
+    return true;
+  for (const auto &g : groups_)
+    if (std::find(g.begin(), g.end(), id) != g.end())
+      return true;
+  return false;
+}
+
+} // namespace flash::emu
