@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AsyncUnit.h"
 #include "ExecHandlers.h"
 #include "Program.h"
 
@@ -80,9 +81,10 @@ static bool compileBarrier0(ProgramBuilder &b, Operation *op) {
 
 static bool compileBarrier(ProgramBuilder &b, Operation *op) {
   auto o = cast<NVVM::BarrierOp>(op);
-  if (o.getNumberOfThreads() || op->getNumResults() || o.getReductionOp())
-    return b.fail(op, "only full-CTA barriers without reduction are "
-                      "supported");
+  if (o.getNumberOfThreads())
+    return compileNamedBarrier(b, op);
+  if (op->getNumResults() || o.getReductionOp())
+    return b.fail(op, "only barriers without reduction are supported");
   Instr I = ProgramBuilder::instr(op, execBarrier);
   I.a = o.getBarrierId() ? b.idOf(o.getBarrierId()) : -1;
   b.emit(I);
@@ -241,6 +243,7 @@ void addNVVMOps(OpHandlers &handlers) {
   handlers.add<NVVM::CpAsyncCommitGroupOp>(compileCpAsyncCommit);
   handlers.add<NVVM::CpAsyncWaitGroupOp>(compileCpAsyncWait);
   handlers.add<gpu::ReturnOp>(compileReturn);
+  addAsyncOps(handlers);
   addWgmmaOps(handlers);
 }
 

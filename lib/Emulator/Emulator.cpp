@@ -60,6 +60,10 @@ bool Kernel::prepare(gpu::GPUFuncOp func, Error &error) {
   return ProgramBuilder(impl->program, error).compileKernel(func);
 }
 
+uint64_t bufferAddress(int index) {
+  return static_cast<uint64_t>(makeGlobalPtr(index + 1));
+}
+
 /// The cell every thread holds for argument `i`: `arg` converted to the
 /// parameter's kind.
 static bool argumentCell(const Program &p, unsigned i, const KernelArg &arg,

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Memory.h"
+#include "AsyncUnit.h"
 #include "ExecHandlers.h"
 #include "Executor.h"
 
@@ -17,7 +18,11 @@ Memory::Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
                const Options &options, Stats &stats, ErrorReporter &errors)
     : T(program.T), numWarps(program.numWarps), layout(program.shared),
       buffers(buffers), checkRaces(options.checkRaces), stats(stats),
-      errors(errors), shadow(program.shared.limit) {}
+      errors(errors),
+      asyncUnit(std::make_unique<AsyncUnit>(program, *this, stats, errors)),
+      shadow(program.shared.limit) {}
+
+Memory::~Memory() = default;
 
 void Memory::beginCTA(const std::array<int64_t, 3> &at) {
   ctas.push_back(at);
@@ -31,6 +36,7 @@ void Memory::beginCTA(const std::array<int64_t, 3> &at) {
   cpStates.assign(T, CpAsyncState());
   cpCurrent.assign(T, {});
   cpGroups.assign(T, {});
+  asyncUnit->beginCTA();
 }
 
 bool Memory::checkGlobal(const Instr &I, int64_t t, int64_t p, int64_t bytes,
@@ -245,6 +251,9 @@ bool Memory::raceError(const Instr &I, int64_t t, uint32_t addr,
 
 bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
                          uint32_t bytes, bool write, bool fromCpAsync) {
+  if (asyncUnit->active() &&
+      !asyncUnit->genericAccess(I, t, off, bytes, write))
+    return false;
   const int32_t tid = static_cast<int32_t>(t);
   ByteShadow *b = shadow.data() + off;
   // The clean case in one pass per byte; the first byte that is not clean

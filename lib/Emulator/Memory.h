@@ -35,6 +35,8 @@
 
 namespace flash::emu {
 
+class AsyncUnit;
+
 /// What a global access does: reads are not race-checked; plain writes race
 /// with other threads' writes and atomics, atomics only with plain writes.
 enum class GlobalAccess { Read, Write, Atomic };
@@ -63,6 +65,7 @@ class Memory {
 public:
   Memory(const Program &program, std::vector<GlobalBuffer> &buffers,
          const Options &options, Stats &stats, ErrorReporter &errors);
+  ~Memory();
 
   /// Host bytes of race-check shadow per byte of global memory written.
   static constexpr uint64_t kGlobalShadowBytesPerByte = 36;
@@ -92,6 +95,8 @@ public:
   bool trackShared(const Instr &I, int64_t t, uint32_t off, uint32_t bytes,
                    bool write, bool fromCpAsync = false);
   SharedMemory &shared() { return *smem; }
+  /// The CTA's mbarriers, named barriers, TMA copies and proxy state.
+  AsyncUnit &async() { return *asyncUnit; }
 
   /// The async proxy (wgmma operand reads, TMA) sees a shared byte written
   /// through the generic proxy (every write trackShared records) only after
@@ -207,6 +212,7 @@ private:
   ErrorReporter &errors;
 
   std::unique_ptr<SharedMemory> smem;
+  std::unique_ptr<AsyncUnit> asyncUnit;
   std::vector<ByteShadow> shadow;
   uint32_t epoch = 0;
   std::vector<std::array<int64_t, 3>> ctas; ///< the CTAs run, in order

@@ -61,6 +61,11 @@ const CounterField kCounterFields[] = {
     {"shared_requests", "shared requests (warp-wide)", &Stats::sharedRequests},
     {"bank_conflicts", "shared bank conflicts (extra wavefronts)",
      &Stats::bankConflicts},
+    {"tma_loads", "TMA loads (boxes)", &Stats::tmaLoads},
+    {"tma_bytes_loaded", "TMA bytes loaded", &Stats::tmaBytesLoaded},
+    {"tma_stores", "TMA stores (boxes)", &Stats::tmaStores},
+    {"tma_bytes_stored", "TMA bytes stored", &Stats::tmaBytesStored},
+    {"mbarrier_waits", "mbarrier waits (warp instrs)", &Stats::mbarrierWaits},
     {"wgmma", "wgmma.mma_async (warpgroup instrs)", &Stats::wgmma},
     {"wgmma_flops", "wgmma MMA flops", &Stats::wgmmaFlops},
 };

@@ -37,9 +37,11 @@ std::optional<SK> scalarKind(Type t) {
   if (t.isF64())
     return SK::F64;
   if (auto p = dyn_cast<LLVM::LLVMPointerType>(t)) {
-    if (p.getAddressSpace() == 1)
+    // Generic pointers can only name global buffers (a tensor map
+    // parameter); shared::cluster is the CTA's own window.
+    if (p.getAddressSpace() == 1 || p.getAddressSpace() == 0)
       return SK::PG;
-    if (p.getAddressSpace() == 3)
+    if (p.getAddressSpace() == 3 || p.getAddressSpace() == 7)
       return SK::PS;
   }
   return std::nullopt;

@@ -310,9 +310,61 @@ bool resolve(const Sidecar &sidecar, const std::vector<Arg> &args,
   return true;
 }
 
+/// The TMA element type of a sidecar dtype.
+static bool tmaDataTypeOf(const std::string &dtype, emu::TmaDataType &type) {
+  if (dtype == "f16")
+    type = emu::TmaDataType::F16;
+  else if (dtype == "bf16")
+    type = emu::TmaDataType::BF16;
+  else if (dtype == "f32")
+    type = emu::TmaDataType::F32;
+  else if (dtype == "i32")
+    type = emu::TmaDataType::I32;
+  else if (dtype == "bool")
+    type = emu::TmaDataType::U8;
+  else
+    return false;
+  return true;
+}
+
+/// Appends tensor map `spec` over its tensor's device pointer and shape.
+static bool packTensorMap(const Sidecar &sidecar, const Resolved &resolved,
+                          const std::vector<uint64_t> &devicePtrs,
+                          const emu::TensorMapSpec &spec,
+                          const TensorMapEncoder &encode,
+                          std::vector<std::vector<uint8_t>> &values,
+                          std::string &error) {
+  size_t i = 0;
+  while (i < sidecar.params.size() && sidecar.params[i].name != spec.tensor)
+    ++i;
+  const Arg *a = i < resolved.argOf.size() ? resolved.argOf[i] : nullptr;
+  emu::TmaDataType type;
+  if (!a || !a->tensor || i >= devicePtrs.size() ||
+      !tmaDataTypeOf(sidecar.params[i].dtype, type)) {
+    error = "tensor map '" + spec.name + "': no device tensor '" +
+            spec.tensor + "' of a TMA element type";
+    return false;
+  }
+  auto map = emu::tensorMapFor(spec, type, a->tensor->shape, devicePtrs[i]);
+  if (!map.ok()) {
+    error = map.error();
+    return false;
+  }
+  if (!encode) {
+    error = "tensor map '" + spec.name + "': no tensor map encoder";
+    return false;
+  }
+  std::vector<uint8_t> bytes(emu::kTensorMapBytes);
+  if (!encode(*map, bytes.data(), error))
+    return false;
+  values.push_back(std::move(bytes));
+  return true;
+}
+
 bool packParams(const Sidecar &sidecar, const Resolved &resolved,
                 const std::vector<uint64_t> &devicePtrs,
-                std::vector<std::vector<uint8_t>> &values, std::string &error) {
+                std::vector<std::vector<uint8_t>> &values, std::string &error,
+                const TensorMapEncoder &encode) {
   values.clear();
   for (size_t i = 0; i < sidecar.params.size(); ++i) {
     const SidecarParam &p = sidecar.params[i];
@@ -334,6 +386,10 @@ bool packParams(const Sidecar &sidecar, const Resolved &resolved,
     for (int64_t size : a->tensor->shape)
       values.push_back(bytesOf<int32_t>(static_cast<int32_t>(size)));
   }
+  for (const emu::TensorMapSpec &spec : sidecar.tensorMaps)
+    if (!packTensorMap(sidecar, resolved, devicePtrs, spec, encode, values,
+                       error))
+      return false;
   return true;
 }
 

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -33,6 +34,11 @@ struct Driver::Api {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);
+  /// Optional: drivers before CUDA 12 lack it; only TMA kernels need it.
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, uint32_t, void *,
+                                     const uint64_t *, const uint64_t *,
+                                     const uint32_t *, const uint32_t *, int,
+                                     int, int, int);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
 };
@@ -110,6 +116,8 @@ std::unique_ptr<Driver> Driver::open(std::string &error, int ordinal) {
   resolve(h, "cuMemcpyDtoH_v2", a.cuMemcpyDtoH, missing);
   resolve(h, "cuMemsetD8_v2", a.cuMemsetD8, missing);
   resolve(h, "cuLaunchKernel", a.cuLaunchKernel, missing);
+  std::string optional;
+  resolve(h, "cuTensorMapEncodeTiled", a.cuTensorMapEncodeTiled, optional);
   if (!missing.empty()) {
     error = "the CUDA driver " + d->path +
             " lacks entry points flashc needs (" + missing +
@@ -285,6 +293,36 @@ bool Driver::launch(CUfunction fn, const unsigned grid[3],
 
 bool Driver::synchronize(std::string &error) {
   FLASH_CU_CHECK(api->cuCtxSynchronize(), "cuCtxSynchronize");
+  return true;
+}
+
+bool Driver::encodeTensorMap(const emu::TensorMap &map, uint8_t *out,
+                             std::string &error) {
+  if (!api->cuTensorMapEncodeTiled) {
+    error = "the CUDA driver " + path +
+            " lacks cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)";
+    return false;
+  }
+  // The enums' values are cuda.h's (CUtensorMapDataType, ...): AsyncOps.h
+  // declares them in the same order. L2 promotion: 128 bytes.
+  uint64_t dims[emu::kTmaMaxRank], strides[emu::kTmaMaxRank - 1];
+  uint32_t box[emu::kTmaMaxRank], elementStrides[emu::kTmaMaxRank];
+  for (int d = 0; d < map.rank; ++d) {
+    dims[d] = map.globalDim[d];
+    box[d] = map.boxDim[d];
+    elementStrides[d] = map.elementStrides[d];
+    if (d > 0)
+      strides[d - 1] = map.globalStrides[d - 1];
+  }
+  alignas(64) uint8_t encoded[emu::kTensorMapBytes];
+  FLASH_CU_CHECK(
+      api->cuTensorMapEncodeTiled(
+          encoded, int(map.type), uint32_t(map.rank),
+          reinterpret_cast<void *>(map.globalAddress), dims, strides, box,
+          elementStrides, int(map.interleave), int(map.swizzle),
+          /*CU_TENSOR_MAP_L2_PROMOTION_L2_128B*/ 2, int(map.oobFill)),
+      "cuTensorMapEncodeTiled");
+  std::copy(encoded, encoded + emu::kTensorMapBytes, out);
   return true;
 }
 

@@ -124,7 +124,11 @@ bool launch(cuda::Driver &driver, const std::string &ptx,
   std::vector<uint64_t> ptrs;
   std::vector<std::vector<uint8_t>> values;
   if (!copyIn(sidecar, r, res, ptrs, error) ||
-      !packParams(sidecar, r, ptrs, values, error))
+      !packParams(sidecar, r, ptrs, values, error,
+                  [&](const emu::TensorMap &map, uint8_t *out,
+                      std::string &err) {
+                    return driver.encodeTensorMap(map, out, err);
+                  }))
     return false;
   std::vector<void *> params;
   for (auto &v : values)

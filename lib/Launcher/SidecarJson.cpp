@@ -285,6 +285,7 @@ private:
   bool dims(const JValue &p, const std::string &where, SidecarParam &sp);
   bool abi(const JValue &p, const std::string &where, SidecarParam &sp);
   bool grid(const JValue &root, Sidecar &sc);
+  bool tensorMaps(const JValue &list, Sidecar &sc);
   bool sharedMemory(const JValue &sm, Sidecar &sc);
 
   std::string &error;
@@ -303,6 +304,9 @@ bool SidecarReader::read(const JValue &root, Sidecar &sc) {
     return bad("'params' is missing or not an array");
   if (!params(*list, sc) || !grid(root, sc))
     return false;
+  if (const JValue *maps = root.get("tensor_maps"))
+    if (!tensorMaps(*maps, sc))
+      return false;
   if (!integer(root, "threads_per_cta", sc.threadsPerCTA, ""))
     return false;
   if (sc.threadsPerCTA <= 0 || sc.threadsPerCTA > 1024)
@@ -378,6 +382,54 @@ bool SidecarReader::abi(const JValue &p, const std::string &where,
   if (sp.abi != expected)
     return bad(where + "unsupported 'abi' (a tensor is [\"ptr\", \"i32\" "
                        "per dim], a scalar is [its dtype])");
+  return true;
+}
+
+bool SidecarReader::tensorMaps(const JValue &list, Sidecar &sc) {
+  if (list.kind != JValue::Array)
+    return bad("'tensor_maps' is not an array");
+  for (size_t i = 0; i < list.array.size(); ++i) {
+    const JValue &m = list.array[i];
+    std::string where = "tensor_maps[" + std::to_string(i) + "]: ";
+    if (m.kind != JValue::Object)
+      return bad(where + "not an object");
+    emu::TensorMapSpec spec;
+    std::string swizzle = "none", oob = "zero", abi;
+    if (!str(m, "name", spec.name, where) ||
+        !str(m, "tensor", spec.tensor, where) || !str(m, "abi", abi, where))
+      return false;
+    where = "tensor map '" + spec.name + "': ";
+    if (const JValue *v = m.get("swizzle"))
+      swizzle = v->kind == JValue::String ? v->string : "?";
+    if (const JValue *v = m.get("oob"))
+      oob = v->kind == JValue::String ? v->string : "?";
+    if (!emu::parseTmaSwizzle(swizzle, spec.swizzle))
+      return bad(where + "swizzle '" + swizzle +
+                 "' is not none, 32B, 64B or 128B");
+    if (!emu::parseTmaOobFill(oob, spec.oobFill))
+      return bad(where + "oob '" + oob + "' is neither zero nor nan");
+    if (abi != "tensormap")
+      return bad(where + "unsupported 'abi' (a tensor map is \"tensormap\")");
+    const JValue *box = m.get("box");
+    if (!box || box->kind != JValue::Array)
+      return bad(where + "'box' is missing or not an array");
+    for (const JValue &b : box->array) {
+      if (b.kind != JValue::Number || !b.integral || b.integer < 1)
+        return bad(where + "a box size is not a positive integer");
+      spec.box.push_back(b.integer);
+    }
+    const SidecarParam *tensor = nullptr;
+    for (const SidecarParam &p : sc.params)
+      if (p.tensor && p.name == spec.tensor)
+        tensor = &p;
+    if (!tensor)
+      return bad(where + "names no tensor parameter ('" + spec.tensor + "')");
+    if (tensor->dims.size() != spec.box.size())
+      return bad(where + "a box of rank " + std::to_string(spec.box.size()) +
+                 " for tensor '" + spec.tensor + "' of rank " +
+                 std::to_string(tensor->dims.size()));
+    sc.tensorMaps.push_back(std::move(spec));
+  }
   return true;
 }
 

@@ -12,7 +12,9 @@
 #include "SIMTKernel.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Emulator/AsyncOps.h"
 #include "flashc/Emulator/Emulator.h"
+#include "flashc/Target/TensorMapSpecs.h"
 
 #include "llvm/Support/Timer.h"
 
@@ -48,6 +50,10 @@ private:
   int makeArguments(ParamList &params, std::vector<emu::KernelArg> &args);
   int launch(const std::array<int64_t, 3> &grid,
              const std::vector<emu::KernelArg> &args);
+  /// Binds tensor map argument `name` (if the kernel has one of that name):
+  /// its 128 bytes become a buffer of their own.
+  int bindTensorMap(ParamList &params, const std::string &name,
+                    std::vector<emu::KernelArg> &args, bool &bound);
 
   BackendContext context;
   /// The GPU whose launch limits the emulator enforces (default sm_80).
@@ -56,6 +62,42 @@ private:
   std::vector<emu::GlobalBuffer> buffers;
   std::vector<int> bufferOf; // by parameter index
 };
+
+/// The TMA element type of a tensor of `elem`.
+static bool tmaDataTypeFor(interp::ElemType elem, emu::TmaDataType &type) {
+  using K = sem::ScalarType;
+  switch (elem.kind) {
+  case K::F16:
+    type = emu::TmaDataType::F16;
+    return true;
+  case K::BF16:
+    type = emu::TmaDataType::BF16;
+    return true;
+  case K::F32:
+    type = emu::TmaDataType::F32;
+    return true;
+  case K::F64:
+    type = emu::TmaDataType::F64;
+    return true;
+  case K::Int:
+    break;
+  }
+  switch (elem.width) {
+  case 8:
+    type = emu::TmaDataType::U8;
+    return true;
+  case 16:
+    type = emu::TmaDataType::U16;
+    return true;
+  case 32:
+    type = emu::TmaDataType::I32;
+    return true;
+  case 64:
+    type = emu::TmaDataType::I64;
+    return true;
+  }
+  return false;
+}
 
 /// The grid function sees tensors through their shapes only.
 int EmulateBackend::evaluateGrid(ParamList &params,
@@ -116,6 +158,11 @@ int EmulateBackend::makeArguments(ParamList &params,
       return 2;
     }
     std::string name = nameAttr.getValue().str();
+    bool isMap = false;
+    if (int rc = bindTensorMap(params, name, args, isMap))
+      return rc;
+    if (isMap)
+      continue;
     if (Param *p = params.find(name)) {
       if (p->tensor)
         args.push_back(emu::KernelArg::ofBuffer(bufferOf[p->index]));
@@ -140,6 +187,45 @@ int EmulateBackend::makeArguments(ParamList &params,
     context.diag.os() << "error: SIMT kernel argument #" << i << " ('" << name
                       << "') matches no parameter of 'flashc.params'\n";
     return 2;
+  }
+  return 0;
+}
+
+int EmulateBackend::bindTensorMap(ParamList &params, const std::string &name,
+                                  std::vector<emu::KernelArg> &args,
+                                  bool &bound) {
+  std::vector<emu::TensorMapSpec> specs;
+  std::string error;
+  if (!collectTensorMapSpecs(kernel.getOperation(), specs, error)) {
+    context.diag.os() << "error: " << error << "\n";
+    return 2;
+  }
+  for (const emu::TensorMapSpec &spec : specs) {
+    if (spec.name != name)
+      continue;
+    bound = true;
+    Param *p = params.find(spec.tensor);
+    emu::TmaDataType type;
+    if (!p || !p->tensor || !tmaDataTypeFor(p->elem, type)) {
+      context.diag.os() << "error: tensor map '" << name
+                        << "' names no tensor parameter of a TMA element "
+                           "type ('"
+                        << spec.tensor << "')\n";
+      return 2;
+    }
+    auto map = emu::tensorMapFor(spec, type, p->array.shape,
+                                 emu::bufferAddress(bufferOf[p->index]));
+    if (!map.ok()) {
+      context.diag.error(map.error());
+      return 1;
+    }
+    emu::GlobalBuffer b;
+    b.name = name;
+    b.bytes.resize(emu::kTensorMapBytes);
+    emu::encodeTensorMap(*map, b.bytes.data());
+    args.push_back(emu::KernelArg::ofBuffer(buffers.size()));
+    buffers.push_back(std::move(b));
+    return 0;
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "flashc/Dialect/Tile/TileDialect.h"
 #include "flashc/Runtime/GridExpr.h"
+#include "flashc/Target/TensorMapSpecs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -249,6 +250,8 @@ struct LaunchInfo {
   StringRef entry;
   SmallVector<ParamInfo> params;
   SmallVector<SmallVector<std::string>> abis; // per param
+  /// The tensor maps, passed after the params (abi "tensormap" each).
+  std::vector<flash::emu::TensorMapSpec> tensorMaps;
   SmallVector<std::string, 3> grid;
   int64_t threads;
   flash::SharedMemoryUse shared;
@@ -293,9 +296,12 @@ FailureOr<func::FuncOp> findGridFunction(ModuleOp module, Operation *kernel,
   return grid;
 }
 
-/// The ABI of each parameter, checked against the kernel's signature.
+/// The ABI of each parameter, checked against the kernel's signature: the
+/// params, then one generic pointer per tensor map (passed by value: the
+/// 128-byte map as a __grid_constant__ parameter).
 FailureOr<SmallVector<SmallVector<std::string>>>
-paramABIs(Operation *kernel, ArrayRef<ParamInfo> params) {
+paramABIs(Operation *kernel, ArrayRef<ParamInfo> params,
+          size_t numTensorMaps) {
   ArrayRef<Type> argTypes = cast<FunctionOpInterface>(kernel).getArgumentTypes();
   SmallVector<SmallVector<std::string>> abis;
   size_t next = 0;
@@ -318,6 +324,11 @@ paramABIs(Operation *kernel, ArrayRef<ParamInfo> params) {
     next += expected.size();
     abis.push_back(std::move(actual));
   }
+  for (size_t m = 0; m < numTensorMaps; ++m, ++next)
+    if (next >= argTypes.size() || typeName(argTypes[next]) != "ptr0")
+      return kernel->emitError()
+             << "kernel signature does not match tensor map #" << m
+             << ": expected a generic !llvm.ptr at argument #" << next;
   if (next != argTypes.size())
     return kernel->emitError()
            << "kernel has " << argTypes.size() << " arguments, the parameters "
@@ -365,8 +376,26 @@ FailureOr<LaunchInfo> collectLaunchInfo(ModuleOp module) {
   } else {
     info.params = paramsFromGrid(*grid);
   }
+  std::string mapError;
+  if (!flash::collectTensorMapSpecs(info.kernel, info.tensorMaps, mapError))
+    return info.kernel->emitError() << mapError;
+  for (const flash::emu::TensorMapSpec &spec : info.tensorMaps) {
+    const ParamInfo *tensor = nullptr;
+    for (const ParamInfo &p : info.params)
+      if (p.name == spec.tensor && p.kind == "tensor")
+        tensor = &p;
+    if (!tensor)
+      return info.kernel->emitError()
+             << "tensor map '" << spec.name << "' names no tensor parameter ('"
+             << spec.tensor << "')";
+    if (tensor->dims.size() != spec.box.size())
+      return info.kernel->emitError()
+             << "tensor map '" << spec.name << "' has a box of rank "
+             << spec.box.size() << " for tensor '" << spec.tensor
+             << "' of rank " << tensor->dims.size();
+  }
   FailureOr<SmallVector<SmallVector<std::string>>> abis =
-      paramABIs(info.kernel, info.params);
+      paramABIs(info.kernel, info.params, info.tensorMaps.size());
   if (failed(abis))
     return failure();
   info.abis = std::move(*abis);
@@ -398,6 +427,7 @@ private:
     });
   }
   void param(llvm::json::OStream &c, size_t i);
+  void tensorMap(llvm::json::OStream &c, const flash::emu::TensorMapSpec &m);
   void sharedMemory(llvm::json::OStream &c);
   void constants(llvm::json::OStream &c);
 
@@ -417,6 +447,11 @@ void SidecarPrinter::print(const flash::TargetOptions &options) {
       for (size_t i = 0; i < info.params.size(); ++i)
         compact([&](llvm::json::OStream &c) { param(c, i); });
     });
+    if (!info.tensorMaps.empty())
+      j.attributeArray("tensor_maps", [&] {
+        for (const flash::emu::TensorMapSpec &spec : info.tensorMaps)
+          compact([&](llvm::json::OStream &c) { tensorMap(c, spec); });
+      });
     j.attributeBegin("grid");
     compact([&](llvm::json::OStream &c) {
       c.array([&] {
@@ -451,6 +486,21 @@ void SidecarPrinter::param(llvm::json::OStream &c, size_t i) {
       for (const std::string &a : info.abis[i])
         c.value(a);
     });
+  });
+}
+
+void SidecarPrinter::tensorMap(llvm::json::OStream &c,
+                               const flash::emu::TensorMapSpec &m) {
+  c.object([&] {
+    c.attribute("name", m.name);
+    c.attribute("tensor", m.tensor);
+    c.attributeArray("box", [&] {
+      for (int64_t b : m.box)
+        c.value(b);
+    });
+    c.attribute("swizzle", flash::emu::tmaSwizzleName(m.swizzle));
+    c.attribute("oob", flash::emu::tmaOobFillName(m.oobFill));
+    c.attribute("abi", "tensormap");
   });
 }
 

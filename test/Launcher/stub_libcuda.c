@@ -12,6 +12,9 @@
  *   launch-fails  cuLaunchKernel fails (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
  *   sync-fails    cuCtxSynchronize fails (CUDA_ERROR_ILLEGAL_ADDRESS)
  * $FLASH_STUB_CUDA_CC (e.g. 90) sets the compute capability (default 80).
+ * cuTensorMapEncodeTiled checks the global address's 16-byte alignment and
+ * writes its parameters as text into the 128-byte map (a real driver writes
+ * an opaque descriptor).
  * When the primary context is released the stub prints how many allocations
  * and modules are still live (the launcher must free everything).
  * Pointers print as buf<N>+<offset> (N: allocation order), so output is
@@ -268,6 +271,28 @@ CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t bytes) {
   if (find(dst, bytes, NULL) < 0)
     return INVALID_VALUE;
   memset((void *)(uintptr_t)dst, v, bytes);
+  return SUCCESS;
+}
+
+CUresult cuTensorMapEncodeTiled(void *map, int type, uint32_t rank, void *addr,
+                                const uint64_t *dims, const uint64_t *strides,
+                                const uint32_t *box,
+                                const uint32_t *elementStrides, int interleave,
+                                int swizzle, int l2Promotion, int oobFill) {
+  (void)elementStrides;
+  (void)interleave;
+  (void)l2Promotion;
+  if (!map || rank < 1 || rank > 5 || ((uintptr_t)addr & 15))
+    return INVALID_VALUE;
+  char *out = map;
+  size_t n = 0, cap = 128;
+  n += snprintf(out + n, cap - n, "t%d r%u", type, rank);
+  for (uint32_t d = 0; d < rank && n < cap; ++d)
+    n += snprintf(out + n, cap - n, " %llu/%u/%llu", (unsigned long long)dims[d],
+                  box[d],
+                  (unsigned long long)(d ? strides[d - 1] : 0));
+  if (n < cap)
+    snprintf(out + n, cap - n, " s%d o%d", swizzle, oobFill);
   return SUCCESS;
 }
 

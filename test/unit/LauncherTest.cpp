@@ -531,3 +531,123 @@ TEST(LauncherDriver, LargeDynamicSharedMemoryOptsIn) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Tensor maps
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A TMA kernel's sidecar: X (R x 64, f16) read through one map.
+const char *kTmaSidecar = R"J({
+  "entry": "tma_copy",
+  "arch": "sm_90a",
+  "params": [
+    {"name":"X","kind":"tensor","dtype":"f16","dims":["R",64],"abi":["ptr","i32","i32"]}
+  ],
+  "tensor_maps": [
+    {"name":"X.tmap","tensor":"X","box":[16,64],"swizzle":"128B","oob":"zero","abi":"tensormap"}
+  ],
+  "grid": ["1","1","1"],
+  "threads_per_cta": 32
+}
+)J";
+
+TEST(LauncherTensorMaps, ParsesAndRejects) {
+  Sidecar sc;
+  std::string err;
+  ASSERT_TRUE(parseSidecar(kTmaSidecar, sc, err)) << err;
+  ASSERT_EQ(sc.tensorMaps.size(), 1u);
+  EXPECT_EQ(sc.tensorMaps[0].name, "X.tmap");
+  EXPECT_EQ(sc.tensorMaps[0].tensor, "X");
+  EXPECT_EQ(sc.tensorMaps[0].box, (std::vector<int64_t>{16, 64}));
+  EXPECT_EQ(sc.tensorMaps[0].swizzle, emu::TmaSwizzle::B128);
+  EXPECT_EQ(parseError(replace(kTmaSidecar, "\"tensor\":\"X\"",
+                               "\"tensor\":\"Y\"")),
+            "malformed sidecar: tensor map 'X.tmap': names no tensor "
+            "parameter ('Y')");
+  EXPECT_EQ(parseError(replace(kTmaSidecar, "[16,64]", "[16]")),
+            "malformed sidecar: tensor map 'X.tmap': a box of rank 1 for "
+            "tensor 'X' of rank 2");
+  EXPECT_EQ(parseError(replace(kTmaSidecar, "\"128B\"", "\"96B\"")),
+            "malformed sidecar: tensor map 'X.tmap': swizzle '96B' is not "
+            "none, 32B, 64B or 128B");
+}
+
+/// Packs kTmaSidecar for X of `rows` x `cols` at device pointer `ptr`,
+/// encoding maps with the emulator's encoder.
+bool packTma(int64_t rows, int64_t cols, uint64_t ptr,
+             std::vector<std::vector<uint8_t>> &values, std::string &err) {
+  Sidecar sc;
+  EXPECT_TRUE(parseSidecar(kTmaSidecar, sc, err)) << err;
+  if (cols != 64)
+    sc.params[0].dims[1] = "C";
+  npy::Array x(npy::DType::F16, {rows, cols});
+  std::vector<Arg> args(1);
+  args[0].name = "X";
+  args[0].tensor = &x;
+  Resolved r;
+  if (!resolve(sc, args, r, err))
+    return false;
+  return packParams(sc, r, {ptr}, values, err,
+                    [](const emu::TensorMap &m, uint8_t *out, std::string &) {
+                      emu::encodeTensorMap(m, out);
+                      return true;
+                    });
+}
+
+TEST(LauncherTensorMaps, PacksTheMapAfterTheParams) {
+  std::vector<std::vector<uint8_t>> values;
+  std::string err;
+  ASSERT_TRUE(packTma(20, 64, 0x10000, values, err)) << err;
+  ASSERT_EQ(values.size(), 4u); // ptr, 2 dims, the map
+  ASSERT_EQ(values[3].size(), 128u);
+  auto map = emu::decodeTensorMap(values[3].data());
+  ASSERT_TRUE(map.ok()) << map.error();
+  // Dimension 0 of the map is the tensor's innermost.
+  EXPECT_EQ(map->rank, 2);
+  EXPECT_EQ(map->globalAddress, 0x10000u);
+  EXPECT_EQ(map->globalDim[0], 64u);
+  EXPECT_EQ(map->globalDim[1], 20u);
+  EXPECT_EQ(map->globalStrides[0], 128u);
+  EXPECT_EQ(map->boxDim[0], 64u);
+  EXPECT_EQ(map->boxDim[1], 16u);
+  EXPECT_EQ(map->type, emu::TmaDataType::F16);
+  EXPECT_EQ(map->swizzle, emu::TmaSwizzle::B128);
+}
+
+TEST(LauncherTensorMaps, WhatAMapCannotExpress) {
+  std::vector<std::vector<uint8_t>> values;
+  std::string err;
+  EXPECT_FALSE(packTma(20, 36, 0x10000, values, err));
+  EXPECT_EQ(err, "tensor map 'X.tmap' of 'X': dimension 1 stride of 72 "
+                 "bytes is not a multiple of 16");
+  EXPECT_FALSE(packTma(20, 64, 0x10008, values, err));
+  EXPECT_EQ(err, "tensor map 'X.tmap' of 'X': global address is not "
+                 "16-byte aligned (byte offset 8 past a multiple of 16)");
+}
+
+TEST(LauncherTensorMaps, EncodesThroughTheDriver) {
+  StubEnv env("ok");
+  std::string err;
+  auto driver = cuda::Driver::open(err);
+  ASSERT_NE(driver, nullptr) << err;
+  emu::TensorMap m;
+  m.type = emu::TmaDataType::BF16;
+  m.rank = 2;
+  m.globalAddress = 0x20000;
+  m.globalDim = {64, 20, 1, 1, 1};
+  m.globalStrides = {128, 0, 0, 0};
+  m.boxDim = {64, 16, 1, 1, 1};
+  m.swizzle = emu::TmaSwizzle::B128;
+  uint8_t out[128] = {};
+  ASSERT_TRUE(driver->encodeTensorMap(m, out, err)) << err;
+  EXPECT_EQ(std::string(reinterpret_cast<char *>(out)),
+            "t9 r2 64/64/0 20/16/128 s3 o0");
+  m.globalAddress = 0x20004; // the stub refuses it as the driver would
+  EXPECT_FALSE(driver->encodeTensorMap(m, out, err));
+  EXPECT_EQ(err, "cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE "
+                 "(invalid argument)");
+}
+
+} // namespace

@@ -88,6 +88,9 @@ struct Stats {
   int64_t sharedRequests =
       0; ///< warp-wide shared requests (incl. ldmatrix, cp.async)
   int64_t bankConflicts = 0; ///< extra wavefronts over all shared requests
+  int64_t tmaLoads = 0, tmaStores = 0; ///< TMA box copies (per thread)
+  int64_t tmaBytesLoaded = 0, tmaBytesStored = 0; ///< whole boxes
+  int64_t mbarrierWaits = 0; ///< mbarrier test/try waits (warp instrs)
   int64_t opsExecuted = 0; ///< SIMT-level ops dispatched (all threads at once)
   int64_t wgmma = 0;       ///< wgmma.mma_async (warpgroup instrs)
   int64_t wgmmaFlops = 0;  ///< their MMA flops (2 * 64 * N * 16 each)
@@ -129,6 +132,10 @@ struct Options {
   /// machine's hardware threads. Results do not depend on it.
   unsigned threads = 0;
 };
+
+/// The pointer a kernel holds for byte 0 of buffer `index` of a launch:
+/// what a tensor map's global address names.
+uint64_t bufferAddress(int index);
 
 /// The most register cells (8 bytes each) a CTA's values may take: 1 GiB.
 inline constexpr uint64_t kMaxRegisterCells = uint64_t(1) << 27;

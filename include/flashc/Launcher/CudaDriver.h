@@ -17,6 +17,8 @@
 //   CUdevice_attribute COMPUTE_CAPABILITY_MAJOR = 75, _MINOR = 76,
 //               MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 //   CUfunction_attribute MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+//   cuTensorMapEncodeTiled (CUDA 12+, optional): CUtensorMap is 128 bytes,
+//               64-byte aligned; its enums as in AsyncOps.h
 //   Versioned symbols: cuMemAlloc_v2, cuMemFree_v2, cuMemcpyHtoD_v2,
 //   cuMemcpyDtoH_v2, cuMemsetD8_v2, cuDevicePrimaryCtxRelease_v2 (the
 //   unversioned names are the legacy 32-bit-pointer ABI).
@@ -30,6 +32,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef FLASH_LIB_LAUNCHER_CUDADRIVER_H
 #define FLASH_LIB_LAUNCHER_CUDADRIVER_H
+
+#include "flashc/Emulator/AsyncOps.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -97,6 +101,9 @@ public:
               unsigned sharedBytes, void **params, std::string &error,
               CUstream stream = nullptr);
   bool synchronize(std::string &error);
+  /// cuTensorMapEncodeTiled of a validated map into `out` (128 bytes).
+  bool encodeTensorMap(const emu::TensorMap &map, uint8_t *out,
+                       std::string &error);
 
   /// "NAME failed: CUDA_ERROR_X (description)".
   std::string describe(const char *call, CUresult result) const;

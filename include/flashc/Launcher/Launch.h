@@ -20,6 +20,7 @@
 #ifndef FLASH_LIB_LAUNCHER_LAUNCH_H
 #define FLASH_LIB_LAUNCHER_LAUNCH_H
 
+#include "flashc/Emulator/AsyncOps.h"
 #include "flashc/Launcher/CudaDriver.h"
 #include "flashc/Runtime/GridExpr.h"
 #include "flashc/Runtime/Npy.h"
@@ -27,6 +28,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,10 @@ struct SidecarParam {
 struct Sidecar {
   std::string entry, arch, ptxVersion;
   std::vector<SidecarParam> params;
+  /// Passed after the params, each a 128-byte CUtensorMap the launcher
+  /// builds with cuTensorMapEncodeTiled from its tensor's device pointer
+  /// and shape.
+  std::vector<emu::TensorMapSpec> tensorMaps;
   std::array<std::string, 3> grid;
   int64_t threadsPerCTA = 0;
   int64_t staticSharedBytes = 0, dynamicSharedBytes = 0;
@@ -85,12 +91,19 @@ struct Resolved {
 bool resolve(const Sidecar &sidecar, const std::vector<Arg> &args,
              Resolved &out, std::string &error);
 
+/// Encodes a validated tensor map into the 128 bytes a kernel receives
+/// (Driver::encodeTensorMap on a GPU); false with `error` on failure.
+using TensorMapEncoder = std::function<bool(
+    const emu::TensorMap &, uint8_t *out, std::string &error)>;
+
 /// The kernel parameter values in abi order: tensor t's pointer is
-/// devicePtrs[t] (indexed like sidecar.params; unused for scalars). Each
-/// entry is the bytes of one PTX parameter.
+/// devicePtrs[t] (indexed like sidecar.params; unused for scalars), then
+/// the tensor maps, built over those pointers and the tensors' shapes and
+/// encoded by `encode`. Each entry is the bytes of one PTX parameter.
 bool packParams(const Sidecar &sidecar, const Resolved &resolved,
                 const std::vector<uint64_t> &devicePtrs,
-                std::vector<std::vector<uint8_t>> &values, std::string &error);
+                std::vector<std::vector<uint8_t>> &values, std::string &error,
+                const TensorMapEncoder &encode = nullptr);
 
 struct LaunchOptions {
   /// Launches before timing (benchmarks); 0 for a plain run.
