@@ -218,12 +218,7 @@ static bool compileAddrSpaceCast(ProgramBuilder &b, Operation *op) {
   if (!shared && !global)
     return b.fail(op, "only casts between shared::cta and shared::cluster, "
                       "or global and generic, pointers are supported");
-  Instr I = ProgramBuilder::instr(op, execBroadcast);
-  I.a = b.idOf(o.getArg());
-  if (!b.defineResult(I))
-    return false;
-  b.emit(I);
-  return true;
+  return b.emitMove(op);
 }
 
 void addAsyncOps(OpHandlers &handlers) {

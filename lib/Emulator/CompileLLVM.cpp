@@ -187,12 +187,7 @@ static bool compilePtrToInt(ProgramBuilder &b, Operation *op) {
   if (!ptr || ptr.getAddressSpace() != 3)
     return b.fail(op, "ptrtoint is supported for shared (addr_space 3) "
                       "pointers only");
-  Instr I = ProgramBuilder::instr(op, execBroadcast);
-  I.a = b.idOf(o.getArg());
-  if (!b.defineResult(I))
-    return false;
-  b.emit(I);
-  return true;
+  return b.emitMove(op);
 }
 
 void addLLVMOps(OpHandlers &handlers) {

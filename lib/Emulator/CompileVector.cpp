@@ -26,12 +26,7 @@ static bool compileBroadcast(ProgramBuilder &b, Operation *op) {
 }
 
 static bool compileSplat(ProgramBuilder &b, Operation *op) {
-  Instr I = ProgramBuilder::instr(op, execBroadcast);
-  I.a = b.idOf(op->getOperand(0));
-  if (!b.defineResult(I))
-    return false;
-  b.emit(I);
-  return true;
+  return b.emitMove(op);
 }
 
 static bool compileFromElements(ProgramBuilder &b, Operation *op) {

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Program.h"
+#include "ExecHandlers.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
 
@@ -73,6 +74,15 @@ uint32_t ProgramBuilder::emit(Instr I) {
   I.next = at + 1;
   program.code.push_back(I);
   return at;
+}
+
+bool ProgramBuilder::emitMove(mlir::Operation *op) {
+  Instr I = instr(op, execBroadcast);
+  I.a = idOf(op->getOperand(0));
+  if (!defineResult(I))
+    return false;
+  emit(I);
+  return true;
 }
 
 /// Block size from known_block_size, else 32 * flashc.num_warps.

@@ -165,6 +165,9 @@ public:
   }
   /// Appends `I`; returns its index.
   uint32_t emit(Instr I);
+  /// Compiles `op` as a register move: result 0 takes operand 0's cells
+  /// (splats, and pointer casts that keep the address).
+  bool emitMove(mlir::Operation *op);
   /// Index of the next instruction to be emitted.
   uint32_t here() const { return program.code.size(); }
   /// Compiles the ops of a block nested one region deeper.

@@ -664,16 +664,22 @@ static bool execWgmmaReadCheck(Executor &ex, const Instr &I,
   return true;
 }
 
+/// Whether any thread of warpgroup `g` is active.
+static bool warpgroupRuns(const Executor &ex, const ActiveThreads &threads,
+                          int64_t g) {
+  for (int64_t t = g * 128; t < std::min<int64_t>(ex.T, g * 128 + 128); ++t)
+    if (threads.mask[t])
+      return true;
+  return false;
+}
+
 /// Before an op redefining RS A registers: lists[aux] = its results.
 static bool execWgmmaWriteCheck(Executor &ex, const Instr &I,
                                 const ActiveThreads &threads) {
   WgmmaState &st = stateOf(ex);
   for (int32_t v : ex.program.lists[I.aux])
     for (int64_t g = 0; g < int64_t(st.groups.size()); ++g) {
-      bool runs = false;
-      for (int64_t t = g * 128; t < std::min<int64_t>(ex.T, g * 128 + 128); ++t)
-        runs |= threads.mask[t] != 0;
-      if (!runs)
+      if (!warpgroupRuns(ex, threads, g))
         continue;
       for (const auto &[id, f] : st.groups[g].inFlight)
         for (int32_t a : f.aValues)
@@ -691,10 +697,7 @@ static bool execWgmmaProduced(Executor &ex, const Instr &I,
   WgmmaState &st = stateOf(ex);
   const auto &feeds = ex.program.lists[I.aux];
   for (int64_t g = 0; g < int64_t(st.groups.size()); ++g) {
-    bool runs = false;
-    for (int64_t t = g * 128; t < std::min<int64_t>(ex.T, g * 128 + 128); ++t)
-      runs |= threads.mask[t] != 0;
-    if (!runs)
+    if (!warpgroupRuns(ex, threads, g))
       continue;
     Warpgroup &wg = st.groups[g];
     for (int32_t j : feeds) {
