@@ -10,7 +10,7 @@
 # (and their generated .inc files with them) while the precompiled header stays
 # the same in every worktree, so ccache shares it (with the sloppiness set
 # below).
-option(FLASH_PCH "Precompile the MLIR/LLVM headers the libraries share" OFF)
+option(FLASH_PCH "Precompile the MLIR/LLVM headers the libraries share" ON)
 
 set(FLASH_PCH_HEADERS
   <mlir/Dialect/Arith/IR/Arith.h>
