@@ -272,10 +272,10 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' must be a dictionary";
     for (NamedAttribute constant : dict) {
       Attribute value = constant.getValue();
-      if (!isa<IntegerAttr, FloatAttr, BoolAttr>(value))
+      if (!isa<IntegerAttr, FloatAttr, BoolAttr, TypeAttr>(value))
         return op->emitError()
                << "constant '" << constant.getName().getValue()
-               << "' must be an integer, float or bool, got " << value;
+               << "' must be an integer, float, bool or type, got " << value;
     }
     return success();
   }

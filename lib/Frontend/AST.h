@@ -147,7 +147,7 @@ struct Stmt {
 struct ConstParam {
   std::string name;
   llvm::SMLoc loc;
-  enum Kind { Int, Float, Bool } kind = Int;
+  enum Kind { Int, Float, Bool, Type } kind = Int;
   ExprPtr defaultValue;
 };
 
@@ -155,7 +155,9 @@ struct Param {
   std::string name;
   llvm::SMLoc loc;
   bool isTensor = false;
-  std::string elementType; // f16, bf16, f32, i32 (aliases normalised)
+  /// f16, bf16, f32, i32, bool (aliases normalised), or the name of a type
+  /// constant, resolved with the constants.
+  std::string elementType;
   llvm::SMLoc typeLoc;
   struct Dim {
     std::string name; // symbol or const name; empty for a literal
@@ -183,6 +185,7 @@ struct TypeAnnot {
     Tile,   // tile: any tile
     Shaped, // ELT[d, ...]: a tile of that element type and rank
     Tensor, // tensor: a tensor parameter of the kernel
+    Type,   // type: an element type (f16, a type constant, dtype(x))
   } kind = Any;
   llvm::SMLoc loc;
   /// Scalar / Const: "int", "float" or "bool"; Shaped: f16, bf16, f32, i32

@@ -25,15 +25,17 @@ bool Parser::parseConstParam(KernelDecl &k) {
   if (!parseNameAndColon("constant parameter", c.name, c.loc))
     return false;
   if (!is(Tok::Ident) ||
-      (tok().text != "int" && tok().text != "float" && tok().text != "bool")) {
+      (tok().text != "int" && tok().text != "float" && tok().text != "bool" &&
+       tok().text != "type")) {
     error(tok().loc, "expected the type of constant parameter '" + c.name +
-                         "' (int, float or bool), found " +
+                         "' (int, float, bool or type), found " +
                          describeToken(tok()));
     return false;
   }
   c.kind = tok().text == "int"     ? ConstParam::Int
            : tok().text == "float" ? ConstParam::Float
-                                   : ConstParam::Bool;
+           : tok().text == "bool"  ? ConstParam::Bool
+                                   : ConstParam::Type;
   consume();
   if (!is(Tok::Assign)) {
     error(tok().loc, "constant parameter '" + c.name +
@@ -68,14 +70,10 @@ bool Parser::parseParam(KernelDecl &k) {
   else if (ty == "float")
     ty = "f32";
   p.elementType = ty;
+  // Another name may be a type constant: the kernel resolves it with the
+  // constants (and reports an unknown one).
   if (is(Tok::LBracket)) {
     p.isTensor = true;
-    if (ty != "f16" && ty != "bf16" && ty != "f32" && ty != "i32" &&
-        ty != "bool") {
-      error(p.typeLoc, "unknown tensor element type '" + ty +
-                           "' (expected f16, bf16, f32, i32 or bool)");
-      return false;
-    }
     llvm::SMLoc open = tok().loc;
     consume();
     while (true) {
@@ -104,15 +102,10 @@ bool Parser::parseParam(KernelDecl &k) {
         return false;
       break;
     }
-  } else if (ty != "f32" && ty != "i32") {
-    if (ty == "f16" || ty == "bf16" || ty == "bool")
-      error(p.typeLoc, "scalar parameter '" + p.name + "' must be f32 or i32, "
-                       "not " + ty + " (tensor parameters need a shape, e.g. " +
-                       ty + "[N])");
-    else
-      error(p.typeLoc, "unknown type '" + ty + "' for parameter '" + p.name +
-                           "' (expected f32, i32, or a tensor such as "
-                           "f16[N, D])");
+  } else if (ty == "f16" || ty == "bf16" || ty == "bool") {
+    error(p.typeLoc, "scalar parameter '" + p.name + "' must be f32 or i32, "
+                     "not " + ty + " (tensor parameters need a shape, e.g. " +
+                     ty + "[N])");
     return false;
   }
   k.params.push_back(std::move(p));
@@ -286,13 +279,15 @@ bool Parser::parseTypeAnnot(TypeAnnot &t, const Twine &what) {
     t.element = word.str();
     return true;
   }
-  if (word == "tile" || word == "tensor") {
-    t.kind = word == "tile" ? TypeAnnot::Tile : TypeAnnot::Tensor;
+  if (word == "tile" || word == "tensor" || word == "type") {
+    t.kind = word == "tile"     ? TypeAnnot::Tile
+             : word == "tensor" ? TypeAnnot::Tensor
+                                : TypeAnnot::Type;
     return true;
   }
   error(t.loc, "unknown type '" + word + "' for " + what +
-                   " (expected int, float, bool, const int, tile, tensor or "
-                   "a tile type such as f32[M, N])");
+                   " (expected int, float, bool, const int, tile, tensor, "
+                   "type or a tile type such as f32[M, N])");
   return false;
 }
 

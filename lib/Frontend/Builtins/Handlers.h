@@ -33,6 +33,8 @@ OptVal emitProgramId(BuiltinCall &call);
 OptVal emitNumPrograms(BuiltinCall &call);
 OptVal emitArange(BuiltinCall &call);
 OptVal emitZerosOrFull(BuiltinCall &call);
+/// dtype(x): the element type of a tile, a scalar or a tensor parameter.
+OptVal emitDtype(BuiltinCall &call);
 OptVal emitTrans(BuiltinCall &call);
 OptVal emitDot(BuiltinCall &call);
 

@@ -276,16 +276,32 @@ OptVal frontend::emitWhere(BuiltinCall &call) {
   OptVal c = gen.evalPlain(call.arg(0));
   if (!c)
     return std::nullopt;
-  OptVal a = gen.evalPlain(call.arg(1));
+  // A compile-time condition may pick between types:
+  // `ACC: type = where(T == f16, f16, f32)`.
+  auto branch = [&](unsigned i) -> OptVal {
+    OptVal v = c->kind == Val::Bool ? gen.eval(call.arg(i))
+                                    : gen.evalPlain(call.arg(i));
+    if (v && !checkPlain(cx, *v, call.argLoc(i)))
+      return std::nullopt;
+    return v;
+  };
+  OptVal a = branch(1);
   if (!a)
     return std::nullopt;
-  OptVal b = gen.evalPlain(call.arg(2));
+  OptVal b = branch(2);
   if (!b)
     return std::nullopt;
   if (c->kind != Val::Bool && !(c->kind == Val::Runtime && isI1(c->v.getType())))
     return cx.error(call.argLoc(0),
                     "the condition of 'where' must be bool, got " +
                         describe(*c));
+  if (a->kind == Val::Type || b->kind == Val::Type) {
+    if (a->kind != b->kind)
+      return cx.error(call.loc(), "'where' picks between " + describe(*a) +
+                                      " and " + describe(*b) +
+                                      "; both must be types, or neither");
+    return c->b ? *a : *b;
+  }
   if (std::optional<OptVal> picked = whereAtCompileTime(call, *c, *a, *b))
     return *picked;
   Val vals[2] = {*a, *b};
@@ -384,11 +400,11 @@ static OptVal buildCast(BuiltinCall &call, mlir::Value v, mlir::Type to) {
 }
 
 OptVal frontend::emitCast(BuiltinCall &call) {
-  auto target = parseTypeName(call.arg(1), call.builder());
+  auto target =
+      call.gen.evalType(call.arg(1), "cast() expects a type as its second "
+                                     "argument");
   if (!target)
-    return call.cx.error(call.argLoc(1),
-                         "cast() expects a type name as its second argument "
-                         "(f16, bf16, f32, i32 or bool)");
+    return std::nullopt;
   OptVal x = call.gen.evalPlain(call.arg(0));
   if (!x)
     return std::nullopt;

@@ -48,6 +48,7 @@ static std::vector<Builtin> buildRegistry() {
   std::vector<Builtin> rest = {
       {"where", 3, 3, {}, "where(cond, a, b)", InGrid, emitWhere},
       {"cast", 2, 2, {}, "cast(x, T)", NoFlags, emitCast},
+      {"dtype", 1, 1, {}, "dtype(x)", NoFlags, emitDtype},
       {"arange", 2, 2, {}, "arange(lo, hi)", NoFlags, emitArange},
       {"zeros", 2, 2, {}, "zeros([dims], T)", NoFlags, emitZerosOrFull},
       {"full", 3, 3, {}, "full([dims], value, T)", NoFlags, emitZerosOrFull},

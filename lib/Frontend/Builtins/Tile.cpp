@@ -142,11 +142,11 @@ OptVal frontend::emitZerosOrFull(BuiltinCall &call) {
     shape.push_back(*v);
   }
   const ast::Expr &tyExpr = call.arg(call.numArgs() - 1);
-  auto ty = parseTypeName(tyExpr, call.builder());
+  auto ty = call.gen.evalType(tyExpr, "the last argument of '" +
+                                          call.name() +
+                                          "' must be an element type");
   if (!ty)
-    return cx.error(tyExpr.loc, "the last argument of '" + call.name() +
-                                    "' must be an element type (f16, bf16, "
-                                    "f32, i32 or bool)");
+    return std::nullopt;
   if (!checkShape(cx, shape, dims.loc))
     return std::nullopt;
   Val value = ty->isInteger(1) ? Val::ofBool(false) : Val::ofInt(0);
@@ -236,4 +236,19 @@ OptVal frontend::emitDot(BuiltinCall &call) {
   }
   return Val::ofValue(tile::MmaOp::create(builder, call.irLoc(), rt, *a, *b,
                                           acc, false, false));
+}
+
+OptVal frontend::emitDtype(BuiltinCall &call) {
+  OptVal v = call.gen.eval(call.arg(0));
+  if (!v)
+    return std::nullopt;
+  if (v->kind == Val::Global)
+    return Val::ofType(
+        mlir::cast<tile::GlobalType>(call.gen.params[v->param].type)
+            .getElementType());
+  if (v->kind == Val::Runtime)
+    return Val::ofType(elementType(v->v.getType()));
+  return call.cx.error(call.argLoc(0),
+                       "dtype() expects a tile, a runtime scalar or a tensor "
+                       "parameter, got " + describe(*v));
 }

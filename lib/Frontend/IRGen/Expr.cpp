@@ -68,7 +68,27 @@ OptVal IRGen::evalPlain(const Expr &e) {
   OptVal v = eval(e);
   if (!v || !checkPlain(cx, *v, e.loc))
     return std::nullopt;
+  if (v->kind == Val::Type)
+    return cx.error(e.loc, "expected a value, got " + describe(*v) +
+                               " (a type names the element type of "
+                               "parameters, cast(), zeros() and full())");
   return v;
+}
+
+std::optional<mlir::Type> IRGen::evalType(const Expr &e, const Twine &what) {
+  // A type name means its type, as it always has, even where a variable
+  // of that name is visible.
+  if (std::optional<mlir::Type> t = parseTypeName(e, cx.builder))
+    return t;
+  if (e.kind == ExprKind::Name && !scopes.lookup(e.name))
+    return cx.error(e.loc, what + " (f16, bf16, f32, i32, bool or a type "
+                                  "constant)");
+  OptVal v = eval(e);
+  if (!v)
+    return std::nullopt;
+  if (v->kind != Val::Type)
+    return cx.error(e.loc, what + ", got " + describe(*v));
+  return v->type;
 }
 
 std::optional<int64_t> IRGen::evalConstInt(const Expr &e, const Twine &what) {
@@ -128,6 +148,9 @@ static std::optional<std::string> invisibleInGrid(const KernelDecl &kernel,
 OptVal IRGen::evalName(const Expr &e) {
   if (Binding *b = scopes.lookup(e.name))
     return b->val;
+  if (e.name != "i1")
+    if (std::optional<mlir::Type> t = builtinTypeNamed(e.name, cx.builder))
+      return Val::ofType(*t);
   if (inGrid)
     if (std::optional<std::string> why = invisibleInGrid(cx.kernel, e.name))
       return cx.error(e.loc, *why);
@@ -298,7 +321,8 @@ OptVal IRGen::evalBinary(const Expr &e) {
   SMLoc aLoc = e.lhs->loc, bLoc = e.rhs->loc;
   if (!checkPlain(cx, *a, aLoc) || !checkPlain(cx, *b, bLoc))
     return std::nullopt;
-  if (a->isConst() && b->isConst())
+  if ((a->isConst() && b->isConst()) || a->kind == Val::Type ||
+      b->kind == Val::Type)
     return foldBinary(cx, e.binaryOp, *a, *b, e.opLoc);
   std::string what = std::string("'") + spelling(e.binaryOp) + "'";
   Val vals[2] = {*a, *b};

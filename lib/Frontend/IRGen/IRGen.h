@@ -83,6 +83,11 @@ public:
                                       const llvm::Twine &what);
   std::optional<bool> evalConstBool(const ast::Expr &e,
                                     const llvm::Twine &what);
+  /// An element type: a type name, a type constant or dtype(x); `what`
+  /// begins the error otherwise ("cast() expects a type as its second
+  /// argument").
+  std::optional<mlir::Type> evalType(const ast::Expr &e,
+                                     const llvm::Twine &what);
   /// An integer scalar (a constant becomes i32) for offsets, bounds and dims.
   std::optional<mlir::Value> evalIndex(const ast::Expr &e,
                                        const llvm::Twine &what);

@@ -47,6 +47,7 @@ private:
   bool declarePredefined();
   std::optional<Val> constValue(const ConstParam &c);
   bool evalConsts();
+  std::optional<mlir::Type> elementTypeOf(const Param &p);
   std::optional<mlir::Type> paramType(const Param &p);
   bool buildParams();
   const Stmt *checkGridWarps();
@@ -78,7 +79,8 @@ private:
 static const char *kindName(ConstParam::Kind kind) {
   return kind == ConstParam::Int     ? "int"
          : kind == ConstParam::Float ? "float"
-                                     : "bool";
+         : kind == ConstParam::Bool  ? "bool"
+                                     : "type";
 }
 
 /// -D overrides must name declared constants.
@@ -121,12 +123,14 @@ std::optional<Val> KernelGen::constValue(const ConstParam &c) {
     if (d.name == c.name)
       override = &d; // the last -D wins
   if (override) {
-    auto v = parseDefineValue(c.kind, override->value);
+    auto v = parseDefineValue(c.kind, override->value, cx.builder);
     if (!v) {
-      const char *need = c.kind == ConstParam::Int ? "an integer literal"
-                         : c.kind == ConstParam::Float
-                             ? "an integer or float literal"
-                             : "true or false";
+      const char *need =
+          c.kind == ConstParam::Int     ? "an integer literal"
+          : c.kind == ConstParam::Float ? "an integer or float literal"
+          : c.kind == ConstParam::Bool
+              ? "true or false"
+              : "an element type (f16, bf16, f32, i32 or bool)";
       return cx.error("-D " + c.name + "=" + override->value + ": '" + c.name +
                       "' is " + (c.kind == ConstParam::Int ? "an " : "a ") +
                       kindName(c.kind) + " constant and needs " + need +
@@ -137,11 +141,12 @@ std::optional<Val> KernelGen::constValue(const ConstParam &c) {
   OptVal v = gen.eval(*c.defaultValue);
   if (!v)
     return std::nullopt;
-  if (!v->isConst())
+  if (!v->isConst() && v->kind != Val::Type)
     return cx.error(c.defaultValue->loc, "the default value of '" + c.name +
                                              "' must be a compile-time "
                                              "constant");
-  bool ok = (c.kind == ConstParam::Int && v->kind == Val::Int) ||
+  bool ok = (c.kind == ConstParam::Type && v->kind == Val::Type) ||
+            (c.kind == ConstParam::Int && v->kind == Val::Int) ||
             (c.kind == ConstParam::Float &&
              (v->kind == Val::Int || v->kind == Val::Float)) ||
             (c.kind == ConstParam::Bool && v->kind == Val::Bool);
@@ -211,17 +216,50 @@ bool KernelGen::evalConsts() {
 // Runtime parameters
 //===----------------------------------------------------------------------===//
 
+/// The element type parameter `p` names: a type name or a type constant.
+std::optional<mlir::Type> KernelGen::elementTypeOf(const Param &p) {
+  if (std::optional<mlir::Type> t =
+          builtinTypeNamed(p.elementType, cx.builder);
+      t && p.elementType != "i1")
+    return t;
+  Binding *c = gen.scopes.lookup(p.elementType);
+  if (c && c->kind == Binding::Const && c->val.kind == Val::Type)
+    return c->val.type;
+  if (c && c->kind == Binding::Const) {
+    cx.error(p.typeLoc, "the element type of parameter '" + p.name +
+                            "' must be a type, but '" + p.elementType +
+                            "' is " + describe(c->val));
+    if (c->loc.isValid())
+      cx.note(c->loc, "'" + p.elementType + "' declared here");
+    return std::nullopt;
+  }
+  if (p.isTensor)
+    return cx.error(p.typeLoc, "unknown tensor element type '" +
+                                   p.elementType +
+                                   "' (expected f16, bf16, f32, i32, bool or "
+                                   "a type constant)");
+  return cx.error(p.typeLoc, "unknown type '" + p.elementType +
+                                 "' for parameter '" + p.name +
+                                 "' (expected f32, i32, a type constant, or "
+                                 "a tensor such as f16[N, D])");
+}
+
 /// The type of parameter `p`: a scalar, or a !tile.global whose dims are
 /// literals, int constants or shape symbols (recorded in `symbols`).
 std::optional<mlir::Type> KernelGen::paramType(const Param &p) {
   mlir::OpBuilder &b = cx.builder;
-  mlir::Type e = p.elementType == "f16"    ? mlir::Type(b.getF16Type())
-                 : p.elementType == "bf16" ? mlir::Type(b.getBF16Type())
-                 : p.elementType == "f32"  ? mlir::Type(b.getF32Type())
-                 : p.elementType == "bool" ? mlir::Type(b.getI1Type())
-                                           : mlir::Type(b.getI32Type());
-  if (!p.isTensor)
+  std::optional<mlir::Type> elt = elementTypeOf(p);
+  if (!elt)
+    return std::nullopt;
+  mlir::Type e = *elt;
+  if (!p.isTensor) {
+    if (!e.isF32() && !e.isInteger(32))
+      return cx.error(p.typeLoc, "scalar parameter '" + p.name +
+                                     "' must be f32 or i32, not " +
+                                     eltName(e) + " ('" + p.elementType +
+                                     "' is " + eltName(e) + ")");
     return e;
+  }
   llvm::SmallVector<int64_t> shape;
   llvm::SmallVector<mlir::StringAttr> names;
   for (unsigned d = 0; d < p.dims.size(); ++d) {
@@ -231,10 +269,9 @@ std::optional<mlir::Type> KernelGen::paramType(const Param &p) {
       if (Binding *c = gen.scopes.lookup(dim.name);
           c && c->kind == Binding::Const) {
         if (c->val.kind != Val::Int)
-          return cx.error(dim.loc, "dim '" + dim.name + "' names a " +
-                                       (c->val.kind == Val::Bool ? "bool"
-                                                                 : "float") +
-                                       " constant; static dims must be int "
+          return cx.error(dim.loc, "dim '" + dim.name + "' names " +
+                                       describe(c->val) +
+                                       "; static dims must be int "
                                        "constants");
         if (c->val.i <= 0 || c->val.i > INT32_MAX)
           return cx.error(dim.loc, "dim '" + dim.name + "' has the value " +
@@ -437,6 +474,8 @@ bool KernelGen::setKernelAttributes(mlir::func::FuncOp kernelFn,
                             ? mlir::Attribute(b.getI64IntegerAttr(v.i))
                         : v.kind == Val::Float
                             ? mlir::Attribute(b.getF64FloatAttr(v.f))
+                        : v.kind == Val::Type
+                            ? mlir::Attribute(mlir::TypeAttr::get(v.type))
                             : mlir::Attribute(b.getBoolAttr(v.b));
     consts.push_back(b.getNamedAttr(name, a));
   }

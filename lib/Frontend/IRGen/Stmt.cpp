@@ -158,6 +158,12 @@ static const char *notAssignable(const Binding &b) {
 static OptVal carriedValue(FrontendContext &cx, const std::string &name,
                            const Binding &b, Val value, SMLoc valueLoc) {
   mlir::Type ct = b.carriedType;
+  if (value.kind == Val::Type) {
+    cx.error(valueLoc, "cannot assign " + describe(value) + " to '" + name +
+                           "' inside a loop: a type is a compile-time "
+                           "value and cannot change at run time");
+    return std::nullopt;
+  }
   if (value.isConst()) {
     if (value.kind == Val::Float && isI32(ct))
       return cx.error(valueLoc, "cannot assign a float constant to '" + name +
@@ -307,6 +313,14 @@ bool IRGen::emitFor(const Stmt &s) {
     Binding *b = scopes.lookup(n);
     if (!b || b->kind != Binding::Var)
       continue;
+    if (b->val.kind == Val::Type) {
+      cx.error(s.loc, "'" + n + "' holds " + describe(b->val) +
+                          " and is assigned in this loop; a type is a "
+                          "compile-time value and cannot change at run "
+                          "time");
+      cx.note(b->loc, "'" + n + "' declared here");
+      return false;
+    }
     auto m = materialize(cx, b->val, b->loc);
     if (!m)
       return false;

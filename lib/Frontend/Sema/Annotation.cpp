@@ -21,6 +21,8 @@ std::string frontend::spelling(const TypeAnnot &t) {
     return "tile";
   case TypeAnnot::Tensor:
     return "tensor";
+  case TypeAnnot::Type:
+    return "type";
   case TypeAnnot::Shaped:
     break;
   }
@@ -44,6 +46,8 @@ static std::string accepted(const TypeAnnot &t) {
     return "a tile (tile)";
   case TypeAnnot::Tensor:
     return "a tensor parameter of the kernel (tensor)";
+  case TypeAnnot::Type:
+    return "an element type such as f16 (type)";
   default:
     return "a tile of type " + spelling(t);
   }
@@ -73,6 +77,8 @@ static bool matchesKind(const TypeAnnot &t, Val &v) {
     return v.kind == Val::Runtime && isTile(v.v.getType());
   case TypeAnnot::Tensor:
     return v.kind == Val::Global;
+  case TypeAnnot::Type:
+    return v.kind == Val::Type;
   case TypeAnnot::Shaped:
     return v.kind == Val::Runtime && isTile(v.v.getType()) &&
            eltName(v.v.getType()) == t.element &&

@@ -82,6 +82,10 @@ std::optional<mlir::Value> frontend::constScalar(FrontendContext &cx,
                                                  mlir::Type element,
                                                  SMLoc loc) {
   mlir::OpBuilder &b = cx.builder;
+  if (c.kind == Val::Type)
+    return cx.error(loc, "expected a value, got " + describe(c) +
+                             " (a type names the element type of "
+                             "parameters, cast(), zeros() and full())");
   mlir::Type e = element;
   if (!e)
     e = c.kind == Val::Int     ? mlir::Type(b.getI32Type())

@@ -1,6 +1,7 @@
 //===- ConstEval.cpp ------------------------------------------------------===//
 
 #include "Sema/ConstEval.h"
+#include "Sema/Types.h"
 
 #include <cctype>
 #include <cmath>
@@ -110,8 +111,22 @@ static OptVal foldFloat(FrontendContext &cx, BinaryOp op, double x, double y,
   }
 }
 
+/// Types compare for equality only (`T == bf16`).
+static OptVal foldTypes(FrontendContext &cx, BinaryOp op, const Val &a,
+                        const Val &b, SMLoc opLoc) {
+  if (a.kind == Val::Type && b.kind == Val::Type &&
+      (op == BinaryOp::Eq || op == BinaryOp::Ne))
+    return Val::ofBool((a.type == b.type) == (op == BinaryOp::Eq));
+  return cx.error(opLoc, Twine("operator '") + spelling(op) +
+                             "' is not defined on " + describe(a) + " and " +
+                             describe(b) +
+                             "; types only compare with == and !=");
+}
+
 OptVal frontend::foldBinary(FrontendContext &cx, BinaryOp op, const Val &a,
                             const Val &b, SMLoc opLoc) {
+  if (a.kind == Val::Type || b.kind == Val::Type)
+    return foldTypes(cx, op, a, b, opLoc);
   if (op == BinaryOp::And || op == BinaryOp::Or || a.kind == Val::Bool ||
       b.kind == Val::Bool)
     return foldBool(cx, op, a, b, opLoc);
@@ -139,8 +154,14 @@ OptVal frontend::foldUnary(FrontendContext &cx, UnaryOp op, const Val &x,
 }
 
 std::optional<Val> frontend::parseDefineValue(ConstParam::Kind kind,
-                                              llvm::StringRef text) {
+                                              llvm::StringRef text,
+                                              mlir::Builder &builder) {
   text = text.trim();
+  if (kind == ConstParam::Type) {
+    if (std::optional<mlir::Type> t = builtinTypeNamed(text, builder))
+      return Val::ofType(*t);
+    return std::nullopt;
+  }
   if (kind == ConstParam::Bool) {
     if (text == "true")
       return Val::ofBool(true);

@@ -14,11 +14,14 @@
 
 #include "AST.h"
 
+#include "mlir/IR/Builders.h"
+
 #include "llvm/ADT/StringRef.h"
 
 namespace flash::frontend {
 
-/// `a op b` for constants `a` and `b`.
+/// `a op b` for constants `a` and `b`; a type (either operand) compares
+/// with == and != only.
 OptVal foldBinary(FrontendContext &cx, ast::BinaryOp op, const Val &a,
                   const Val &b, llvm::SMLoc opLoc);
 
@@ -28,9 +31,10 @@ OptVal foldUnary(FrontendContext &cx, ast::UnaryOp op, const Val &x,
 
 /// The value of `-D NAME=TEXT` for a constant parameter of `kind`; nullopt if
 /// TEXT is not a literal of that kind (only plain decimal literals, `inf`,
-/// `true` and `false`).
+/// `true`, `false` and, for a type constant, a type name).
 std::optional<Val> parseDefineValue(ast::ConstParam::Kind kind,
-                                    llvm::StringRef text);
+                                    llvm::StringRef text,
+                                    mlir::Builder &builder);
 
 } // namespace flash::frontend
 

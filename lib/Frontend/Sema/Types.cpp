@@ -53,19 +53,29 @@ std::string frontend::typeStr(mlir::Type t) {
   return eltName(t);
 }
 
+std::optional<mlir::Type> frontend::builtinTypeNamed(llvm::StringRef name,
+                                                     mlir::Builder &b) {
+  if (name == "f16")
+    return b.getF16Type();
+  if (name == "bf16")
+    return b.getBF16Type();
+  if (name == "f32" || name == "float")
+    return b.getF32Type();
+  if (name == "i32" || name == "int")
+    return b.getI32Type();
+  if (name == "bool" || name == "i1")
+    return b.getI1Type();
+  return std::nullopt;
+}
+
 std::optional<mlir::Type> frontend::parseTypeName(const ast::Expr &e,
                                                   mlir::Builder &b) {
   if (e.kind != ast::ExprKind::Name)
     return std::nullopt;
-  if (e.name == "f16")
-    return b.getF16Type();
-  if (e.name == "bf16")
-    return b.getBF16Type();
-  if (e.name == "f32" || e.name == "float")
-    return b.getF32Type();
-  if (e.name == "i32" || e.name == "int")
-    return b.getI32Type();
-  if (e.name == "bool" || e.name == "i1")
-    return b.getI1Type();
-  return std::nullopt;
+  return builtinTypeNamed(e.name, b);
+}
+
+bool frontend::isElementType(mlir::Type t) {
+  return t && (t.isF16() || t.isBF16() || t.isF32() || t.isInteger(32) ||
+               t.isInteger(1));
 }

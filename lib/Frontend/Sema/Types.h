@@ -44,8 +44,15 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape);
 /// "f32[64, 128]" for a tile, "f32" for a scalar.
 std::string typeStr(mlir::Type t);
 
-/// The element type a type-name argument (of cast, zeros, full) names.
+/// The element type a builtin type name names: f16, bf16, f32, i32, bool
+/// (and the aliases float, int, i1); nullopt for any other name.
+std::optional<mlir::Type> builtinTypeNamed(llvm::StringRef name,
+                                           mlir::Builder &b);
+/// The element type a type-name argument (of cast, zeros, full) names, if
+/// it is a builtin type name.
 std::optional<mlir::Type> parseTypeName(const ast::Expr &e, mlir::Builder &b);
+/// Whether `t` is an element type tiles and tensors can have.
+bool isElementType(mlir::Type t);
 
 } // namespace flash::frontend
 

@@ -21,6 +21,8 @@ std::string frontend::describe(const Val &v) {
            typeStr(v.v.getType());
   case Val::Global:
     return "a tensor parameter";
+  case Val::Type:
+    return "the type " + eltName(v.type);
   case Val::Tuple:
     if (v.elems.empty())
       return "no value";

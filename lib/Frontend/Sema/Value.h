@@ -9,6 +9,7 @@
 #ifndef FLASH_FRONTEND_SEMA_VALUE_H
 #define FLASH_FRONTEND_SEMA_VALUE_H
 
+#include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
 
 #include <cstdint>
@@ -19,14 +20,17 @@
 namespace flash::frontend {
 
 /// A compile-time constant, an SSA value, a tensor parameter (only usable as
-/// the base of a window) or a tuple (the results of online_softmax or of a
-/// function; empty: a function that returns nothing).
+/// the base of a window), a tuple (the results of online_softmax or of a
+/// function; empty: a function that returns nothing) or an element type (a
+/// type constant, a type name, dtype(x)), which is a compile-time value too
+/// but no number: it names the type of parameters, casts and tiles.
 struct Val {
-  enum Kind { Int, Float, Bool, Runtime, Global, Tuple } kind = Int;
+  enum Kind { Int, Float, Bool, Runtime, Global, Tuple, Type } kind = Int;
   int64_t i = 0;
   double f = 0;
   bool b = false;
   mlir::Value v;
+  mlir::Type type; // Type
   unsigned param = 0; // Global: index of the kernel parameter
   std::vector<Val> elems;
 
@@ -48,12 +52,19 @@ struct Val {
     r.b = x;
     return r;
   }
+  static Val ofType(mlir::Type t) {
+    Val r;
+    r.kind = Type;
+    r.type = t;
+    return r;
+  }
   static Val ofValue(mlir::Value x) {
     Val r;
     r.kind = Runtime;
     r.v = x;
     return r;
   }
+  /// A compile-time number or bool (a type is compile-time but no number).
   bool isConst() const { return kind == Int || kind == Float || kind == Bool; }
   double asDouble() const { return kind == Int ? (double)i : f; }
   /// A runtime scalar (not a tile).

@@ -471,7 +471,7 @@ func.func @no_warps() attributes {tile.num_warps = 0 : i32} {
 
 // -----
 
-// expected-error @below {{constant 'X' must be an integer, float or bool, got "text"}}
+// expected-error @below {{constant 'X' must be an integer, float, bool or type, got "text"}}
 func.func @bad_constant() attributes {tile.constants = {X = "text"}} {
   return
 }
