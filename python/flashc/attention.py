@@ -3,6 +3,7 @@ kernels/ (docs/kernels.md), choosing the kernel and its constants from the
 arguments.
 
 The pieces the other entry points share (the kernel of a name and dtype,
+its type constant T chosen from the operands' dtype,
 NumPy and torch backends, running a kernel on either) live here too:
 inference.py (varlen, KV cache), backward.py, autograd.py (torch).
 """
@@ -32,22 +33,22 @@ def _kernel(name, arch, constants):
                     **dict(constants))
 
 
-def typed_name(base, dtype_name):
-    """The kernel `base` for f16 or bf16 operands (its `_bf16` form)."""
+def element_type(dtype_name):
+    """The kernels' type constant T (f16 or bf16) for operands of a NumPy or
+    torch dtype name."""
     if dtype_name == "bfloat16":
-        return base + "_bf16"
+        return "bf16"
     if dtype_name == "float16":
-        return base
+        return "f16"
     raise TypeError(f"attention takes float16 or bfloat16 tensors, not {dtype_name}")
 
 
-def _kernel_name(dtype_name, alibi, lse):
+def _kernel_name(alibi, lse):
     if alibi and lse:
         raise NotImplementedError(
             "no kernel computes ALiBi and the log-sum-exp together "
             "(docs/kernels.md)")
-    base = "flash_attn_alibi" if alibi else "flash_attn_lse" if lse else "flash_attn"
-    return typed_name(base, dtype_name)
+    return "flash_attn_alibi" if alibi else "flash_attn_lse" if lse else "flash_attn"
 
 
 def mask_constants(head_dim, causal, window_size, softcap=0.0):
@@ -159,9 +160,10 @@ def wants_grad(*tensors):
             and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors))
 
 
-def kernel(name, arch, constants):
-    """The compiled kernel `name` of kernels/ (once per process)."""
-    return _kernel(name, arch, tuple(constants))
+def kernel(name, arch, constants, dtype_name="float16"):
+    """The compiled kernel `name` of kernels/ for operands of `dtype_name`
+    (float16 or bfloat16: its type constant T), once per process."""
+    return _kernel(name, arch, (("T", element_type(dtype_name)),) + tuple(constants))
 
 
 def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
@@ -200,11 +202,11 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
         raise NotImplementedError("alibi_slopes must be [H] (per-batch slopes "
                                   "have no kernel yet)")
     head_dim = q.shape[-1]
-    name = _kernel_name(arrays.dtype_name(q), alibi_slopes is not None, return_lse)
+    name = _kernel_name(alibi_slopes is not None, return_lse)
     constants = mask_constants(head_dim, causal, window_size, softcap)
     if v.shape[-1] != head_dim:
         constants += (("HEAD_DIM_V", int(v.shape[-1])),)
-    compiled = kernel(name, arch, constants)
+    compiled = kernel(name, arch, constants, arrays.dtype_name(q))
     Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
     O = arrays.empty(Q, tuple(Q.shape[:3]) + (V.shape[3],))
     args = {"Q": Q, "K": K, "V": V, "O": O}

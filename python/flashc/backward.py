@@ -2,7 +2,7 @@
 docs/kernels.md ("The backward pass"): preprocess, flash_attn_bwd, then the
 dQ convert (atomic dQ) or flash_attn_bwd_dq (deterministic)."""
 from .kernel import DEFAULT_ARCH
-from .attention import backend, default_scale, kernel, mask_constants, run, typed_name
+from .attention import backend, default_scale, kernel, mask_constants, run
 
 
 def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, causal=False,
@@ -22,18 +22,18 @@ def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, caus
     work = {"Delta": arrays.empty(Q, Q.shape[:3], float32=True),
             "DQaccum": arrays.empty(Q, Q.shape, float32=True)}
     rows = (("HEAD_DIM", head_dim),)
-    run(kernel(typed_name("flash_attn_bwd_preprocess", dtype), arch, rows), arrays, target,
+    run(kernel("flash_attn_bwd_preprocess", arch, rows, dtype), arrays, target,
         {"O": O, "DO": DO, **work})
     mask = mask_constants(head_dim, causal, window_size, softcap=None)
     inputs = {"Q": Q, "K": K, "V": V, "DO": DO, "LSE": arrays.contiguous(softmax_lse), **work}
-    run(kernel(typed_name("flash_attn_bwd", dtype), arch,
-               mask + (("DETERMINISTIC", bool(deterministic)),)),
+    run(kernel("flash_attn_bwd", arch, mask + (("DETERMINISTIC", bool(deterministic)),),
+               dtype),
         arrays, target, {**inputs, "DK": grads["DK"], "DV": grads["DV"]}, sm_scale=scale)
     if deterministic:
         del inputs["DQaccum"]
-        run(kernel(typed_name("flash_attn_bwd_dq", dtype), arch, mask), arrays, target,
+        run(kernel("flash_attn_bwd_dq", arch, mask, dtype), arrays, target,
             {**inputs, "DQ": grads["DQ"]}, sm_scale=scale)
     else:
-        run(kernel(typed_name("flash_attn_bwd_dq_convert", dtype), arch, rows), arrays,
+        run(kernel("flash_attn_bwd_dq_convert", arch, rows, dtype), arrays,
             target, {"DQaccum": work["DQaccum"], "DQ": grads["DQ"]}, sm_scale=scale)
     return tuple(arrays.seq_first(grads[n]) for n in ("DQ", "DK", "DV"))

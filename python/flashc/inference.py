@@ -3,7 +3,7 @@ kernels of docs/kernels.md (flash_attn_varlen, flash_attn_kvcache, _split,
 _combine, kvcache_append). Their tensors keep FlashAttention-2's token-major
 layout, so nothing is transposed here."""
 from .kernel import DEFAULT_ARCH
-from .attention import backend, default_scale, kernel, mask_constants, run, typed_name
+from .attention import backend, default_scale, kernel, mask_constants, run
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -17,8 +17,9 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     del max_seqlen_k
     arrays = backend(q)
     head_dim = q.shape[-1]
-    name = typed_name("flash_attn_varlen", arrays.dtype_name(q))
-    compiled = kernel(name, arch, mask_constants(head_dim, causal, window_size, softcap))
+    compiled = kernel("flash_attn_varlen", arch,
+                      mask_constants(head_dim, causal, window_size, softcap),
+                      arrays.dtype_name(q))
     args = {"Q": arrays.contiguous(q), "K": arrays.contiguous(k), "V": arrays.contiguous(v),
             "cu_seqlens_q": arrays.array(cu_seqlens_q, q, int32=True),
             "cu_seqlens_k": arrays.array(cu_seqlens_k, q, int32=True),
@@ -50,8 +51,8 @@ def _append(arrays, dtype, k, v, caches, arch, target):
     if not all(_is_contiguous(c) for c in (caches["K_cache"], caches["V_cache"])):
         raise ValueError("k_cache and v_cache must be contiguous to be appended to")
     head_dim, page_size = k.shape[-1], caches["K_cache"].shape[1]
-    compiled = kernel(typed_name("kvcache_append", dtype), arch,
-                      (("HEAD_DIM", head_dim), ("PAGE_SIZE", page_size)))
+    compiled = kernel("kvcache_append", arch,
+                      (("HEAD_DIM", head_dim), ("PAGE_SIZE", page_size)), dtype)
     run(compiled, arrays, target,
         dict(caches, K_new=arrays.contiguous(k), V_new=arrays.contiguous(v)))
 
@@ -93,7 +94,7 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     if num_splits > 1:
         _split_and_combine(arrays, dtype, args, constants, num_splits, scale, arch, target)
     else:
-        run(kernel(typed_name("flash_attn_kvcache", dtype), arch, constants),
+        run(kernel("flash_attn_kvcache", arch, constants, dtype),
             arrays, target, args, sm_scale=scale)
     return (args["O"], args["LSE"]) if return_softmax_lse else args["O"]
 
@@ -105,7 +106,7 @@ def _split_and_combine(arrays, dtype, args, constants, splits, scale, arch, targ
     out, lse = args["O"], args["LSE"]
     partial = {"O_part": arrays.empty(out, (splits, batch, nq, heads, head_dim), float32=True),
                "LSE_part": arrays.empty(out, (splits, batch, heads, nq), float32=True)}
-    run(kernel(typed_name("flash_attn_kvcache_split", dtype), arch, constants),
+    run(kernel("flash_attn_kvcache_split", arch, constants, dtype),
         arrays, target, dict(inputs, **partial), sm_scale=scale)
-    run(kernel(typed_name("flash_attn_kvcache_combine", dtype), arch, (("HEAD_DIM", head_dim),)),
+    run(kernel("flash_attn_kvcache_combine", arch, (("HEAD_DIM", head_dim),), dtype),
         arrays, target, dict(partial, O=out, LSE=lse))

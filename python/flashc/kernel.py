@@ -3,6 +3,8 @@ import errno
 import json
 import os
 
+import numpy as np
+
 from . import _arrays, _device, _flashc, cache
 
 #: The --emit levels, in pipeline order.
@@ -15,9 +17,33 @@ DEFAULT_ARCH = _flashc.DEFAULT_ARCH
 OPTIONS = {name: default for name, default, _ in _flashc.option_table()}
 
 
+#: The element type a type constant takes for a NumPy or torch dtype name.
+_TYPE_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "i32",
+               "bool": "bool"}
+
+
+def _dtype_name(value):
+    """The dtype name of a NumPy dtype, a scalar type (np.float16,
+    ml_dtypes.bfloat16) or a torch dtype; None for anything else."""
+    if isinstance(value, (bool, int, float, str)):
+        return None
+    text = str(value)
+    if text.startswith("torch."):
+        return text[len("torch."):]
+    try:
+        return np.dtype(value).name
+    except TypeError:
+        return None
+
+
 def _constant_text(value):
+    """A constant as -D spells it; a dtype becomes the element type of a type
+    constant (T=np.float16 is -D T=f16, T=ml_dtypes.bfloat16 -D T=bf16)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    name = _dtype_name(value)
+    if name is not None:
+        return _TYPE_NAMES.get(name, name)
     return str(value)
 
 
@@ -44,7 +70,9 @@ def compile(path_or_source, arch=DEFAULT_ARCH, import_dirs=(), **kwargs):
     Keyword arguments named in OPTIONS are flashc's switches
     (`lean_masks=True` is `--lean-masks`), with flashc's defaults; they reach
     every level, the PTX and every run of the kernel. The others override the
-    kernel's compile-time constants (`flashc -D NAME=VALUE`). `import_dirs`
+    kernel's compile-time constants (`flashc -D NAME=VALUE`); a type constant
+    takes a type name or a dtype (`T="bf16"`, `T=ml_dtypes.bfloat16`,
+    `T=torch.bfloat16`). `import_dirs`
     are searched for imports after the importing file's directory
     (`flashc -I DIR`). The kernel reads `arch` as its predefined constant ARCH
     (90 for "sm_90"); the emulator runs it with that arch's limits. Raises

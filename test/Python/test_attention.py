@@ -100,6 +100,22 @@ def test_bf16():
     assert relative_error(out.astype(np.float32), want) < 2e-2
 
 
+def test_type_constant_follows_dtype():
+    # One kernel file serves both: T comes from the operands' dtype, the
+    # compile (and its cache) is keyed on it, the entry keeps its name.
+    from flashc.attention import kernel, mask_constants
+
+    mask = mask_constants(64, False, (-1, -1))
+    f16 = kernel("flash_attn", "sm_80", mask, "float16")
+    bf16 = kernel("flash_attn", "sm_80", mask, "bfloat16")
+    assert f16.metadata["constants"]["T"] == "f16"
+    assert bf16.metadata["constants"]["T"] == "bf16"
+    assert f16.metadata["entry"] == bf16.metadata["entry"] == "flash_attn"
+    assert ".bf16" in bf16.ptx and ".bf16" not in f16.ptx
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
+        kernel("flash_attn", "sm_80", mask, "float32")
+
+
 def test_what_has_no_kernel():
     q, k, v = inputs()
     slopes = np.ones(4, np.float32)

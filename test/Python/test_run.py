@@ -66,7 +66,8 @@ def test_causal_fa2_on_emulate_matches_interp(kernels):
 
 def test_bf16_through_ml_dtypes(kernels):
     ml_dtypes = pytest.importorskip("ml_dtypes")
-    k16 = flashc.compile(f"{kernels}/flash_attn_bf16.tile")
+    k16 = flashc.compile(f"{kernels}/flash_attn.tile", T=ml_dtypes.bfloat16)
+    assert k16.constants["T"] == "bf16" and k16.metadata["constants"]["T"] == "bf16"
     q, k, v, o = attention_inputs(nq=33, nk=50, h=1, dtype=ml_dtypes.bfloat16)
     k16(Q=q, K=k, V=v, O=o, sm_scale=0.125)
     expected = attention_reference(q, k, v, 0.125, False)
