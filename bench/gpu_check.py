@@ -32,6 +32,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,23 @@ def log(msg):
 # --------------------------------------------------------------------------
 
 def kernel_names(kernels_dir):
-    return sorted(f[:-len(".tile")] for f in os.listdir(kernels_dir) if f.endswith(".tile"))
+    """Every kernel of kernels/, and NAME_bf16 (NAME compiled with -D T=bf16)
+    for those whose type constant T defaults to f16."""
+    names = []
+    for f in os.listdir(kernels_dir):
+        if not f.endswith(".tile"):
+            continue
+        names.append(f[:-len(".tile")])
+        with open(os.path.join(kernels_dir, f)) as src:
+            if re.search(r"\bT: type = f16\b", src.read()):
+                names.append(names[-1] + "_bf16")
+    return sorted(names)
+
+
+def compile_command(args, kernel):
+    """flashc on the kernel's file; a NAME_bf16 check is NAME with T = bf16."""
+    cmd = [args.flashc, os.path.join(args.kernels_dir, cases.base_name(kernel) + ".tile")]
+    return cmd + (["-D", "T=bf16"] if kernel.endswith("_bf16") else [])
 
 
 def prepare(args):
@@ -83,7 +100,7 @@ def prepare(args):
             for arch in args.archs:
                 name = "%s.%s.%s.ptx" % (kernel, cases.tag(defines), arch)
                 ptx = os.path.join(args.tmp, name)
-                cmd = [args.flashc, os.path.join(args.kernels_dir, kernel + ".tile")]
+                cmd = compile_command(args, kernel)
                 for d in cases.define_args(defines):
                     cmd += ["-D", d]
                 cmd += ["--arch=" + arch, "--emit=ptx", "-o", ptx]
@@ -661,7 +678,7 @@ def parse_args(argv):
         args.kernels = [k for k in args.kernels.split(",") if k] if args.kernels else known
         for k in args.kernels:
             if k not in known:
-                ap.error("no %s.tile in %s" % (k, args.kernels_dir))
+                ap.error("no %s.tile in %s" % (cases.base_name(k), args.kernels_dir))
     elif args.mode in ("dry-run", "run"):
         if not os.path.isfile(os.path.join(args.ptx_dir, "manifest.json")):
             ap.error("no %s: run `bash scripts/gpu-check.sh --prepare` first"

@@ -1,5 +1,6 @@
 """What scripts/gpu-check.sh compiles, launches and checks: one family per
 kernel of kernels/, its compile variants and the problem sizes it runs at.
+NAME_bf16 names the check of NAME compiled with -D T=bf16.
 
 Pure Python (no torch, numpy or GPU): `--prepare` and `--dry-run` read the
 variants and shapes here; bench/gpu_check.py builds the tensors of these

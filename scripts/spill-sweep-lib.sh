@@ -5,14 +5,17 @@
 # "SPILL ... regs=R stores=S loads=L" or "FAIL ... (compile|ptxas)".
 # `spill_report` prints the lines that are not ok (every line with
 # VERBOSE=1) and how many did not spill, and fails if any did.
-# FLASHC_FLAGS adds flashc options to every compile.
+# FLASHC_FLAGS adds flashc options to every compile. KERNEL_bf16 is KERNEL
+# compiled with -D T=bf16 (its type constant).
 ptxas=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 spill_one() { # kernel arch flashc-options...
   local k=$1 arch=$2; shift 2
   local o; o=$work/$k.$arch.$RANDOM$RANDOM.ptx
+  local file=$k type=()
+  case $k in *_bf16) file=${k%_bf16}; type=(-D T=bf16) ;; esac
   # shellcheck disable=SC2086
-  if ! "$build/bin/flashc" "$root/kernels/$k.tile" "$@" ${FLASHC_FLAGS:-} --arch="$arch" \
+  if ! "$build/bin/flashc" "$root/kernels/$file.tile" "${type[@]}" "$@" ${FLASHC_FLAGS:-} --arch="$arch" \
        -o "$o" 2>/dev/null; then
     echo "FAIL $k $arch $* (compile)"; return
   fi

@@ -10,7 +10,7 @@ hang (resource limits are checked before lowering: tile-check-resources).
 
 Each kernel's constants (names and kinds) come from its tile.constants as
 `flashc --emit=tile` prints them. Int constants get --values; bool ones
-true/false; float ones 0, -1, 1e30. Prints one line per compile and a
+true/false; float ones 0, -1, 1e30; type ones every element type. Prints one line per compile and a
 summary; exits 1 if any compile failed the check.
 """
 import argparse
@@ -23,6 +23,8 @@ import tempfile
 import time
 
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: ", re.M)
+#: The values of a type constant (tile.constants prints them bare: T = f16).
+TYPES = ("f16", "bf16", "f32", "i32", "bool")
 
 
 def constants(flashc, kernel):
@@ -35,11 +37,14 @@ def constants(flashc, kernel):
     for item in m.group(1).split(", "):
         name, _, value = item.partition(" = ")
         kinds[name.strip()] = ("bool" if value in ("true", "false") else
-                               "float" if value.endswith(": f64") else "int")
+                               "float" if value.endswith(": f64") else
+                               "type" if value in TYPES else "int")
     return kinds
 
 
 def values_for(kind, ints):
+    if kind == "type":
+        return list(TYPES)
     if kind == "bool":
         return ["true", "false"]
     if kind == "float":

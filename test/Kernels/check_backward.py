@@ -98,9 +98,10 @@ class Runner:
         return out.view(self.half) if out.dtype.kind == "V" else out
 
     def run(self, kernel, params, outs, defines):
-        source = os.path.join(self.args.kernels_dir,
-                              kernel + ("_bf16" if self.args.bf16 else "") + ".tile")
+        source = os.path.join(self.args.kernels_dir, kernel + ".tile")
         cmd = [self.args.flashc, "run", source, "--target=" + self.target]
+        if self.args.bf16:
+            cmd += ["-D", "T=bf16"]
         for dfn in defines:
             cmd += ["-D", dfn]
         for name in params:

@@ -102,10 +102,12 @@ class Ctx:
         return os.path.join(self.args.workdir, "%s-%s.npy" % (self.tag, name))
 
     def run(self, kernel, target, inputs, outputs, defines=None, extra=()):
-        """flashc run of kernels/KERNEL(_bf16).tile; the outputs as float64."""
-        name = kernel + ("_bf16" if self.args.bf16 else "")
-        cmd = [self.args.flashc, "run", os.path.join(self.args.kernels_dir, name + ".tile"),
+        """flashc run of kernels/KERNEL.tile (-D T=bf16 with --bf16); the outputs
+        as float64."""
+        cmd = [self.args.flashc, "run", os.path.join(self.args.kernels_dir, kernel + ".tile"),
                "--target=" + target] + self.args.flashc_flags + list(extra)
+        if self.args.bf16:
+            cmd += ["-D", "T=bf16"]
         for d in self.args.defines if defines is None else defines:
             cmd += ["-D", d]
         if self.args.D != 64:

@@ -10,16 +10,14 @@ Inputs are random (never zeros) and outputs are poisoned with NaN before the
 run, so an element the kernel never writes fails the check. The reference is
 computed in float64 from the very f16/f32 values the kernel reads.
 
-With --bf16 the kernel runs in bf16: its source with every f16 element type
-replaced by bf16 (written to the workdir, so that it follows the kernel's
-changes), its float16 tensors ml_dtypes.bfloat16 arrays saved by np.save
+With --bf16 the kernel runs in bf16: compiled with -D T=bf16 (its type
+constant), its float16 tensors ml_dtypes.bfloat16 arrays saved by np.save
 (descr '<V2'; with --bf16-bits their raw bits as uint16, '<u2'), its output
 read back with np.load(f).view(ml_dtypes.bfloat16), within the spec's
 bf16_tolerance.
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 
@@ -59,19 +57,6 @@ def parse_args():
     ap.add_argument("--bf16-bits", action="store_true",
                     help="with --bf16: pass the bf16 inputs as uint16 bits")
     return ap.parse_args()
-
-
-def kernel_source(args, tag):
-    """The kernel's .tile file; with --bf16 a copy with bf16 for f16."""
-    source = os.path.join(args.kernels_dir, args.kernel + ".tile")
-    if not args.bf16:
-        return source
-    with open(source) as f:
-        text = re.sub(r"\bf16\b", "bf16", f.read())
-    copy = os.path.join(args.workdir, tag + "-bf16.tile")
-    with open(copy, "w") as f:
-        f.write(text)
-    return copy
 
 
 def save_input(path, array, bits):
@@ -114,8 +99,10 @@ def main():
     if args.bf16:
         import ml_dtypes
         half = ml_dtypes.bfloat16
-    source = kernel_source(args, tag)
+    source = os.path.join(args.kernels_dir, args.kernel + ".tile")
     cmd = [args.flashc, "run", source, "--target=" + args.target] + args.flashc_flags
+    if args.bf16:
+        cmd += ["-D", "T=bf16"]
     for d in args.defines:
         cmd += ["-D", d]
     for name, value in spec.defines_for(sizes).items():

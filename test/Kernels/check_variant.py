@@ -7,7 +7,7 @@ float64 reference, and the emulator's against the interpreter's.
                    [--B --H --H_KV --Nq --Nk --D --DV N] [--q-scale X] [--mask-rows]
                    [--expect-error] [--dv-undeclared]
 
-NAME is a kernel of kernels/ (NAME.tile; NAME_bf16.tile with --bf16). The
+NAME is a kernel of kernels/ (NAME.tile; with --bf16 -D T=bf16). The
 reference reads the -D options the kernel is compiled with (CAUSAL,
 WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP) and follows FlashAttention-2's
 flash_attn_func: row i sees key j iff j <= i + Nk - Nq + right and j >= i +
@@ -166,12 +166,13 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     tag = "%s-%d" % (args.kernel, os.getpid())
     path = lambda name: os.path.join(args.workdir, "%s-%s.npy" % (tag, name))
-    source = os.path.join(args.kernels_dir,
-                          args.kernel + ("_bf16" if args.bf16 else "") + ".tile")
+    source = os.path.join(args.kernels_dir, args.kernel + ".tile")
     what = "%s%s %s %s" % (args.kernel, " bf16" if args.bf16 else "",
                            " ".join("%s=%d" % kv for kv in s.items()),
                            " ".join(args.defines))
     base = [args.flashc, "run", source] + args.flashc_flags
+    if args.bf16:
+        base += ["-D", "T=bf16"]
     for dfn in args.defines:
         base += ["-D", dfn]
     if d != 64:

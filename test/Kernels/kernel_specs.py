@@ -16,7 +16,7 @@ Tolerances (relative L2 error, max abs error; f16 inputs, f32 accumulation):
        memory in f16 after every K/V block, one more f16 rounding per block.
   softmax, online_softmax: f32 in and out, f32 arithmetic: 1e-5 relative.
 
-bf16 tolerances (check_kernel.py --bf16: the kernel with bf16 in place of f16):
+bf16 tolerances (check_kernel.py --bf16: the kernel with -D T=bf16):
   fa2: 1.6e-2 and 8e-2, fa2's tolerances times 8. bf16 keeps 8 significant
        bits to f16's 11, so each of the same two roundings (O once, P before
        P*V) is 2^3 = 8 times coarser (relative error <= 2^-8 ~ 3.9e-3 per
