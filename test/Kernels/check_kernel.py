@@ -145,8 +145,6 @@ def main():
     outs = {t: run(t) for t in targets}
     for name in inputs:
         os.remove(path(name))
-    if args.bf16:
-        os.remove(source)
     if any(o is None for o in outs.values()):
         return 1
 
