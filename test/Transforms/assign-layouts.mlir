@@ -538,13 +538,14 @@ func.func @wgmma_two_warps(%A: !tile.global<[N, 64], f16>, %B: !tile.global<[64,
 // the warpgroup layout; 96 columns (192 bytes, not whole spans) keep
 // mma.sync.
 // CHECK-DAG: #[[WGW:.*]] = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[SYNC:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
 // CHECK-LABEL: func.func @wgmma_d128
 // CHECK: tile.mma {{.*}} -> tensor<128x64xf32, #[[WGW]]>
 // CHECK: tile.mma {{.*}} -> tensor<128x128xf32, #[[WGW]]>
 // CHECK-LABEL: func.func @wgmma_d256
 // CHECK: tile.mma {{.*}} -> tensor<128x256xf32, #[[WGW]]>
 // CHECK-LABEL: func.func @wgmma_d96_keeps_mma_sync
-// CHECK: tile.mma {{.*}} -> tensor<128x96xf32, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>
+// CHECK: tile.mma {{.*}} -> tensor<128x96xf32, #[[SYNC]]>
 module attributes {tile.wgmma} {
 func.func @wgmma_d128(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 128], f16>,
                       %V: !tile.global<[N, 128], f16>, %O: !tile.global<[N, 128], f32>)
