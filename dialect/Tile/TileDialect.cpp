@@ -149,7 +149,8 @@ void GlobalType::print(AsmPrinter &printer) const {
 
 LogicalResult SharedType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> shape, Type elementType,
-                                 int64_t perPhase, int64_t maxPhase) {
+                                 int64_t perPhase, int64_t maxPhase,
+                                 int64_t blockCols) {
   if (!elementType.isF16() && !elementType.isBF16())
     return emitError() << "shared buffer element type must be f16 or bf16, got "
                        << elementType;
@@ -168,24 +169,43 @@ LogicalResult SharedType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "swizzle per_phase and max_phase must be powers of "
                           "two, got ["
                        << perPhase << ", " << maxPhase << "]";
+  if (blockCols < 0)
+    return emitError() << "block_cols must not be negative, got " << blockCols;
+  if (blockCols > 0) {
+    // One block is spelled 0, so that a layout has one spelling.
+    if (blockCols >= shape[2] || shape[2] % blockCols != 0)
+      return emitError() << "block_cols " << blockCols
+                         << " must divide the " << shape[2]
+                         << " columns into two or more blocks";
+    if (blockCols * 2 % 16 != 0)
+      return emitError() << "column blocks must be whole 16-byte chunks, got "
+                         << blockCols * 2 << " bytes";
+    rowBytes = blockCols * 2;
+  }
   if (maxPhase > rowBytes / 16)
     return emitError() << "swizzle max_phase " << maxPhase
-                       << " exceeds the " << rowBytes / 16
-                       << " chunks of a row";
+                       << " exceeds the " << rowBytes / 16 << " chunks of a "
+                       << (blockCols > 0 ? "column block's row" : "row");
+  // The XOR must keep every chunk inside its block.
+  if (blockCols > 0 && rowBytes / 16 % maxPhase != 0)
+    return emitError() << "swizzle max_phase " << maxPhase
+                       << " does not divide the " << rowBytes / 16
+                       << " chunks of a column block's row";
   return success();
 }
 
 int64_t SharedType::byteOffset(int64_t slot, int64_t row, int64_t col) const {
-  int64_t bytes = col * getElementBytes();
+  int64_t width = isColumnBlocked() ? getBlockCols() : getCols();
+  int64_t bytes = col % width * getElementBytes();
   int64_t phase = (row / getPerPhase()) % getMaxPhase();
-  return slot * getSlotBytes() + row * getRowBytes() +
-         ((bytes / 16) ^ phase) * 16 + bytes % 16;
+  return slot * getSlotBytes() + col / width * getRows() * getStoredRowBytes() +
+         row * getStoredRowBytes() + ((bytes / 16) ^ phase) * 16 + bytes % 16;
 }
 
 Type SharedType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;
   Type elementType;
-  int64_t perPhase = 1, maxPhase = 1;
+  int64_t perPhase = 1, maxPhase = 1, blockCols = 0;
   auto parseDim = [&]() -> ParseResult {
     return parser.parseInteger(shape.emplace_back());
   };
@@ -193,17 +213,40 @@ Type SharedType::parse(AsmParser &parser) {
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim) ||
       parser.parseComma() || parser.parseType(elementType))
     return {};
-  if (succeeded(parser.parseOptionalComma()) &&
-      (parser.parseKeyword("swizzle") || parser.parseEqual() ||
-       parser.parseLSquare() || parser.parseInteger(perPhase) ||
-       parser.parseComma() || parser.parseInteger(maxPhase) ||
-       parser.parseRSquare()))
-    return {};
+  // Optional `swizzle = [p, m]` then `block_cols = W`, in that order.
+  bool swizzleSeen = false;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "swizzle" && !swizzleSeen && blockCols == 0) {
+      swizzleSeen = true;
+      if (parser.parseLSquare() || parser.parseInteger(perPhase) ||
+          parser.parseComma() || parser.parseInteger(maxPhase) ||
+          parser.parseRSquare())
+        return {};
+    } else if (key == "block_cols" && blockCols == 0) {
+      if (parser.parseInteger(blockCols))
+        return {};
+      if (blockCols == 0) {
+        parser.emitError(parser.getCurrentLocation(),
+                         "block_cols must be positive (omit it for one "
+                         "block)");
+        return {};
+      }
+    } else {
+      parser.emitError(parser.getCurrentLocation(),
+                       "expected 'swizzle' then 'block_cols', each once, "
+                       "got '")
+          << key << "'";
+      return {};
+    }
+  }
   if (parser.parseGreater())
     return {};
   return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
                     parser.getContext(), shape, elementType, perPhase,
-                    maxPhase);
+                    maxPhase, blockCols);
 }
 
 void SharedType::print(AsmPrinter &printer) const {
@@ -213,6 +256,8 @@ void SharedType::print(AsmPrinter &printer) const {
   if (getMaxPhase() > 1)
     printer << ", swizzle = [" << getPerPhase() << ", " << getMaxPhase()
             << "]";
+  if (isColumnBlocked())
+    printer << ", block_cols = " << getBlockCols();
   printer << ">";
 }
 

@@ -83,9 +83,9 @@ MmaLayoutAttr mmaForRows(MLIRContext *ctx, int64_t rows, int64_t numWarps,
 /// Why `mma` cannot be a warpgroup MMA (wgmma m64nNk16) of a TiledMMA of
 /// `numWarps` warps along M; empty when it can. Its B operand must be a
 /// load that tile-stage-shared stages into a buffer whose slots are wgmma's
-/// canonical layout (rows of 32, 64 or 128 bytes, swizzled over as many
-/// bytes: the staging swizzle is then the hardware's), so that wgmma reads
-/// it through a descriptor.
+/// canonical layout (flash::wgmmaOperandBuffer: rows of 32, 64 or 128
+/// bytes swizzled over as many bytes, or 128-byte column blocks of longer
+/// rows), so that wgmma reads it through a descriptor.
 std::string warpgroupMismatch(MmaOp mma, int64_t numWarps) {
   auto elementOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();
@@ -104,8 +104,7 @@ std::string warpgroupMismatch(MmaOp mma, int64_t numWarps) {
   if (!load || load.isGathered() || !load->hasOneUse())
     return "B is not a load of its own";
   SharedType buffer = flash::stagingBufferFor(load);
-  if (!buffer || buffer.getRowBytes() > 128 ||
-      buffer.getRowBytes() != 16 * buffer.getPerPhase() * buffer.getMaxPhase())
+  if (!buffer || !flash::wgmmaOperandBuffer(buffer))
     return "B's staging buffer is not a wgmma operand layout";
   return "";
 }

@@ -50,7 +50,8 @@ void pipeline(scf::ForOp loop, flash::StagedLoop &staged, int64_t stages) {
     SharedType single = alloc.getType();
     alloc.getResult().setType(SharedType::get(
         single.getContext(), {stages, single.getRows(), single.getCols()},
-        single.getElementType(), single.getPerPhase(), single.getMaxPhase()));
+        single.getElementType(), single.getPerPhase(), single.getMaxPhase(),
+        single.getBlockCols()));
   }
 
   // Prologue: iterations 0 .. S-2 into slots 0 .. S-2.

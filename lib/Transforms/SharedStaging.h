@@ -25,7 +25,17 @@ inline bool isInsideLoop(mlir::Operation *op) {
 /// (cp.async zero-fills), a 2-D tile whose dim 1 covers the tensor's whole
 /// static last dim from offset 0, rows of whole 16-byte chunks, and for
 /// gathered rows a chunk layout (gatherChunkLayout). Null when it cannot be.
+/// On sm_90a a load whose layout is an operand of a warpgroup MMA
+/// (WgmmaTarget.h) takes its buffer as wgmma reads it (wgmmaOperandBuffer).
 tile::SharedType stagingBufferFor(tile::LoadOp load);
+
+/// `buffer` (stagingBufferFor's choice for a load) in a layout wgmma reads
+/// through a matrix descriptor, or null: rows of 32, 64 or 128 bytes that
+/// the staging swizzle covers whole are the hardware's swizzle as they are;
+/// longer rows of whole 128-byte spans become 128-byte column blocks
+/// (block_cols) with the 128-byte swizzle, the layout CUTLASS gives K-major
+/// tiles of its 128B swizzle atom.
+tile::SharedType wgmmaOperandBuffer(tile::SharedType buffer);
 
 /// The blocked layout (layout::gatherChunkParams) that spreads the 16-byte
 /// chunks of a gathered copy into a slot of `buffer` over `numWarps` warps,

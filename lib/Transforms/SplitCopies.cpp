@@ -159,7 +159,8 @@ Value addSecondSlots(scf::ForOp loop, const flash::StagedLoop &staged,
     SharedType single = alloc.getType();
     alloc.getResult().setType(SharedType::get(
         single.getContext(), {2, single.getRows(), single.getCols()},
-        single.getElementType(), single.getPerPhase(), single.getMaxPhase()));
+        single.getElementType(), single.getPerPhase(), single.getMaxPhase(),
+        single.getBlockCols()));
     for (LocalLoadOp read : staged.reads)
       if (read.getSource() == alloc.getResult())
         read.getSlotMutable().assign(readSlot);

@@ -14,6 +14,7 @@
 #include "SharedStaging.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
@@ -24,6 +25,16 @@ namespace flash {
 
 using namespace mlir;
 using namespace flash::tile;
+
+/// Whether `load` is an operand of a warpgroup MMA: a dot_op layout of a
+/// warpgroup-shaped #tile.mma on sm_90a.
+static bool feedsWarpgroupMma(LoadOp load) {
+  auto operand =
+      dyn_cast_or_null<DotOperandLayoutAttr>(load.getType().getEncoding());
+  auto mma =
+      operand ? dyn_cast<MmaLayoutAttr>(operand.getParent()) : MmaLayoutAttr();
+  return mma && isWarpgroupShaped(mma) && targetsWgmma(load);
+}
 
 static int64_t kernelWarps(Operation *op) {
   auto kernel = op->getParentOfType<func::FuncOp>();
@@ -61,10 +72,28 @@ SharedType flash::stagingBufferFor(LoadOp load) {
   int64_t perPhase = maxPhase == 1 ? 1 : std::max<int64_t>(1, 8 / chunks);
   auto buffer = SharedType::get(load.getContext(),
                                 {1, tile.getDimSize(0), tile.getDimSize(1)},
-                                element, perPhase, maxPhase);
+                                element, perPhase, maxPhase, /*blockCols=*/0);
   if (load.isGathered() && !gatherChunkLayout(buffer, kernelWarps(load)))
     return {};
+  if (!load.isGathered() && feedsWarpgroupMma(load))
+    if (SharedType operand = wgmmaOperandBuffer(buffer))
+      return operand;
   return buffer;
+}
+
+SharedType flash::wgmmaOperandBuffer(SharedType buffer) {
+  int64_t rowBytes = buffer.getRowBytes();
+  if (rowBytes <= 128)
+    return (rowBytes == 32 || rowBytes == 64 || rowBytes == 128) &&
+                   rowBytes == 16 * buffer.getPerPhase() * buffer.getMaxPhase()
+               ? buffer
+               : SharedType();
+  if (rowBytes % 128 != 0)
+    return {};
+  return SharedType::get(buffer.getContext(), buffer.getShape(),
+                         buffer.getElementType(), /*perPhase=*/1,
+                         /*maxPhase=*/8,
+                         /*blockCols=*/128 / buffer.getElementBytes());
 }
 
 BlockedLayoutAttr flash::gatherChunkLayout(SharedType buffer,

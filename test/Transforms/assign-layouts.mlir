@@ -529,3 +529,57 @@ func.func @wgmma_two_warps(%A: !tile.global<[N, 64], f16>, %B: !tile.global<[64,
   return
 }
 }
+
+// -----
+
+// B rows longer than the 128-byte swizzle span are wgmma operands too when
+// they are whole 128-byte spans (tile-stage-shared stores them as 128-byte
+// column blocks): 256- and 512-byte rows (f16 head dims 128 and 256) take
+// the warpgroup layout; 96 columns (192 bytes, not whole spans) keep
+// mma.sync.
+// CHECK-DAG: #[[WGW:.*]] = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[SYNC:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+// CHECK-LABEL: func.func @wgmma_d128
+// CHECK: tile.mma {{.*}} -> tensor<128x64xf32, #[[WGW]]>
+// CHECK: tile.mma {{.*}} -> tensor<128x128xf32, #[[WGW]]>
+// CHECK-LABEL: func.func @wgmma_d256
+// CHECK: tile.mma {{.*}} -> tensor<128x256xf32, #[[WGW]]>
+// CHECK-LABEL: func.func @wgmma_d96_keeps_mma_sync
+// CHECK: tile.mma {{.*}} -> tensor<128x96xf32, #[[SYNC]]>
+module attributes {tile.wgmma} {
+func.func @wgmma_d128(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 128], f16>,
+                      %V: !tile.global<[N, 128], f16>, %O: !tile.global<[N, 128], f32>)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %szero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<128x128xf16>
+  %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16>
+  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16>
+  %s = tile.mma %q, %k, %szero {transpose_b} : tensor<128x128xf16>, tensor<64x128xf16> -> tensor<128x64xf32>
+  %p = arith.truncf %s : tensor<128x64xf32> to tensor<128x64xf16>
+  %o = tile.mma %p, %v, %zero : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x128xf32> -> !tile.global<[N, 128], f32>
+  return
+}
+func.func @wgmma_d256(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 256], f16>,
+                      %O: !tile.global<[N, 256], f32>) attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 256], f16> -> tensor<64x256xf16>
+  %o = tile.mma %p, %v, %zero : tensor<128x64xf16>, tensor<64x256xf16> -> tensor<128x256xf32>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x256xf32> -> !tile.global<[N, 256], f32>
+  return
+}
+func.func @wgmma_d96_keeps_mma_sync(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 96], f16>,
+                                    %O: !tile.global<[N, 96], f32>) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x96xf32>
+  %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 96], f16> -> tensor<64x96xf16>
+  %o = tile.mma %p, %v, %zero : tensor<128x64xf16>, tensor<64x96xf16> -> tensor<128x96xf32>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x96xf32> -> !tile.global<[N, 96], f32>
+  return
+}
+}

@@ -404,3 +404,81 @@ func.func @reread_in_loop(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 
   }
   return
 }
+
+// -----
+
+// On sm_90a the operands of a warpgroup MMA (dot_op layouts of
+// #tile.mma<warps = [4 G, 1, 1], values = [1, 1, 1]>) whose rows are longer
+// than the 128-byte swizzle span are staged as 128-byte column blocks
+// (block_cols = 64 f16), the layout wgmma's descriptors address; Q too, so
+// that a wgmma may read it from shared memory. Rows that are not whole
+// 128-byte spans (96 f16 = 192 bytes) keep the row-major layout, and so
+// do the same loads without tile.wgmma on the module or with an mma.sync
+// layout.
+#wg = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#wg_a = #tile.dot_op<0, #wg>
+#wg_b = #tile.dot_op<1, #wg>
+#wg_b_t = #tile.dot_op<1, #wg, transposed = true>
+// CHECK-LABEL: func.func @wgmma_blocks
+// CHECK:         tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 256], f16, swizzle = [1, 8], block_cols = 64>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 96], f16, swizzle = [1, 4]>
+// CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64> -> tensor<64x128xf16, #{{.*}}>
+// CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 256], f16, swizzle = [1, 8], block_cols = 64> -> tensor<64x256xf16, #{{.*}}>
+module attributes {tile.wgmma} {
+func.func @wgmma_blocks(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 128], f16>,
+                        %V: !tile.global<[N, 256], f16>, %W: !tile.global<[N, 96], f16>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #wg>
+  %zero = arith.constant dense<0.0> : tensor<64x256xf32, #wg>
+  %zero_w = arith.constant dense<0.0> : tensor<64x96xf32, #wg>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #wg_a>
+  %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #wg_b_t>
+  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 256], f16> -> tensor<64x256xf16, #wg_b>
+  %w = tile.load %W[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 96], f16> -> tensor<64x96xf16, #wg_b>
+  %s = tile.mma %q, %k, %zero_s {transpose_b} : tensor<64x128xf16, #wg_a>, tensor<64x128xf16, #wg_b_t> -> tensor<64x64xf32, #wg>
+  %p = arith.truncf %s : tensor<64x64xf32, #wg> to tensor<64x64xf16, #wg>
+  %pa = tile.convert_layout %p : tensor<64x64xf16, #wg> -> tensor<64x64xf16, #wg_a>
+  %o = tile.mma %pa, %v, %zero : tensor<64x64xf16, #wg_a>, tensor<64x256xf16, #wg_b> -> tensor<64x256xf32, #wg>
+  %o2 = tile.mma %pa, %w, %zero_w : tensor<64x64xf16, #wg_a>, tensor<64x96xf16, #wg_b> -> tensor<64x96xf32, #wg>
+  return
+}
+}
+
+// -----
+
+#wg = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#wg_a = #tile.dot_op<0, #wg>
+#wg_b_t = #tile.dot_op<1, #wg, transposed = true>
+// CHECK-LABEL: func.func @no_wgmma_module
+// CHECK:         tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8]>
+func.func @no_wgmma_module(%Q: !tile.global<[N, 128], f16>) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #wg>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #wg_a>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #wg_b_t>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x128xf16, #wg_a>, tensor<64x128xf16, #wg_b_t> -> tensor<64x64xf32, #wg>
+  return
+}
+
+// -----
+
+#ms = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
+#ms_a = #tile.dot_op<0, #ms>
+#ms_b_t = #tile.dot_op<1, #ms, transposed = true>
+// CHECK-LABEL: func.func @mma_sync_layout
+// CHECK:         tile.local_alloc : !tile.shared<[1, 128, 128], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8]>
+module attributes {tile.wgmma} {
+func.func @mma_sync_layout(%Q: !tile.global<[N, 128], f16>) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32, #ms>
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<128x128xf16, #ms_a>
+  %k = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #ms_b_t>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<128x128xf16, #ms_a>, tensor<64x128xf16, #ms_b_t> -> tensor<128x64xf32, #ms>
+  return
+}
+}

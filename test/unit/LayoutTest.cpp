@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "flashc/Dialect/Tile/LayoutFunctions.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Emulator/WarpOps.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -539,6 +540,7 @@ struct OperandCase {
   const char *layout;
   int64_t rows, cols; // stored (memory-order) shape
   bool trans;
+  int64_t blockCols = 0; // column blocks of that many elements (0: none)
 };
 
 /// Byte offsets of the row each thread addresses in each load: [load][thread].
@@ -567,7 +569,7 @@ TEST(SharedLayout, SwizzledOffsetIsTheSharedTypesByteOffset) {
       {16, 16, 4, 2}, {16, 256, 1, 8}, {8, 48, 1, 1}, {64, 64, 2, 4}};
   for (auto [rows, cols, perPhase, maxPhase] : cases) {
     auto type = flash::tile::SharedType::get(&ctx, {2, rows, cols}, f16,
-                                             perPhase, maxPhase);
+                                             perPhase, maxPhase, 0);
     SwizzleParams swizzle{cols * 2, 2, perPhase, maxPhase};
     std::set<int64_t> seen;
     for (int64_t r = 0; r < rows; ++r)
@@ -590,13 +592,97 @@ TEST(SharedLayout, SwizzledOffsetIsTheSharedTypesByteOffset) {
   EXPECT_EQ(swizzledOffset<int64_t>(s, 9, 63), 9 * 128 + 6 * 16 + 14);
 }
 
+/// The column-blocked layout (!tile.shared's block_cols) built from memory
+/// outwards: walk the bytes of a slot in address order, block by block,
+/// row by row, physical chunk by chunk, and undo the swizzle to find the
+/// element each address holds. Returns the offset of every (r, c),
+/// row-major.
+std::vector<int64_t> columnBlockedTable(int64_t rows, int64_t cols,
+                                        int64_t blockBytes, int64_t perPhase,
+                                        int64_t maxPhase) {
+  std::vector<int64_t> table(rows * cols, -1);
+  int64_t blocks = cols * 2 / blockBytes;
+  for (int64_t address = 0; address < rows * cols * 2; address += 2) {
+    int64_t block = address / (rows * blockBytes);
+    int64_t r = address % (rows * blockBytes) / blockBytes;
+    int64_t physChunk = address % blockBytes / 16;
+    int64_t chunk = physChunk ^ (r / perPhase % maxPhase);
+    int64_t c = (block * blockBytes + chunk * 16 + address % 16) / 2;
+    EXPECT_LT(block, blocks);
+    table[r * cols + c] = address;
+  }
+  return table;
+}
+
+// Rows longer than the 128-byte swizzle span stored as column blocks: the
+// offsets are the type's byteOffset, an independently built table of the
+// layout, and wgmma's canonical layout of the same swizzle (one TMA box per
+// block), so that cp.async and ldmatrix write and read what wgmma's
+// descriptors address.
+TEST(SharedLayout, ColumnBlockedOffsetsAreTheTypeTheTableAndWgmmas) {
+  mlir::MLIRContext &ctx = tileContext();
+  mlir::Type f16 = mlir::Float16Type::get(&ctx);
+  struct Case {
+    int64_t rows, cols, blockCols, perPhase, maxPhase;
+    SmemSwizzle wgmma;
+  };
+  const Case cases[] = {
+      {8, 128, 64, 1, 8, SmemSwizzle::B128},
+      {64, 128, 64, 1, 8, SmemSwizzle::B128},
+      {128, 128, 64, 1, 8, SmemSwizzle::B128},
+      {64, 192, 64, 1, 8, SmemSwizzle::B128},
+      {64, 256, 64, 1, 8, SmemSwizzle::B128},
+      {128, 256, 64, 1, 8, SmemSwizzle::B128},
+      {64, 96, 32, 2, 4, SmemSwizzle::B64},
+      {32, 64, 16, 4, 2, SmemSwizzle::B32},
+  };
+  for (const Case &k : cases) {
+    SCOPED_TRACE(std::to_string(k.rows) + "x" + std::to_string(k.cols) +
+                 " blocks of " + std::to_string(k.blockCols));
+    auto type = flash::tile::SharedType::get(
+        &ctx, {2, k.rows, k.cols}, f16, k.perPhase, k.maxPhase, k.blockCols);
+    ASSERT_EQ(type.getStoredRowBytes(), k.blockCols * 2);
+    SwizzleParams swizzle{k.cols * 2, 2, k.perPhase, k.maxPhase,
+                          k.blockCols * 2, k.rows};
+    std::vector<int64_t> table = columnBlockedTable(
+        k.rows, k.cols, k.blockCols * 2, k.perPhase, k.maxPhase);
+    for (int64_t r = 0; r < k.rows; ++r)
+      for (int64_t c = 0; c < k.cols; ++c) {
+        int64_t offset = swizzledOffset<int64_t>(swizzle, r, c);
+        ASSERT_EQ(offset, table[r * k.cols + c]) << "(" << r << ", " << c << ")";
+        ASSERT_EQ(type.getSlotBytes() + offset, type.byteOffset(1, r, c))
+            << "(" << r << ", " << c << ")";
+        ASSERT_EQ(offset,
+                  canonicalSmemOffset(k.wgmma, 2, k.rows, k.cols, r, c))
+            << "(" << r << ", " << c << ")";
+      }
+  }
+  // 128 f16 columns in two blocks of 64: (r, c) of block 1 lies a block
+  // (rows x 128 bytes) after (r, c - 64), chunk c % 64 / 8 ^ r % 8.
+  SwizzleParams s{256, 2, 1, 8, 128, 64};
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 0, 64), 64 * 128);
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 1, 64), 64 * 128 + 128 + 16);
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 3, 73), 64 * 128 + 3 * 128 + 2 * 16 + 2);
+  EXPECT_EQ(swizzledOffset<int64_t>(s, 9, 63), 9 * 128 + 6 * 16 + 14);
+}
+
 TEST(SharedLayout, CopyChunksAreCoalescedAndConflictFree) {
   const std::array<int64_t, 3> cases[] = { // rows, cols, threads
       {64, 64, 128}, {128, 64, 128}, {64, 128, 128}, {16, 64, 128},
       {64, 64, 256}, {32, 32, 128}, {16, 256, 128}, {64, 256, 64},
       {16, 16, 256}, {24, 48, 32}, {8, 64, 256}};
+  // Rows of whole 128-byte spans also as 128-byte column blocks (cols 0:
+  // the default layout).
+  std::vector<std::array<int64_t, 4>> all;
   for (auto [rows, cols, threads] : cases) {
+    all.push_back({rows, cols, threads, 0});
+    if (cols > 64 && cols % 64 == 0)
+      all.push_back({rows, cols, threads, 64});
+  }
+  for (auto [rows, cols, threads, blockCols] : all) {
     SwizzleParams swizzle = defaultSwizzle(cols);
+    if (blockCols)
+      swizzle = {cols * 2, 2, 1, 8, blockCols * 2, rows};
     int64_t perRow = cols * 2 / 16, chunks = rows * perRow;
     std::set<Coord> seen;
     for (int64_t i = 0; i * threads < chunks; ++i)
@@ -691,6 +777,12 @@ TEST(LdMatrixPlan, ReproducesEveryOperandLayoutWithoutBankConflicts) {
       {"#tile.dot_op<0, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>, transposed = true>", 16, 16, true},
       {"#tile.dot_op<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>>", 16, 8, true},
       {"#tile.dot_op<1, #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>, transposed = true>", 8, 16, false},
+      // sm_90a's column-blocked buffers of 256- and 512-byte rows, read by
+      // ldmatrix where wgmma does not read them (Q of the RS form).
+      {"#tile.dot_op<0, #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>>", 128, 128, false, 64},
+      {"#tile.dot_op<0, #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>>", 64, 256, false, 64},
+      {"#tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>, transposed = true>", 64, 128, false, 64},
+      {"#tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>>", 64, 128, true, 64},
   };
   mlir::MLIRContext &ctx = tileContext();
   for (const OperandCase &tc : cases) {
@@ -718,6 +810,8 @@ TEST(LdMatrixPlan, ReproducesEveryOperandLayoutWithoutBankConflicts) {
     EXPECT_TRUE(llvm::all_of(readCount, [](int n) { return n == 1; }));
 
     SwizzleParams swizzle = defaultSwizzle(tc.cols);
+    if (tc.blockCols)
+      swizzle = {tc.cols * 2, 2, 1, 8, tc.blockCols * 2, tc.rows};
     flash::emu::SharedMemory smem(tc.rows * tc.cols * 2);
     for (int64_t r = 0; r < tc.rows; ++r)
       for (int64_t c = 0; c < tc.cols; ++c)

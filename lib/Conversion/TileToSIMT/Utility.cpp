@@ -306,7 +306,8 @@ Value flash::simt::loadShared(OpBuilder &b, Location loc, Value base,
 
 layout::SwizzleParams flash::simt::swizzleOf(SharedType type) {
   return {type.getRowBytes(), type.getElementBytes(), type.getPerPhase(),
-          type.getMaxPhase()};
+          type.getMaxPhase(),
+          type.getBlockCols() * type.getElementBytes(), type.getRows()};
 }
 
 Value flash::simt::slotStart(OpBuilder &b, Location loc, IndexBuilder *ib,

@@ -43,12 +43,13 @@ namespace {
 constexpr int64_t kWgmmaMaxN = 256;
 
 /// The swizzle of a staging buffer whose slots are wgmma's canonical layout
-/// (rows of one swizzle span, swizzled over it), or nothing.
+/// (rows, or the rows of its column blocks, of one swizzle span, swizzled
+/// over it), or nothing.
 std::optional<L::SmemSwizzle> canonicalSwizzle(SharedType type) {
   std::optional<L::SmemSwizzle> swizzle;
   for (L::SmemSwizzle s :
        {L::SmemSwizzle::B32, L::SmemSwizzle::B64, L::SmemSwizzle::B128})
-    if (type.getRowBytes() == L::swizzleSpanBytes(s))
+    if (type.getStoredRowBytes() == L::swizzleSpanBytes(s))
       swizzle = s;
   if (!swizzle || type.getRows() % 8 != 0)
     return std::nullopt;

@@ -89,9 +89,73 @@ func.func @ss_mn_major(%O: !tile.global<[128, 64], f32> {tile.name = "O"})
 
 // -----
 
+// Rows of 256 bytes stored as two 128-byte column blocks (block_cols = 64).
+// K-major B (K stored N x K): k16 steps 0-3 read block 0 (start 0, 32, 64,
+// 96 bytes), steps 4-7 block 1, 64 rows x 128 bytes = 8192 bytes (512
+// units) further. MN-major B (V stored K x N, N = 128 over both blocks):
+// one m64n128k16 per k16 step, the second block LBO = 8192 bytes after the
+// first (LBO units 512 at bit 16), each step 16 rows x 128 bytes further.
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#B = #tile.dot_op<1, #mma>
+#BT = #tile.dot_op<1, #mma, transposed = true>
+!blocked = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+// CHECK-LABEL: gpu.func @blocked_k_major
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.constant 4611686293305360384 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK: arith.constant 4611686293305360386 : i64
+// CHECK: arith.constant 4611686293305360388 : i64
+// CHECK: arith.constant 4611686293305360390 : i64
+// CHECK: arith.constant 4611686293305360896 : i64
+// CHECK: arith.constant 4611686293305360898 : i64
+// CHECK: arith.constant 4611686293305360900 : i64
+// CHECK: arith.constant 4611686293305360902 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0;
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-LABEL: gpu.func @blocked_mn_major
+// CHECK: arith.constant 4611686293338849280 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// CHECK: arith.constant 4611686293338849408 : i64
+// CHECK: arith.constant 4611686293338849536 : i64
+// CHECK: arith.constant 4611686293338849664 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// CHECK-NOT: wgmma.mma_async
+// CHECK-NOT: nvvm.mma.sync
+module attributes {tile.wgmma} {
+func.func @blocked_k_major(%Q: !tile.global<[64, 128], f16> {tile.name = "Q"},
+                           %O: !tile.global<[64, 64], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 16384 : i64} {
+  %c0 = arith.constant 0 : i32
+  %kbuf = tile.local_alloc {offset = 0 : i64} : !blocked
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 128], f16> -> tensor<64x128xf16, #A>
+  %k = tile.local_load %kbuf[%c0] : !blocked -> tensor<64x128xf16, #BT>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x128xf16, #A>, tensor<64x128xf16, #BT> -> tensor<64x64xf32, #mma>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[64, 64], f32>
+  return
+}
+func.func @blocked_mn_major(%P: !tile.global<[64, 64], f16> {tile.name = "P"},
+                            %O: !tile.global<[64, 128], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 16384 : i64} {
+  %c0 = arith.constant 0 : i32
+  %vbuf = tile.local_alloc {offset = 0 : i64} : !blocked
+  %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16, #A>
+  %v = tile.local_load %vbuf[%c0] : !blocked -> tensor<64x128xf16, #B>
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32, #mma>
+  %o = tile.mma %p, %v, %zero : tensor<64x64xf16, #A>, tensor<64x128xf16, #B> -> tensor<64x128xf32, #mma>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<64x128xf32, #mma> -> !tile.global<[64, 128], f32>
+  return
+}
+}
+
+// -----
+
 // What wgmma cannot take stays mma.sync on sm_90a: B loaded from global
-// memory, and rows of 256 bytes (not one swizzle span). Without tile.wgmma
-// the warpgroup-shaped layout is plain mma.sync.
+// memory, and rows of 256 bytes stored row-major (not one swizzle span, no
+// column blocks). Without tile.wgmma the warpgroup-shaped layout is plain
+// mma.sync.
 #mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
 #A = #tile.dot_op<0, #mma>
 #B = #tile.dot_op<1, #mma>

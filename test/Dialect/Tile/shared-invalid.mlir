@@ -111,3 +111,43 @@ func.func @copy_gather_window(%K: !tile.global<[P, 16, 64], f16>, %i: i32, %rows
   tile.async_copy %K[%i, %i, %i] window [1, 2] gather [0] (%rows : tensor<64xi32>) into %buf[%i] : !tile.global<[P, 16, 64], f16> -> !tile.shared<[1, 64, 64], f16>
   return
 }
+
+// -----
+
+// expected-error @below {{block_cols 128 must divide the 128 columns into two or more blocks}}
+func.func private @one_block(!tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 128>)
+
+// -----
+
+// expected-error @below {{block_cols 48 must divide the 128 columns into two or more blocks}}
+func.func private @uneven_blocks(!tile.shared<[1, 64, 128], f16, block_cols = 48>)
+
+// -----
+
+// expected-error @below {{column blocks must be whole 16-byte chunks, got 8 bytes}}
+func.func private @partial_block(!tile.shared<[1, 64, 128], f16, block_cols = 4>)
+
+// -----
+
+// expected-error @below {{swizzle max_phase 8 exceeds the 4 chunks of a column block's row}}
+func.func private @wide_block_phase(!tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 32>)
+
+// -----
+
+// expected-error @below {{swizzle max_phase 4 does not divide the 6 chunks of a column block's row}}
+func.func private @uneven_block_phase(!tile.shared<[1, 64, 144], f16, swizzle = [1, 4], block_cols = 48>)
+
+// -----
+
+// expected-error @below {{block_cols must not be negative, got -64}}
+func.func private @negative_blocks(!tile.shared<[1, 64, 128], f16, block_cols = -64>)
+
+// -----
+
+// expected-error @below {{block_cols must be positive (omit it for one block)}}
+func.func private @zero_blocks(!tile.shared<[1, 64, 128], f16, block_cols = 0>)
+
+// -----
+
+// expected-error @below {{expected 'swizzle' then 'block_cols', each once, got 'swizzle'}}
+func.func private @swizzle_after_blocks(!tile.shared<[1, 64, 128], f16, block_cols = 64, swizzle = [1, 8]>)

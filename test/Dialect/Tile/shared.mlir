@@ -51,3 +51,12 @@ func.func @scaled_softmax(%s: tensor<16x16xf32>, %v: tensor<16x16xf16>,
       : tensor<16x16xf32>, tensor<16x16xf16>, tensor<16xf32>, tensor<16x16xf32>
   return
 }
+
+// Column blocks (block_cols, after the swizzle); one block is not printed.
+// CHECK-LABEL: func.func private @blocked
+// CHECK-SAME: !tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+// CHECK-SAME: !tile.shared<[1, 64, 256], bf16, swizzle = [1, 8], block_cols = 64>
+// CHECK-SAME: !tile.shared<[1, 16, 32], f16, block_cols = 16>
+func.func private @blocked(!tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>,
+                           !tile.shared<[1, 64, 256], bf16, swizzle = [1, 8], block_cols = 64>,
+                           !tile.shared<[1, 16, 32], f16, block_cols = 16>)

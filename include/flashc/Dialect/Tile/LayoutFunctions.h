@@ -353,8 +353,13 @@ CoordOf<Int> blockedSliceCoord(const BlockedParams &blocked, int64_t dim,
 /// (whole 16-byte chunks); chunk c of row r is stored at chunk
 /// c ^ ((r / perPhase) % maxPhase) of that row, so that the same chunk of
 /// eight consecutive rows lands in eight different groups of four banks.
+/// With `blockBytes` > 0 the rows are cut into column blocks of that many
+/// bytes, stored one after another (`rows` rows each, row-major, swizzled
+/// as above within the block): wgmma's operand layout for rows longer than
+/// its 128-byte swizzle span (!tile.shared's block_cols).
 struct SwizzleParams {
   int64_t rowBytes = 16, elementBytes = 2, perPhase = 1, maxPhase = 1;
+  int64_t blockBytes = 0, rows = 0;
 };
 
 /// Byte offset of element (row, col) of a swizzled tile.
@@ -362,7 +367,13 @@ template <typename Int>
 Int swizzledOffset(const SwizzleParams &s, Int row, Int col) {
   Int bytes = col * s.elementBytes;
   Int phase = row / s.perPhase % s.maxPhase;
-  return row * s.rowBytes + ((bytes / 16) ^ phase) * 16 + bytes % 16;
+  if (s.blockBytes == 0)
+    return row * s.rowBytes + ((bytes / 16) ^ phase) * 16 + bytes % 16;
+  // The phase is below blockBytes / 16 (a power of two), so XORing the
+  // chunk index of the whole row keeps the block: block b's chunks move
+  // from b * blockBytes to b * rows * blockBytes.
+  return row * s.blockBytes + bytes / s.blockBytes * ((s.rows - 1) * s.blockBytes) +
+         ((bytes / 16) ^ phase) * 16 + bytes % 16;
 }
 
 /// The cp.async assignment of a tile's 16-byte chunks (`chunksPerRow` per

@@ -55,13 +55,26 @@ def Tile_SharedType : TypeDef<Tile_Dialect, "Shared"> {
     `swizzle = [1, 1]` (printed as nothing) is the plain row-major layout.
     Where the buffer lives is decided by `tile-allocate-shared`.
 
+    `block_cols = W` (0, printed as nothing: one block) stores a slot as
+    `cols / W` column blocks one after another, each a row-major
+    `rows x W` tile swizzled as above over its rows of `W * E` bytes: the
+    layout of a wgmma operand whose rows are longer than the 128-byte
+    swizzle span (each block one TMA box). Byte offset of (s, r, c):
+
+    ```
+    s * rows * cols * E + (c / W) * rows * W * E + r * W * E
+      + (((c % W) * E / 16) ^ ((r / per_phase) % max_phase)) * 16 + (c * E) % 16
+    ```
+
     ```mlir
     !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+    !tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
     ```
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType,
-                        "int64_t":$perPhase, "int64_t":$maxPhase);
+                        "int64_t":$perPhase, "int64_t":$maxPhase,
+                        "int64_t":$blockCols);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -72,6 +85,13 @@ def Tile_SharedType : TypeDef<Tile_Dialect, "Shared"> {
       return getElementType().getIntOrFloatBitWidth() / 8;
     }
     int64_t getRowBytes() const { return getCols() * getElementBytes(); }
+    /// Whether the slot is stored as column blocks (block_cols > 0).
+    bool isColumnBlocked() const { return getBlockCols() > 0; }
+    /// Bytes of one stored row: of a column block, or of the whole row.
+    int64_t getStoredRowBytes() const {
+      return isColumnBlocked() ? getBlockCols() * getElementBytes()
+                               : getRowBytes();
+    }
     int64_t getSlotBytes() const { return getRows() * getRowBytes(); }
     int64_t getBytes() const { return getSlots() * getSlotBytes(); }
     /// The shape of one slot, [rows, cols].
