@@ -23,11 +23,12 @@ with exit code 1 (a user error); its message is printed for FileCheck.
 Tolerances: O as check_kernel.py's fa2 (f16: 2e-3 relative L2, 1e-2 max abs;
 bf16 8 times coarser: 1.6e-2, 8e-2). LSE (f32, from exact f32 products of
 half inputs, exp2.approx weights): 1e-5 relative L2 and 1e-4 absolute per
-unit of max(1, |lse|); bf16 1e-4 and 8e-4. Where the row sum is added up on
+unit of max(1, |lse|); bf16 3e-4 and 8e-4. Where the row sum is added up on
 the tensor cores (SUM_BY_MMA, sm_90 and sm_90a at HEAD_DIM 128) it sums P
 rounded to the operands' type, which moves the sum by up to one rounding
 (2^-12 f16, 2^-9 bf16 relative; measured 2.1e-5 f16, 2.1e-4 bf16 at
-flash_attn_lse 77 x 50) instead of ~1e-7: hence bf16's 8 times.
+flash_attn_lse 77 x 50, 7e-5 relative L2) instead of ~1e-7: hence bf16's
+looser bounds.
 """
 import argparse
 import os
@@ -192,7 +193,7 @@ def main():
         np.save(path("poison-" + name), np.full(shape, np.nan, dtype))
         base += ["--arg", "%s=%s" % (name, path("poison-" + name))]
     tol_o = (1.6e-2, 8e-2) if args.bf16 else (2e-3, 1e-2)
-    tol_lse = (1e-4, 8e-4) if args.bf16 else (1e-5, 1e-4)
+    tol_lse = (3e-4, 8e-4) if args.bf16 else (1e-5, 1e-4)
 
     def check(name, out, ref):
         if name == "LSE":
