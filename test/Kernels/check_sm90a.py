@@ -94,7 +94,14 @@ KERNELS = [
         Case("tails, Nq > Nk, B*H > 1", B=2, H=1, Nq=150, Nk=70),
         Case("causal, Nq < Nk, 3 key blocks", ("CAUSAL=true",), H=1, Nq=130, Nk=300),
         Case("causal, Nq > Nk (rows that see no key)", ("CAUSAL=true",), H=2, Nq=130,
-             Nk=40))),
+             Nk=40),
+        # Constants away from the defaults: one warpgroup (4 warps), narrow
+        # key blocks (wgmma N 32 and 16), 3 stages and 1.
+        Case("4 warps, BLOCK_N 32, 3 stages, causal", ("WARPS=4", "BLOCK_N=32", "STAGES=3",
+                                                       "CAUSAL=true"), H=1, Nq=150, Nk=200),
+        Case("BLOCK_M 64 (4 warps), BLOCK_N 16, 1 stage", ("BLOCK_M=64", "WARPS=4", "BLOCK_N=16",
+                                                          "STAGES=1"),
+             H=1, Nq=100, Nk=90))),
     Kernel("fa1", "kernel", (
         Case("tails, Nq > Nk, B*H > 1", B=2, H=1, Nq=77, Nk=50),
         Case("causal, Nq < Nk", ("CAUSAL=true",), H=1, Nq=45, Nk=100),
