@@ -45,6 +45,23 @@ def _cache_tables(arrays, q, k_cache, cache_seqlens, block_table):
             arrays.array(cache_seqlens, q, int32=True))
 
 
+def _check_capacity(seqlens, table, k_cache, new_tokens):
+    """Every sequence, with its appended tokens, must fit in its pages: the
+    kernels read pages from the block table only, and a position past it has
+    no page to read or write."""
+    page_size, pages = k_cache.shape[1], table.shape[1]
+    lengths = [int(n) for n in seqlens.reshape(-1).tolist()]
+    for b, length in enumerate(lengths):
+        if length < 0:
+            raise ValueError("cache_seqlens[%d] is %d; it must be at least 0" % (b, length))
+        if length + new_tokens > pages * page_size:
+            raise ValueError(
+                "cache_seqlens[%d] (%d)%s exceeds the cache's capacity of %d tokens "
+                "(block_table's %d pages of %d)" % (
+                    b, length, " plus %d new tokens" % new_tokens if new_tokens else "",
+                    pages * page_size, pages, page_size))
+
+
 def _append(arrays, dtype, k, v, caches, arch, target):
     """kvcache_append: k and v [B, Nnew, H_KV, D] into the cache, in place."""
     if not all(_is_contiguous(c) for c in (caches["K_cache"], caches["V_cache"])):
@@ -77,6 +94,7 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     arrays = backend(q)
     dtype = arrays.dtype_name(q)
     table, seqlens = _cache_tables(arrays, q, k_cache, cache_seqlens, block_table)
+    _check_capacity(seqlens, table, k_cache, 0 if k is None else k.shape[1])
     caches = {"K_cache": k_cache, "V_cache": v_cache, "block_table": table,
               "cache_seqlens": seqlens}
     if k is not None:

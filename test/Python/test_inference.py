@@ -134,3 +134,27 @@ def test_kvcache_errors():
         strided = np.zeros((2, 16, 2, 32), np.float16)[:, :, :1]
         flashc.attention_with_kvcache(q, strided, strided, q[:, :, :1], q[:, :, :1],
                                       cache_seqlens=1, block_table=np.zeros((1, 2), np.int32))
+
+
+def test_kvcache_capacity_errors():
+    # The block table holds 2 pages of 16 tokens: 32 fit, one more does not,
+    # whether it is cached already or appended now; nothing is written.
+    q = np.zeros((1, 1, 2, 32), np.float16)
+    cache = np.zeros((3, 16, 1, 32), np.float16)
+    table = np.array([[2, 0]], np.int32)
+    new = np.ones((1, 1, 1, 32), np.float16)
+    flashc.attention_with_kvcache(q, cache, cache, cache_seqlens=32, block_table=table)
+    with pytest.raises(ValueError, match=r"cache_seqlens\[0\] \(33\) exceeds the cache's "
+                                         r"capacity of 32 tokens \(block_table's 2 pages of 16\)"):
+        flashc.attention_with_kvcache(q, cache, cache, cache_seqlens=33, block_table=table)
+    with pytest.raises(ValueError, match=r"\(32\) plus 1 new tokens exceeds"):
+        flashc.attention_with_kvcache(q, cache, cache, new, new, cache_seqlens=32,
+                                      block_table=table)
+    assert not cache.any()
+    with pytest.raises(ValueError, match=r"cache_seqlens\[1\] is -1"):
+        flashc.attention_with_kvcache(np.zeros((2, 1, 2, 32), np.float16), cache, cache,
+                                      cache_seqlens=np.array([3, -1], np.int32),
+                                      block_table=np.array([[0, 1], [2, 0]], np.int32))
+    # Without a block table the capacity is the cache's sequence length.
+    with pytest.raises(ValueError, match="capacity of 16 tokens"):
+        flashc.attention_with_kvcache(q, cache, cache, cache_seqlens=17)
