@@ -79,8 +79,9 @@ Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
         hex(origin) + ", " + std::to_string(into) + " bytes into a " +
         lay::swizzleName(d.swizzle) + " swizzle atom (" +
         std::to_string(atom) + "-byte aligned), where its " +
-        std::to_string(rowBytes) + "-byte rows do not fit in the first row (" +
-        "stride byte offset " + std::to_string(d.strideByteOffset) +
+        std::to_string(rowBytes) +
+        "-byte rows do not fit in the first row (stride byte offset " +
+        std::to_string(d.strideByteOffset) +
         ", leading byte offset " + std::to_string(d.leadingByteOffset) +
         ": every atom must start on its pattern)");
   };
