@@ -25,7 +25,7 @@ def gradients(b=1, h=2, h_kv=2, nq=24, nk=40, d=32, causal=False, window=(-1, -1
                    (("Q", q), ("K", k), ("V", v), ("DO", dout))}
     mask = visible(nq, nk, causal, *window)
     sizes = {"H": h, "H_KV": h_kv}
-    want = reference(dict(heads_first, sm_scale=d ** -0.5), mask, sizes)[2:]
+    want = reference(dict(heads_first, sm_scale=d ** -0.5), mask, sizes)[2]
     return got, [w.transpose(0, 2, 1, 3) for w in want], (q, k, v)
 
 
