@@ -54,6 +54,57 @@ Status checkWgmmaDescriptorBits(uint64_t descriptor, const char *what) {
   return Status::success();
 }
 
+Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
+                              int64_t mnExtent, ElementType type,
+                              const char *what) {
+  (void)type; // both 16-bit
+  const int64_t elemBytes = 2;
+  lay::WgmmaDescriptor d = lay::decodeWgmmaDescriptor(descriptor);
+  if (d.swizzle == lay::SmemSwizzle::None)
+    return Status::success();
+  const int64_t span = lay::swizzleSpanBytes(d.swizzle);
+  const int64_t atom = lay::swizzleAtomBytes(d.swizzle);
+  const int64_t perSpan = span / elemBytes;
+  // The bytes one row of an atom reads, from the atom's origin on.
+  const int64_t rowBytes =
+      mnMajor ? std::min(mnExtent, perSpan) * elemBytes : 16 * elemBytes;
+  auto check = [&](int64_t origin, int64_t mn, int64_t k) -> Status {
+    int64_t into = origin % atom;
+    if (into + rowBytes <= span)
+      return Status::success();
+    return Status::failure(
+        std::string(kMnemonic) + ": " + what + " descriptor " +
+        hex(descriptor) + ": the swizzle atom of element (" +
+        std::to_string(mn) + ", " + std::to_string(k) + ") starts at " +
+        hex(origin) + ", " + std::to_string(into) + " bytes into a " +
+        lay::swizzleName(d.swizzle) + " swizzle atom (" +
+        std::to_string(atom) + "-byte aligned), where its " +
+        std::to_string(rowBytes) +
+        "-byte rows do not fit in the first row (stride byte offset " +
+        std::to_string(d.strideByteOffset) +
+        ", leading byte offset " + std::to_string(d.leadingByteOffset) +
+        ": every atom must start on its pattern)");
+  };
+  if (!mnMajor) {
+    // Atoms of 8 MN rows, SBO apart.
+    for (int64_t mn = 0; mn < mnExtent; mn += 8)
+      if (Status s = check(d.startAddress + mn / 8 * d.strideByteOffset, mn, 0);
+          !s.ok())
+        return s;
+    return Status::success();
+  }
+  // Atoms of 8 K rows: a span of MN elements wide (LBO apart along MN),
+  // SBO apart along K.
+  for (int64_t mn = 0; mn < mnExtent; mn += perSpan)
+    for (int64_t k = 0; k < 16; k += 8)
+      if (Status s = check(d.startAddress + mn / perSpan * d.leadingByteOffset +
+                               k / 8 * d.strideByteOffset,
+                           mn, k);
+          !s.ok())
+        return s;
+  return Status::success();
+}
+
 std::vector<uint32_t> wgmmaOperandAddresses(uint64_t descriptor, bool mnMajor,
                                             int64_t mnExtent,
                                             ElementType type) {
@@ -72,6 +123,10 @@ Result<WgmmaOperand> readWgmmaOperand(const SharedMemory &smem,
                                       int64_t mnExtent, ElementType type,
                                       const char *what) {
   if (Status s = checkWgmmaDescriptorBits(descriptor, what); !s.ok())
+    return s;
+  if (Status s =
+          checkWgmmaOperandAtoms(descriptor, mnMajor, mnExtent, type, what);
+      !s.ok())
     return s;
   std::vector<uint32_t> addrs =
       wgmmaOperandAddresses(descriptor, mnMajor, mnExtent, type);

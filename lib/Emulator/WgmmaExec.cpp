@@ -28,7 +28,9 @@
 //     wgmma of the same shape needs none;
 //   * the .aligned ops executed by part of a warpgroup; descriptors that
 //     differ across the warpgroup, set reserved bits or a base offset, or
-//     start a swizzle pattern off its first row; operand bytes outside the
+//     place a swizzle atom of the operand (its start, or one its stride or
+//     leading byte offset reaches) off the first row of its pattern, or
+//     with its rows past that row's end; operand bytes outside the
 //     shared window, never written, racing with another thread's write in
 //     the same barrier interval, written through the generic proxy with no
 //     fence.proxy.async since (Memory's proxy state), or written while the
@@ -755,6 +757,8 @@ bool readOperand(Executor &ex, const Instr &I, int64_t g, uint64_t desc,
                  const char *what, WgmmaOperand &out,
                  std::vector<uint32_t> &chunks) {
   Status s = checkWgmmaDescriptorBits(desc, what);
+  if (s.ok())
+    s = checkWgmmaOperandAtoms(desc, mnMajor, mnExtent, type, what);
   if (!s.ok())
     return ex.fail(I, s.error());
   Memory &mem = ex.memory;

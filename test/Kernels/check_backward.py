@@ -6,6 +6,7 @@ the interpreter's.
 
   check_backward.py --flashc F --workdir W [--bf16] [-D X=V]...
                     [--B --H --H_KV --Nq --Nk --D N] [--q-scale X]
+                    [--flashc-flag=OPTION]...
 
 The -D options go to flash_attn_bwd and flash_attn_bwd_dq (CAUSAL,
 WINDOW_LEFT, WINDOW_RIGHT, blocks); the reference follows flash_attn_func's
@@ -49,6 +50,8 @@ def parse_args():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[],
+                    help="an option for every `flashc run` (e.g. --arch=sm_90a)")
     for size, default in (("B", 1), ("H", 2), ("H_KV", 0), ("Nq", 16), ("Nk", 16),
                           ("D", 64)):
         ap.add_argument("--" + size, type=int, default=default)
@@ -112,6 +115,7 @@ class Runner:
         cmd = [self.args.flashc, "run", source, "--target=" + self.target]
         if self.args.bf16:
             cmd += ["-D", "T=bf16"]
+        cmd += self.args.flashc_flags
         for dfn in defines:
             cmd += ["-D", dfn]
         for name in params:

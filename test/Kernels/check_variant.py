@@ -21,9 +21,14 @@ mismatch, for --expect-error). --expect-error: each target must fail
 with exit code 1 (a user error); its message is printed for FileCheck.
 
 Tolerances: O as check_kernel.py's fa2 (f16: 2e-3 relative L2, 1e-2 max abs;
-bf16 8 times coarser: 1.6e-2, 8e-2). LSE (f32, summed in f32 from exact f32
-products of half inputs, exp2.approx weights): 1e-5 relative L2 and 1e-4
-absolute per unit of max(1, |lse|).
+bf16 8 times coarser: 1.6e-2, 8e-2). LSE (f32, from exact f32 products of
+half inputs, exp2.approx weights): 1e-5 relative L2 and 1e-4 absolute per
+unit of max(1, |lse|); bf16 3e-4 and 8e-4. Where the row sum is added up on
+the tensor cores (SUM_BY_MMA, sm_90 and sm_90a at HEAD_DIM 128) it sums P
+rounded to the operands' type, which moves the sum by up to one rounding
+(2^-12 f16, 2^-9 bf16 relative; measured 2.1e-5 f16, 2.1e-4 bf16 at
+flash_attn_lse 77 x 50, 7e-5 relative L2) instead of ~1e-7: hence bf16's
+looser bounds.
 """
 import argparse
 import os
@@ -189,6 +194,7 @@ def main():
         np.save(path("poison-" + name), np.full(shape, np.nan, dtype))
         base += ["--arg", "%s=%s" % (name, path("poison-" + name))]
     tol_o = (1.6e-2, 8e-2) if args.bf16 else (2e-3, 1e-2)
+    tol_lse = (3e-4, 8e-4) if args.bf16 else (1e-5, 1e-4)
 
     def check(name, out, ref):
         if name == "LSE":
@@ -198,7 +204,8 @@ def main():
             rel = (np.linalg.norm(out[fin] - ref[fin]) / max(np.linalg.norm(ref[fin]), 1e-30)
                    if fin.any() else 0.0)
             worst = float(err.max()) if err.size else 0.0
-            ok = same_inf and not np.isnan(out).any() and rel < 1e-5 and worst < 1e-4
+            ok = (same_inf and not np.isnan(out).any() and rel < tol_lse[0] and
+                  worst < tol_lse[1])
             return ok, "rel %.1e max scaled abs %.1e, +inf rows %d%s" % (
                 rel, worst, int(np.isposinf(ref).sum()), "" if same_inf else " (MISMATCH)")
         unwritten = int(np.count_nonzero(~np.isfinite(out)))

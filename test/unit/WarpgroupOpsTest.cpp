@@ -252,6 +252,63 @@ TEST(WgmmaDescriptorChecks, ReportsWhatTheEmulatorCannotTrust) {
   EXPECT_NE(s.error().find("reserved"), std::string::npos) << s.error();
 }
 
+TEST(WgmmaDescriptorChecks, EveryAtomStartsOnItsPattern) {
+  auto atoms = [](lay::WgmmaDescriptor d, bool mnMajor, int64_t extent) {
+    return checkWgmmaOperandAtoms(lay::encodeWgmmaDescriptor(d), mnMajor,
+                                  extent, ElementType::F16, "B");
+  };
+  // K-major 128B: 8-row groups 1024 bytes apart; k steps of 32 bytes inside
+  // the first row leave room for the 32-byte row read.
+  lay::WgmmaDescriptor k{2048, 16, 1024, 0, lay::SmemSwizzle::B128};
+  EXPECT_TRUE(atoms(k, false, 64).ok());
+  k.startAddress = 2048 + 96;
+  EXPECT_TRUE(atoms(k, false, 64).ok());
+  // SBO 1024 + 128: the second group starts on row 1 of its atom.
+  k.startAddress = 2048;
+  k.strideByteOffset = 1024 + 128;
+  Status s = atoms(k, false, 64);
+  EXPECT_NE(s.error().find("element (8, 0) starts at 0xc80, 128 bytes into "
+                           "a 128B swizzle atom (1024-byte aligned)"),
+            std::string::npos)
+      << s.error();
+  // ... which one group (N 8) never reaches.
+  EXPECT_TRUE(atoms(k, false, 8).ok());
+  // SBO 2048: every group on its own atom.
+  k.strideByteOffset = 2048;
+  EXPECT_TRUE(atoms(k, false, 64).ok());
+  // K-major 32B: the 32-byte row is the whole span, so only offset 0 fits.
+  lay::WgmmaDescriptor k32{256, 16, 256, 0, lay::SmemSwizzle::B32};
+  EXPECT_TRUE(atoms(k32, false, 64).ok());
+  k32.strideByteOffset = 272;
+  s = atoms(k32, false, 64);
+  EXPECT_NE(s.error().find("element (8, 0) starts at 0x210, 16 bytes into"),
+            std::string::npos)
+      << s.error();
+  k32.strideByteOffset = 256;
+  k32.startAddress = 256 + 16;
+  EXPECT_FALSE(atoms(k32, false, 64).ok());
+  // MN-major 128B (64 f16 along MN per row): N 128 needs a second block,
+  // LBO away, which must be atom-aligned too; SBO steps K by 8 rows.
+  lay::WgmmaDescriptor mn{0, 8192, 1024, 0, lay::SmemSwizzle::B128};
+  EXPECT_TRUE(atoms(mn, true, 128).ok());
+  mn.leadingByteOffset = 8192 + 64;
+  s = atoms(mn, true, 128);
+  EXPECT_NE(s.error().find("element (64, 0)"), std::string::npos) << s.error();
+  EXPECT_TRUE(atoms(mn, true, 64).ok()); // one block: LBO unused
+  mn.leadingByteOffset = 8192;
+  mn.strideByteOffset = 1024 + 512;
+  s = atoms(mn, true, 64);
+  EXPECT_NE(s.error().find("element (0, 8)"), std::string::npos) << s.error();
+  // MN-major rows narrower than the span (N 16: 32 bytes) may start inside
+  // the first row, as K-major k steps do.
+  lay::WgmmaDescriptor narrow{32, 0, 1024, 0, lay::SmemSwizzle::B128};
+  EXPECT_TRUE(atoms(narrow, true, 16).ok());
+  EXPECT_FALSE(atoms(narrow, true, 64).ok());
+  // No swizzle: no atoms.
+  lay::WgmmaDescriptor plain{16, 256, 128 + 16, 0, lay::SmemSwizzle::None};
+  EXPECT_TRUE(atoms(plain, false, 64).ok());
+}
+
 TEST(WgmmaDescriptorChecks, ReadsMustBeInBoundsAndWritten) {
   SharedMemory smem(4096);
   std::vector<uint8_t> zeros(2048, 0);

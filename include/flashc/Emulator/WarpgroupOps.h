@@ -66,9 +66,22 @@ using WgmmaOperand = std::vector<double>;
 /// offset). Errors name `what` ("A" / "B").
 Status checkWgmmaDescriptorBits(uint64_t descriptor, const char *what);
 
+/// Checks that a swizzled operand of `mnExtent` x 16 elements read through
+/// `descriptor` keeps every swizzle atom it touches on its pattern: each
+/// atom (8 rows of the swizzle span: rows along MN for K-major, along K for
+/// MN-major) must start in the first row of an atom-aligned block with room
+/// there for the row it reads (16 elements K-major, up to a span of MN
+/// elements MN-major). The start address is one atom's origin; the stride
+/// (and, MN-major, leading) byte offsets place the others, so an offset that
+/// is not a multiple of the atom shifts the pattern under them, which only a
+/// base offset could describe. Unswizzled operands have no atoms to check.
+Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
+                              int64_t mnExtent, ElementType type,
+                              const char *what);
+
 /// Reads an operand of `mnExtent` x 16 elements of `type` through a
 /// descriptor (WarpgroupLayouts' wgmmaOperandAddress, `mnMajor` = trans).
-/// Errors: descriptor checks, out-of-bounds or never-written bytes.
+/// Errors: descriptor and atom checks, out-of-bounds or never-written bytes.
 Result<WgmmaOperand> readWgmmaOperand(const SharedMemory &smem,
                                       uint64_t descriptor, bool mnMajor,
                                       int64_t mnExtent, ElementType type,

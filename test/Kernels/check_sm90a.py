@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Every kernel of kernels/ compiled for sm_90a and checked numerically on the
+emulator (whose sanitizer checks wgmma, TMA, mbarriers and every access)
+against the tile-level interpreter and a float64 reference.
+
+  check_sm90a.py --flashc F --workdir W [--kernel NAME]... [--d 64,128,256]
+                 [--dtype f16,bf16] [--full] [--list]
+
+KERNELS below is the one list: each kernel, the helper that checks it (the
+checks and references of check_kernel.py, check_variant.py,
+check_inference.py and check_backward.py, each run with
+--flashc-flag=--arch=sm_90a), the head dims it is checked at and its
+cases: causal and not, sliding windows, tails (lengths that are not
+multiples of the blocks), Nq != Nk, GQA, at the kernel's default blocks for
+sm_90a (the tiles the Hopper path compiles). For each selected kernel, head
+dim and type the script runs one case, taking the kernel's cases in turn
+(every case runs at least once); --full runs every case at every head dim
+and type. Each case prints the helper's PASS/FAIL lines, then one line
+
+  PASS|FAIL sm_90a KERNEL d=D TYPE [wgmma|mma.sync] CASE
+
+where the bracket says which MMA the kernel's sm_90a SIMT program issues
+(`flashc --emit=simt` with the case's constants, f16 source), and at
+the end `sm_90a: N cases, M passed`. Exit code 0 when every case passes
+(and at least one ran).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS_DIR = os.path.join(HERE, "..", "..", "kernels")
+ARCH = "--arch=sm_90a"
+
+
+def bf16_args(kernel):
+    """The helper arguments that run `kernel` in bf16: the one place that
+    chooses the bf16 kernel. The helpers' --bf16 takes bf16 inputs and
+    tolerances and picks the kernel: today kernels/NAME_bf16.tile (fa2,
+    which has none: its f16 source with bf16 for f16); where the helpers
+    leave the kernel to the caller (a type constant, `-D T=bf16`), add that
+    here."""
+    return ["--bf16"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A problem and the kernel constants it is compiled with. Attention
+    shapes: B, H, H_KV (0: H), Nq, Nk; inference: lengths (key lengths per
+    sequence), q_lengths (varlen), nq (queries per sequence), page, splits."""
+    what: str
+    defines: tuple = ()
+    B: int = 1
+    H: int = 2
+    H_KV: int = 0
+    Nq: int = 0
+    Nk: int = 0
+    lengths: str = ""
+    q_lengths: str = ""
+    nq: int = 1
+    page: int = 0
+    splits: str = ""
+    q_scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str           # kernels/NAME.tile: the one `--emit=simt` probes
+    helper: str         # kernel, variant, inference or backward
+    cases: tuple
+    dims: tuple = (64, 128, 256)
+    bf16: bool = True
+    kind: str = ""      # check_inference.py's --kernel
+    also: tuple = ()    # the other kernels its helper runs
+
+
+# The attention cases of the forward variants and the backward kernels.
+TAILS = Case("tails, Nq > Nk, B*H > 1", B=2, H=2, Nq=77, Nk=50)
+CAUSAL_GQA = Case("causal, GQA, Nq < Nk", ("CAUSAL=true",), H=4, H_KV=2, Nq=45, Nk=100)
+CAUSAL_EMPTY = Case("causal, Nq > Nk (rows that see no key), MQA", ("CAUSAL=true",),
+                    H=3, H_KV=1, Nq=90, Nk=40)
+WINDOW = Case("window left and right, Nq < Nk", ("WINDOW_LEFT=20", "WINDOW_RIGHT=5"),
+              H=2, Nq=70, Nk=100)
+WINDOW_CAUSAL = Case("causal + window + soft-cap, GQA, large scores",
+                     ("CAUSAL=true", "WINDOW_LEFT=30", "SOFTCAP=10.0"),
+                     H=2, H_KV=1, Nq=60, Nk=90, q_scale=4.0)
+ATTENTION = (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY, WINDOW_CAUSAL)
+
+KERNELS = [
+    # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
+    Kernel("fa2", "kernel", (
+        Case("tails, Nq > Nk, B*H > 1", B=2, H=1, Nq=150, Nk=70),
+        Case("causal, Nq < Nk, 3 key blocks", ("CAUSAL=true",), H=1, Nq=130, Nk=300),
+        Case("causal, Nq > Nk (rows that see no key)", ("CAUSAL=true",), H=2, Nq=130,
+             Nk=40),
+        # Constants away from the defaults: one warpgroup (4 warps), narrow
+        # key blocks (wgmma N 32 and 16), 3 stages and 1.
+        Case("4 warps, BLOCK_N 32, 3 stages, causal", ("WARPS=4", "BLOCK_N=32", "STAGES=3",
+                                                       "CAUSAL=true"), H=1, Nq=150, Nk=200),
+        Case("BLOCK_M 64 (4 warps), BLOCK_N 16, 1 stage", ("BLOCK_M=64", "WARPS=4", "BLOCK_N=16",
+                                                          "STAGES=1"),
+             H=1, Nq=100, Nk=90))),
+    Kernel("fa1", "kernel", (
+        Case("tails, Nq > Nk, B*H > 1", B=2, H=1, Nq=77, Nk=50),
+        Case("causal, Nq < Nk", ("CAUSAL=true",), H=1, Nq=45, Nk=100),
+        Case("causal, Nq > Nk (rows that see no key)", ("CAUSAL=true",), H=1, Nq=70,
+             Nk=33)), bf16=False),
+    Kernel("flash_attn", "variant", ATTENTION),
+    Kernel("flash_attn_lse", "variant", (CAUSAL_EMPTY, WINDOW_CAUSAL, TAILS, WINDOW)),
+    Kernel("flash_attn_alibi", "variant", (TAILS, WINDOW_CAUSAL, CAUSAL_GQA)),
+    Kernel("flash_attn_bias", "variant", (CAUSAL_GQA, TAILS, WINDOW)),
+    Kernel("flash_attn_key_mask", "variant", (TAILS, CAUSAL_EMPTY, WINDOW)),
+    Kernel("flash_attn_varlen", "inference", (
+        Case("lengths 1, 100, 17, 0, 70 (a sequence without keys), GQA",
+             H=4, H_KV=2, lengths="1,100,17,0,70"),
+        Case("causal + window + soft-cap, q lengths != k lengths, MQA",
+             ("CAUSAL=true", "WINDOW_LEFT=40", "SOFTCAP=10.0"), H=3, H_KV=1,
+             q_lengths="1,70,30,5", lengths="1,100,17,0"),
+        Case("window right only, q lengths > k lengths", ("WINDOW_RIGHT=3",), H=2, H_KV=1,
+             q_lengths="33,64,1", lengths="20,64,20")), kind="varlen"),
+    Kernel("flash_attn_kvcache", "inference", (
+        Case("decode, GQA packed, pages of 16", ("PACK_GQA=true",), H=4, H_KV=2,
+             lengths="1,100,17,0,70", page=16),
+        Case("chunked prefill, causal + window, pages of 48", ("CAUSAL=true", "WINDOW_LEFT=20"),
+             H=4, H_KV=2, nq=5, lengths="100,47,48,0,1", page=48),
+        Case("Nq 3, causal, GQA packed + soft-cap", ("PACK_GQA=true", "CAUSAL=true",
+                                                      "SOFTCAP=5.0"),
+             H=4, H_KV=1, nq=3, lengths="70,1,33", page=32)), kind="kvcache"),
+    Kernel("flash_attn_kvcache_split", "inference", (
+        Case("decode, GQA packed, S = 1, 3", H=4, H_KV=2, lengths="1,100,17,0,70", page=16,
+             splits="1,3"),
+        Case("Nq 3, causal + window, S = 3", ("CAUSAL=true", "WINDOW_LEFT=40"), H=4, H_KV=2,
+             nq=3, lengths="100,17,0,2", page=16, splits="3")),
+           kind="split", also=("flash_attn_kvcache_combine", "flash_attn_kvcache")),
+    Kernel("kvcache_append", "inference", (
+        Case("3 new tokens at page boundaries and inside pages", H=4, H_KV=2,
+             lengths="1,47,17,0,32", page=16),), kind="append"),
+    Kernel("flash_attn_bwd", "backward", (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY),
+           also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
+                 "flash_attn_bwd_dq")),
+]
+
+
+def helper_command(args, kernel, case, d, dtype):
+    """The helper's command line for one case."""
+    script = os.path.join(HERE, "check_%s.py" % kernel.helper)
+    cmd = [sys.executable, script, "--flashc", args.flashc, "--workdir", args.workdir,
+           "--flashc-flag=" + ARCH]
+    for dfn in case.defines:
+        cmd += ["-D", dfn]
+    if dtype == "bf16":
+        cmd += bf16_args(kernel.name)
+    if kernel.helper == "kernel":
+        cmd += ["--kernel", kernel.name, "--target", "emulate", "--B", str(case.B),
+                "--H", str(case.H), "--Nq", str(case.Nq), "--Nk", str(case.Nk),
+                "--D", str(d)]
+    elif kernel.helper in ("variant", "backward"):
+        if kernel.helper == "variant":
+            cmd += ["--kernel", kernel.name]
+        cmd += ["--B", str(case.B), "--H", str(case.H), "--H_KV", str(case.H_KV),
+                "--Nq", str(case.Nq), "--Nk", str(case.Nk), "--D", str(d)]
+        if case.q_scale != 1.0:
+            cmd += ["--q-scale", str(case.q_scale)]
+    else:
+        cmd += ["--kernel", kernel.kind, "--H", str(case.H), "--H_KV",
+                str(case.H_KV or case.H), "--D", str(d), "--lengths", case.lengths,
+                "--nq", str(case.nq)]
+        if case.q_lengths:
+            cmd += ["--q-lengths", case.q_lengths]
+        if case.page:
+            cmd += ["--page", str(case.page)]
+        if case.splits:
+            cmd += ["--splits", case.splits]
+    return cmd
+
+
+def mma_path(args, kernel, case, d):
+    """'wgmma' or 'mma.sync': what the kernel's sm_90a SIMT program issues."""
+    cmd = [args.flashc, os.path.join(KERNELS_DIR, kernel.name + ".tile"), ARCH,
+           "--emit=simt", "-o", "-"]
+    defines = list(case.defines)
+    if kernel.kind in ("kvcache", "split", "append") and case.page:
+        defines.append("PAGE_SIZE=%d" % case.page)
+    for dfn in defines + ["HEAD_DIM=%d" % d]:
+        cmd += ["-D", dfn]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        return "does not compile: " + done.stderr.strip()
+    if "wgmma.mma_async" in done.stdout:
+        return "wgmma"
+    return "mma.sync" if "mma.sync" in done.stdout else "no MMA"
+
+
+def selected_cases(args, kernel):
+    """[(d, dtype, case)]: one case per head dim and type in turn (every case at
+    least once), or with --full every case at each."""
+    combos = [(d, t) for d in kernel.dims if d in args.d for t in args.dtype
+              if t == "f16" or kernel.bf16]
+    if not combos:
+        return []
+    if args.full:
+        return [(d, t, c) for d, t in combos for c in kernel.cases]
+    n = max(len(combos), len(kernel.cases))
+    return [combos[i % len(combos)] + (kernel.cases[i % len(kernel.cases)],)
+            for i in range(n)]
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flashc", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--kernel", action="append", default=[],
+                    choices=[k.name for k in KERNELS], help="default: all")
+    ap.add_argument("--d", default="64,128,256", help="head dims")
+    ap.add_argument("--dtype", default="f16,bf16")
+    ap.add_argument("--full", action="store_true", help="every case at every head dim and type")
+    ap.add_argument("--list", action="store_true", help="print the helper commands only")
+    args = ap.parse_args()
+    args.d = [int(x) for x in args.d.split(",")]
+    args.dtype = args.dtype.split(",")
+    return args
+
+
+def main():
+    args = parse_args()
+    kernels = [k for k in KERNELS if not args.kernel or k.name in args.kernel]
+    ran = passed = 0
+    for kernel in kernels:
+        for d, dtype, case in selected_cases(args, kernel):
+            cmd = helper_command(args, kernel, case, d, dtype)
+            if args.list:
+                print(" ".join(cmd))
+                continue
+            path = mma_path(args, kernel, case, d)
+            start = time.time()
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            good = done.returncode == 0 and not path.startswith("does not compile")
+            sys.stdout.write(done.stdout)
+            if done.returncode != 0:
+                sys.stdout.write(done.stderr)
+            print("%s sm_90a %s d=%d %s [%s] %s (%.1f s)" % (
+                "PASS" if good else "FAIL", kernel.name, d, dtype, path, case.what,
+                time.time() - start))
+            sys.stdout.flush()
+            ran += 1
+            passed += good
+    if not args.list:
+        print("sm_90a: %d cases, %d passed" % (ran, passed))
+    return 0 if ran and passed == ran else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
