@@ -37,12 +37,9 @@ ARCH = "--arch=sm_90a"
 
 
 def bf16_args(kernel):
-    """The helper arguments that run `kernel` in bf16: the one place that
-    chooses the bf16 kernel. The helpers' --bf16 takes bf16 inputs and
-    tolerances and picks the kernel: today kernels/NAME_bf16.tile (fa2,
-    which has none: its f16 source with bf16 for f16); where the helpers
-    leave the kernel to the caller (a type constant, `-D T=bf16`), add that
-    here."""
+    """The helper arguments that run `kernel` in bf16: the helpers' --bf16
+    takes bf16 inputs and tolerances and compiles the kernel with
+    `-D T=bf16`."""
     return ["--bf16"]
 
 
