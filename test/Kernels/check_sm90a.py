@@ -95,8 +95,9 @@ KERNELS = [
              Nk=40),
         # Constants away from the defaults: one warpgroup (4 warps), narrow
         # key blocks (wgmma N 32 and 16), 3 stages and 1.
-        Case("4 warps, BLOCK_N 32, 3 stages, causal", ("WARPS=4", "BLOCK_N=32", "STAGES=3",
-                                                       "CAUSAL=true"), H=1, Nq=150, Nk=200),
+        Case("BLOCK_M 64 (4 warps), BLOCK_N 32, 3 stages, causal",
+             ("BLOCK_M=64", "WARPS=4", "BLOCK_N=32", "STAGES=3", "CAUSAL=true"),
+             H=1, Nq=150, Nk=200),
         Case("BLOCK_M 64 (4 warps), BLOCK_N 16, 1 stage", ("BLOCK_M=64", "WARPS=4", "BLOCK_N=16",
                                                           "STAGES=1"),
              H=1, Nq=100, Nk=90))),
