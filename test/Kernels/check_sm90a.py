@@ -36,13 +36,6 @@ KERNELS_DIR = os.path.join(HERE, "..", "..", "kernels")
 ARCH = "--arch=sm_90a"
 
 
-def bf16_args(kernel):
-    """The helper arguments that run `kernel` in bf16: the helpers' --bf16
-    takes bf16 inputs and tolerances and compiles the kernel with
-    `-D T=bf16`."""
-    return ["--bf16"]
-
-
 @dataclass(frozen=True)
 class Case:
     """A problem and the kernel constants it is compiled with. Attention
@@ -150,7 +143,7 @@ def helper_command(args, kernel, case, d, dtype):
     for dfn in case.defines:
         cmd += ["-D", dfn]
     if dtype == "bf16":
-        cmd += bf16_args(kernel.name)
+        cmd.append("--bf16")  # the helpers compile with -D T=bf16 and use bf16 tolerances
     if kernel.helper == "kernel":
         cmd += ["--kernel", kernel.name, "--target", "emulate", "--B", str(case.B),
                 "--H", str(case.H), "--Nq", str(case.Nq), "--Nk", str(case.Nk),
