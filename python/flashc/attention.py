@@ -167,15 +167,16 @@ def kernel(name, arch, constants, dtype_name="float16"):
 
 
 def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
-              softcap=0.0, alibi_slopes=None, return_lse=False, target=None,
-              arch=DEFAULT_ARCH):
+              softcap=0.0, alibi_slopes=None, return_lse=False, deterministic=False,
+              target=None, arch=DEFAULT_ARCH):
     """flash_attn_func(q, k, v, ...): q [B, Nq, H, D], k [B, Nk, H_KV, D], v
     [B, Nk, H_KV, DV] (H_KV divides H: GQA/MQA; DV may differ from D), f16 or
     bf16; alibi_slopes f32 [H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
 
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,
     else interp). torch tensors that require grad go through
-    flashc.FlashAttnFunc (the backward kernels).
+    flashc.FlashAttnFunc (the backward kernels; `deterministic` picks the
+    backward's dQ kernel without atomics).
     """
     if wants_grad(q, k, v):
         if v.shape[-1] != q.shape[-1]:
@@ -187,7 +188,8 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
         from .autograd import flash_attn_function
 
         out, lse = flash_attn_function().apply(q, k, v, softmax_scale, causal,
-                                               tuple(window_size), target, arch)
+                                               tuple(window_size), deterministic,
+                                               target, arch)
         return (out, lse) if return_lse else out
     return forward(q, k, v, softmax_scale, causal, window_size, softcap,
                    alibi_slopes, return_lse, target, arch)

@@ -40,7 +40,7 @@ def test_gradients(h, h_kv, causal):
 def test_lse_has_no_gradient_and_softcap_is_refused():
     torch = pytest.importorskip("torch")
     q = torch.zeros((1, 16, 2, 32), dtype=torch.float16, requires_grad=True)
-    out, lse = flashc.FlashAttnFunc.apply(q, q, q, None, False, (-1, -1), None, "sm_80")
+    out, lse = flashc.FlashAttnFunc.apply(q, q, q, None, False, (-1, -1), False, None, "sm_80")
     assert out.requires_grad and not lse.requires_grad
     with pytest.raises(NotImplementedError, match="softcap"):
         flashc.attention(q, q, q, softcap=5.0)

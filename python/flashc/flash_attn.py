@@ -1,0 +1,136 @@
+"""flash_attn 2.8's functions with their own names, signatures and returns,
+over flashc's kernels: `from flashc.flash_attn import flash_attn_func` in
+place of `from flash_attn import flash_attn_func`.
+
+Every function also takes the keywords `target` (interp, emulate or cuda;
+default: cuda for tensors on the GPU, else interp) and `arch`. An argument
+flashc has no kernel for raises NotImplementedError naming it
+(docs/python.md lists them); nothing is silently ignored.
+"""
+from .attention import attention, wants_grad
+from .inference import attention_varlen, attention_with_kvcache
+from .kernel import DEFAULT_ARCH
+
+
+def _no_dropout(dropout_p):
+    if dropout_p:
+        raise NotImplementedError("dropout_p > 0: flashc has no dropout kernels yet")
+
+
+def _window(window_size):
+    """(left, right) as ints: the upstream tests pass a 2-element tensor."""
+    left, right = window_size
+    return int(left), int(right)
+
+
+def _with_probs(out, lse, return_attn_probs):
+    """flash_attn's return: out, or (out, softmax_lse, S_dmask); S_dmask is
+    only produced with dropout, which flashc does not have."""
+    return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
+                    window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                    deterministic=False, return_attn_probs=False, *, target=None,
+                    arch=DEFAULT_ARCH):
+    """q [B, Nq, H, D], k and v [B, Nk, H_KV, D]; returns out [B, Nq, H, D],
+    with return_attn_probs (out, softmax_lse [B, H, Nq], None)."""
+    _no_dropout(dropout_p)
+    result = attention(q, k, v, softmax_scale, causal, _window(window_size), softcap,
+                       alibi_slopes, return_lse=return_attn_probs,
+                       deterministic=deterministic, target=target, arch=arch)
+    if return_attn_probs:
+        return _with_probs(*result, True)
+    return result
+
+
+def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=False,
+                              window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                              deterministic=False, return_attn_probs=False, *,
+                              target=None, arch=DEFAULT_ARCH):
+    """qkv [B, N, 3, H, D]."""
+    q, k, v = (qkv[:, :, i] for i in range(3))
+    return flash_attn_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
+                           alibi_slopes, deterministic, return_attn_probs,
+                           target=target, arch=arch)
+
+
+def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=False,
+                             window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                             deterministic=False, return_attn_probs=False, *,
+                             target=None, arch=DEFAULT_ARCH):
+    """kv [B, Nk, 2, H_KV, D]."""
+    return flash_attn_func(q, kv[:, :, 0], kv[:, :, 1], dropout_p, softmax_scale, causal,
+                           window_size, softcap, alibi_slopes, deterministic,
+                           return_attn_probs, target=target, arch=arch)
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                           dropout_p=0.0, softmax_scale=None, causal=False,
+                           window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                           deterministic=False, return_attn_probs=False, block_table=None,
+                           *, target=None, arch=DEFAULT_ARCH):
+    """q [TotalQ, H, D], k and v [TotalK, H_KV, D], cu_seqlens int32 [B + 1];
+    returns out [TotalQ, H, D], with return_attn_probs (out, softmax_lse
+    [H, TotalQ], None)."""
+    _no_dropout(dropout_p)
+    del deterministic  # only the backward reads it, and varlen has none yet
+    if wants_grad(q, k, v):
+        raise NotImplementedError("flash_attn_varlen_func with gradients: flashc has no "
+                                  "varlen backward kernel yet")
+    if alibi_slopes is not None:
+        raise NotImplementedError("alibi_slopes in flash_attn_varlen_func: the varlen "
+                                  "kernel has no ALiBi yet")
+    if block_table is not None:
+        raise NotImplementedError("block_table in flash_attn_varlen_func: the varlen "
+                                  "kernel reads contiguous K and V only")
+    out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                max_seqlen_k, softmax_scale, causal, _window(window_size),
+                                softcap, return_lse=True, target=target, arch=arch)
+    return _with_probs(out, lse, return_attn_probs)
+
+
+def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen, dropout_p=0.0,
+                                     softmax_scale=None, causal=False,
+                                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                                     deterministic=False, return_attn_probs=False, *,
+                                     target=None, arch=DEFAULT_ARCH):
+    """qkv [Total, 3, H, D]."""
+    return flash_attn_varlen_func(qkv[:, 0], qkv[:, 1], qkv[:, 2], cu_seqlens, cu_seqlens,
+                                  max_seqlen, max_seqlen, dropout_p, softmax_scale, causal,
+                                  window_size, softcap, alibi_slopes, deterministic,
+                                  return_attn_probs, target=target, arch=arch)
+
+
+def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                    max_seqlen_k, dropout_p=0.0, softmax_scale=None,
+                                    causal=False, window_size=(-1, -1), softcap=0.0,
+                                    alibi_slopes=None, deterministic=False,
+                                    return_attn_probs=False, *, target=None,
+                                    arch=DEFAULT_ARCH):
+    """kv [TotalK, 2, H_KV, D]."""
+    return flash_attn_varlen_func(q, kv[:, 0], kv[:, 1], cu_seqlens_q, cu_seqlens_k,
+                                  max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale,
+                                  causal, window_size, softcap, alibi_slopes, deterministic,
+                                  return_attn_probs, target=target, arch=arch)
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None,
+                            rotary_sin=None, cache_seqlens=None, cache_batch_idx=None,
+                            cache_leftpad=None, block_table=None, softmax_scale=None,
+                            causal=False, window_size=(-1, -1), softcap=0.0,
+                            rotary_interleaved=True, alibi_slopes=None, num_splits=0,
+                            return_softmax_lse=False, *, target=None, arch=DEFAULT_ARCH):
+    """flashc.attention_with_kvcache under flash_attn's signature; num_splits
+    0 (flash_attn's heuristic) runs without splitting."""
+    del rotary_interleaved  # read only together with rotary_cos
+    for name, value in (("rotary_cos", rotary_cos), ("rotary_sin", rotary_sin),
+                        ("cache_batch_idx", cache_batch_idx),
+                        ("cache_leftpad", cache_leftpad), ("alibi_slopes", alibi_slopes)):
+        if value is not None:
+            raise NotImplementedError(f"{name} in flash_attn_with_kvcache: the kvcache "
+                                      "kernels do not take it yet")
+    return attention_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
+                                  softmax_scale, causal, _window(window_size), softcap,
+                                  max(int(num_splits), 1), return_softmax_lse,
+                                  target=target, arch=arch)

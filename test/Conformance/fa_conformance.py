@@ -1,0 +1,119 @@
+"""pytest plugin for the conformance run (scripts/fa-conformance.sh): runs
+FlashAttention-2's tests/test_flash_attn.py, with its device turned into the
+CPU, against flashc through the `flash_attn` package beside this file.
+
+- The suite asks CUDA for the device's capability and memory; those answer
+  as an 80 GiB sm_80 (FA_CONFORMANCE_CAPABILITY=9.0 for sm_90).
+- A deterministic sample of the parametrizations runs: a case is in when
+  the CRC-32 of its test id falls in the first FA_CONFORMANCE_SAMPLE
+  fraction (default 0.02).
+- A case that fails with NotImplementedError (flashc names the argument it
+  has no kernel for) is reported as skipped "unsupported: <reason>"; the
+  upstream skips stay skips. The assertions and tolerances are upstream's.
+- FA_CONFORMANCE_REPORT names a Markdown file that receives, per test
+  function: sampled, skipped upstream, unsupported, passed, failed, and the
+  reasons of the unsupported cases.
+"""
+import collections
+import os
+import types
+import zlib
+
+import pytest
+import torch
+
+_SAMPLE = float(os.environ.get("FA_CONFORMANCE_SAMPLE", "0.02"))
+_CAPABILITY = tuple(int(p) for p in os.environ.get("FA_CONFORMANCE_CAPABILITY",
+                                                    "8.0").split("."))
+
+
+def _capability(device=None):
+    return _CAPABILITY
+
+
+def _properties(device=None):
+    return types.SimpleNamespace(total_memory=80 * 2**30, name="flashc conformance",
+                                 major=_CAPABILITY[0], minor=_CAPABILITY[1])
+
+
+torch.cuda.get_device_capability = _capability
+torch.cuda.get_device_properties = _properties
+
+_UNSUPPORTED = "unsupported: "
+_results = collections.defaultdict(collections.Counter)
+_reasons = collections.defaultdict(collections.Counter)
+
+
+def _function(item_or_report):
+    return item_or_report.nodeid.split("::")[-1].split("[")[0]
+
+
+def _sampled(nodeid):
+    return zlib.crc32(nodeid.encode()) / 2**32 < _SAMPLE
+
+
+def pytest_collection_modifyitems(config, items):
+    kept = [item for item in items if _sampled(item.nodeid)]
+    dropped = [item for item in items if not _sampled(item.nodeid)]
+    for item in items:
+        _results[_function(item)]["parametrizations"] += 1
+    items[:] = kept
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "call" and call.excinfo is not None and \
+            call.excinfo.errisinstance(NotImplementedError):
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0,
+                           _UNSUPPORTED + str(call.excinfo.value))
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "setup" and report.outcome == "passed":
+        return
+    if report.when == "teardown" and report.outcome == "passed":
+        return
+    name = _function(report)
+    if report.outcome == "skipped":
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        if reason.startswith(_UNSUPPORTED):
+            _results[name]["unsupported"] += 1
+            _reasons[name][reason[len(_UNSUPPORTED):].split(":")[0]] += 1
+        else:
+            _results[name]["skipped upstream"] += 1
+    elif report.outcome == "failed":
+        _results[name]["failed"] += 1
+    elif report.when == "call":
+        _results[name]["passed"] += 1
+
+
+def _table():
+    columns = ("parametrizations", "sampled", "skipped upstream", "unsupported", "passed",
+               "failed")
+    lines = ["| test | " + " | ".join(columns) + " | unsupported because |",
+             "|---" * (len(columns) + 2) + "|"]
+    totals = collections.Counter()
+    for name in sorted(_results):
+        counts = _results[name]
+        counts["sampled"] = sum(counts[c] for c in columns[2:])
+        totals.update(counts)
+        reasons = "; ".join(f"{r} ({n})" for r, n in _reasons[name].most_common())
+        lines.append(f"| {name} | " + " | ".join(str(counts[c]) for c in columns) +
+                     f" | {reasons} |")
+    lines.append("| all | " + " | ".join(str(totals[c]) for c in columns) + " | |")
+    return "\n".join(lines) + "\n"
+
+
+def pytest_terminal_summary(terminalreporter):
+    table = _table()
+    terminalreporter.write_sep("=", "flash_attn conformance")
+    terminalreporter.write(table)
+    path = os.environ.get("FA_CONFORMANCE_REPORT")
+    if path:
+        with open(path, "w") as out:
+            out.write(table)
