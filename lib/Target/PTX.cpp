@@ -406,6 +406,15 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
   if (!llvmModule)
     return module.emitError() << "cannot translate the gpu.module to LLVM IR";
   llvmModule->setTargetTriple(triple);
+  // flashc passes only tensor maps by value (TmaCopyToSIMT.cpp): each is a
+  // __grid_constant__ parameter, whose address the TMA unit reads in place
+  // (without the mark NVPTX would copy it to local memory).
+  for (llvm::Function &function : *llvmModule)
+    for (llvm::Argument &arg : function.args())
+      if (arg.hasByValAttr())
+        function.addParamAttr(arg.getArgNo(),
+                              llvm::Attribute::get(llvmContext,
+                                                   "nvvm.grid_constant"));
   llvmModule->setDataLayout(machine->createDataLayout());
   // libdevice's __nvvm_reflect("__CUDA_FTZ"): no flush-to-zero.
   llvmModule->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz",
