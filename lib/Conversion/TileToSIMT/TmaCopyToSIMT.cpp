@@ -83,9 +83,10 @@ struct TmaLowering {
                  mapName;
         }))
       mapName += std::to_string(specs.size());
-    // By value, 64-byte aligned: the PTX emitter makes every by-value kernel
-    // parameter __grid_constant__ (NVVM takes nvvm.grid_constant on an
-    // llvm.func kernel only), so the TMA unit reads the map in place.
+    // By value, 64-byte aligned; the PTX emitter makes the kernel's last
+    // flashc.tensor_maps parameters __grid_constant__ (NVVM takes
+    // nvvm.grid_constant on an llvm.func kernel only), so that the TMA unit
+    // reads each map in place.
     auto byval = LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes);
     DictionaryAttr attrs = b.getDictionaryAttr({
         b.getNamedAttr(kArgNameAttrName, b.getStringAttr(mapName)),
