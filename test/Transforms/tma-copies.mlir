@@ -141,3 +141,68 @@ func.func @one_stage(%K: !K, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 
   return
 }
 }
+
+// -----
+
+// The slot's swizzle decides the box's: 64-byte rows swizzled [2, 4] are
+// TMA's 64B pattern, 32-byte rows swizzled [4, 2] its 32B pattern, unswizzled
+// rows its plain layout; 128-byte rows swizzled [2, 4] are none of TMA's
+// patterns and keep cp.async.
+// CHECK-LABEL: func.func @swizzles(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 1, 1, 1, 1, 1, 1>
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "64B"}
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}} {tile.tma_barrier = 2 : i64, tile.tma_swizzle = "32B"}
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}} {tile.tma_barrier = 4 : i64, tile.tma_swizzle = "none"}
+// CHECK:         scf.for
+// CHECK-NOT:       tile.tma
+// CHECK:           tile.async_commit
+!K32 = !tile.global<[N, 32], f16>
+!K16 = !tile.global<[N, 16], f16>
+!K64 = !tile.global<[N, 64], f16>
+!b64 = !tile.shared<[1, 64, 32], f16, swizzle = [2, 4]>
+!b32 = !tile.shared<[1, 64, 16], f16, swizzle = [4, 2]>
+!bnone = !tile.shared<[1, 64, 16], f16>
+!bbad = !tile.shared<[1, 64, 64], f16, swizzle = [2, 4]>
+#b = #tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>>
+module attributes {tile.wgmma} {
+func.func @swizzles(%K: !K32, %L: !K16, %M: !K16, %P: !K64, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc : !b64
+  %lbuf = tile.local_alloc : !b32
+  %mbuf = tile.local_alloc : !bnone
+  %pbuf = tile.local_alloc : !bbad
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K32 -> !b64
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !b64 -> tensor<64x32xf16, #b>
+  } {flash.keep}
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %L[%i, %c0] window [0, 1] into %lbuf[%c0] : !K16 -> !b32
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %l = tile.local_load %lbuf[%c0] : !b32 -> tensor<64x16xf16, #b>
+  } {flash.keep}
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %M[%i, %c0] window [0, 1] into %mbuf[%c0] : !K16 -> !bnone
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %m = tile.local_load %mbuf[%c0] : !bnone -> tensor<64x16xf16, #b>
+  } {flash.keep}
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %P[%i, %c0] window [0, 1] into %pbuf[%c0] : !K64 -> !bbad
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %p = tile.local_load %pbuf[%c0] : !bbad -> tensor<64x64xf16, #b>
+  } {flash.keep}
+  return
+}
+}
