@@ -1,5 +1,6 @@
 //===- TileDialect.cpp - tile dialect registration, types, attributes -----===//
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -379,6 +380,38 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name
                              << "' must be a unit attribute on a "
                                 "builtin.module, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kTmaBarrierAttrName || name == kTmaStagesAttrName) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    bool onWait = isa<AsyncWaitOp>(op);
+    if (!(onWait || (isa<AsyncCopyOp>(op) && name == kTmaBarrierAttrName)) ||
+        !index || !index.getType().isInteger(64) ||
+        index.getInt() < (name == kTmaStagesAttrName ? 1 : 0))
+      return op->emitError()
+             << "'" << name << "' must be an i64 (barrier index >= 0, stages "
+             << ">= 1) on a tile.async_copy or tile.async_wait, got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == kTmaSwizzleAttrName) {
+    auto swizzle = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<AsyncCopyOp>(op) || !swizzle ||
+        !llvm::is_contained({"128B", "64B", "32B", "none"}, swizzle.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be \"128B\", \"64B\", \"32B\" or "
+                                "\"none\" on a tile.async_copy, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kTmaBarriersAttrName) {
+    auto counts = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !counts ||
+        llvm::any_of(counts.asArrayRef(), [](int64_t c) { return c < 1; }))
+      return op->emitError() << "'" << name
+                             << "' must be an array<i64> of arrival counts "
+                                ">= 1 on a func.func, got "
                              << attr.getValue();
     return success();
   }

@@ -53,6 +53,8 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
     kernel.addPass(createTileDeferLoopSums());
   kernel.addPass(createTileSplitCopies());
   kernel.addPass(createTilePipelineCopies());
+  // sm_90a only: the pipelined copies of full boxes go through the TMA unit.
+  kernel.addPass(createTileTmaCopies());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   TileAllocateSharedOptions allocate;

@@ -78,6 +78,8 @@ using namespace mlir;
 
 namespace {
 constexpr llvm::StringLiteral kTriple = "nvptx64-nvidia-cuda";
+/// Bytes of a CUtensorMap, a TMA kernel's by-value parameter.
+constexpr uint64_t kTensorMapParamBytes = 128;
 
 /// The options' help text: "sm_80, sm_86, sm_89 or sm_90".
 const std::string &archHelp() {
@@ -406,6 +408,27 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
   if (!llvmModule)
     return module.emitError() << "cannot translate the gpu.module to LLVM IR";
   llvmModule->setTargetTriple(triple);
+  // A kernel's last parameters are its tensor maps (flashc.tensor_maps,
+  // TmaCopyToSIMT.cpp): 128 bytes each, passed by value and
+  // __grid_constant__, so that the TMA unit reads them where they are (the
+  // upstream lowering keeps their alignment but not llvm.byval, and NVPTX
+  // copies a by-value parameter whose address escapes unless it is a grid
+  // constant).
+  for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>()) {
+    auto maps = func->getAttrOfType<ArrayAttr>("flashc.tensor_maps");
+    llvm::Function *function = llvmModule->getFunction(func.getName());
+    if (!maps || !function || function->arg_size() < maps.size())
+      continue;
+    auto *bytes = llvm::ArrayType::get(llvm::Type::getInt8Ty(llvmContext),
+                                       kTensorMapParamBytes);
+    for (unsigned i = function->arg_size() - maps.size();
+         i < function->arg_size(); ++i) {
+      function->addParamAttr(
+          i, llvm::Attribute::getWithByValType(llvmContext, bytes));
+      function->addParamAttr(
+          i, llvm::Attribute::get(llvmContext, "nvvm.grid_constant"));
+    }
+  }
   llvmModule->setDataLayout(machine->createDataLayout());
   // libdevice's __nvvm_reflect("__CUDA_FTZ"): no flush-to-zero.
   llvmModule->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz",

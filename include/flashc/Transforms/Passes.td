@@ -244,6 +244,27 @@ def TilePipelineCopies : Pass<"tile-pipeline-copies", "mlir::func::FuncOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def TileTmaCopies : Pass<"tile-tma-copies", "mlir::func::FuncOp"> {
+  let summary = "On sm_90a, move pipelined copies of full boxes to the TMA "
+                "unit";
+  let description = [{
+    In a module marked `tile.wgmma` (sm_90a), the staged copies of an
+    `scf.for` that tile-pipeline-copies multi-buffered go through the TMA
+    unit when every one of them is a full box of a row-major tensor: a 2-D
+    window over the last two dims, the whole static last dim in rows of
+    whole 16-byte chunks, at most 256 rows and 256 elements per box row,
+    into a slot whose swizzle over each column block is one of the TMA
+    unit's. The copies are marked `tile.tma_barrier` (the kernel's mbarrier
+    for slot 0 of the loop) and `tile.tma_swizzle`, the wait at the top of
+    the body `tile.tma_barrier` and `tile.tma_stages`, the copies' commits
+    are dropped, and the kernel records each barrier's arrival count in
+    `tile.tma_barriers`. Gathered copies, loops inside loops and loops not in
+    the pipelined form keep cp.async. convert-tile-to-simt lowers the marks:
+    one thread arms the slot's barrier with the bytes and issues the boxes,
+    every thread waits on the barrier's parity for the round.
+  }];
+}
+
 def TileAllocateShared : Pass<"tile-allocate-shared", "mlir::func::FuncOp"> {
   let summary = "Assign shared-memory offsets to buffers by liveness";
   let description = [{

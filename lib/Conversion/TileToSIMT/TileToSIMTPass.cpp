@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #include "flashc/Conversion/Passes.h"
 #include "Patterns.h"
+#include "TmaCopyToSIMT.h"
 #include "Utility.h"
 #include "WindowAnalysis.h"
 
@@ -368,6 +369,8 @@ struct ConvertTileToSIMTPass
       reserveSharedBuffers(kernel);
       recordLaunchParams(kernel);
       expandSignature(kernel);
+      if (failed(lowerTmaCopies(kernel)))
+        return signalPassFailure();
     }
 
     if (failed(convertKernels(&getContext(), kernels, iotaImmediates)))

@@ -1,0 +1,29 @@
+//===- TmaAttributes.h - the marks tile-tma-copies leaves -------*- C++ -*-===//
+//
+// tile-tma-copies (sm_90a) marks the pipelined copies that go through the
+// TMA unit; convert-tile-to-simt lowers them (TmaCopyToSIMT.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASH_DIALECT_TILE_TMAATTRIBUTES_H
+#define FLASH_DIALECT_TILE_TMAATTRIBUTES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace flash::tile {
+/// tile.async_copy and tile.async_wait attribute (i64): the index of the
+/// kernel's mbarrier for slot 0 of the copies' loop (slot s: index + s). On a
+/// copy: one TMA box per column block, signalled on the barrier of its slot.
+/// On the wait at the top of the loop body: a parity wait on the barrier of
+/// the slot the iteration reads.
+inline constexpr llvm::StringLiteral kTmaBarrierAttrName = "tile.tma_barrier";
+/// tile.async_copy attribute (string): the TMA swizzle of the copy's boxes,
+/// "128B", "64B", "32B" or "none" (the slot's swizzle over one box).
+inline constexpr llvm::StringLiteral kTmaSwizzleAttrName = "tile.tma_swizzle";
+/// tile.async_wait attribute (i64): the slots of the loop's buffers.
+inline constexpr llvm::StringLiteral kTmaStagesAttrName = "tile.tma_stages";
+/// func.func attribute (dense i64 array): the arrival count of each of the
+/// kernel's mbarriers (the TMA copies into one slot).
+inline constexpr llvm::StringLiteral kTmaBarriersAttrName = "tile.tma_barriers";
+} // namespace flash::tile
+
+#endif // FLASH_DIALECT_TILE_TMAATTRIBUTES_H

@@ -1,0 +1,255 @@
+//===- TmaCopyToSIMT.cpp - the TMA copies tile-tma-copies marked ----------===//
+//
+// Lowered before the conversion, while the loops are intact (a wait needs its
+// loop's induction variable), into ops the conversion keeps:
+//
+//   kernel entry        thread 0 inits each mbarrier with its arrival count,
+//                       fence.mbarrier_init, bar.sync 0; the barriers follow
+//                       the kernel's buffers in @__flashc_smem (8 bytes each)
+//   tile.async_copy     if thread 0 (and the copy's predicate):
+//     {tma_barrier = I}   mbarrier.arrive.expect_tx(bar[I + slot], slot bytes)
+//                         and one cp.async.bulk.tensor per column block of
+//                         the slot, coordinates innermost first, the column
+//                         block's start in the last dim; the map is a
+//                         __grid_constant__ kernel parameter `T.tmap` (one
+//                         per tensor, box and swizzle) listed in
+//                         the kernel's flashc.tensor_maps
+//   tile.async_wait     iteration k = (iv - lb) / step of its loop waits on
+//     {tma_barrier = I}   bar[I + k % S] for parity (k / S) & 1: round k / S
+//                         of that slot
+//
+// Rows past the tensor's end arrive as zeros from the TMA unit and count in
+// the transaction bytes like the others. Predicated-off copies (past the
+// loop's end) are not issued: nothing waits for them.
+//
+//===----------------------------------------------------------------------===//
+#include "TmaCopyToSIMT.h"
+#include "Patterns.h"
+#include "Utility.h"
+
+#include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
+
+#include "flashc/Dialect/Tile/TmaAttributes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace flash::tile;
+using namespace flash::simt;
+
+namespace {
+constexpr int64_t kMbarrierBytes = 8;
+constexpr int64_t kTensorMapBytes = 128;
+constexpr int64_t kTensorMapAlignment = 64;
+/// How long one try_wait may suspend the thread before it probes again, in
+/// nanoseconds (CUTLASS's hint).
+constexpr int64_t kWaitTicks = 0x989680;
+
+struct TmaLowering {
+  func::FuncOp kernel;
+  int64_t barriersAt = 0;
+  Value leader;
+  /// Map arguments by (tensor, box, swizzle).
+  std::map<std::string, Value> maps;
+  SmallVector<Attribute> specs;
+
+  Value barrierAddress(OpBuilder &b, Location loc, int64_t first, Value slot) {
+    Value offset = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, slot, i32Const(b, loc, 8)),
+        i32Const(b, loc, barriersAt + kMbarrierBytes * first));
+    return sharedByteAddress(b, loc, sharedGlobal(b, loc), offset);
+  }
+
+  FailureOr<Value> mapFor(AsyncCopyOp copy, ArrayRef<int64_t> box,
+                          StringRef swizzle) {
+    auto cast = copy.getSource().getDefiningOp<UnrealizedConversionCastOp>();
+    auto arg = cast ? dyn_cast<BlockArgument>(cast.getOperand(0)) : nullptr;
+    auto name = arg ? kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          kArgNameAttrName)
+                    : nullptr;
+    if (!name)
+      return copy.emitOpError("TMA copy source is not a kernel tensor "
+                              "parameter");
+    std::string key = name.str() + "|" + swizzle.str();
+    for (int64_t d : box)
+      key += "|" + std::to_string(d);
+    if (auto it = maps.find(key); it != maps.end())
+      return it->second;
+    MLIRContext *ctx = kernel.getContext();
+    Builder b(ctx);
+    std::string mapName = name.str() + ".tmap";
+    if (llvm::any_of(specs, [&](Attribute a) {
+          return llvm::cast<DictionaryAttr>(a).getAs<StringAttr>("name").getValue() ==
+                 mapName;
+        }))
+      mapName += std::to_string(specs.size());
+    // By value, 64-byte aligned; the PTX emitter makes the kernel's last
+    // flashc.tensor_maps parameters __grid_constant__ (NVVM takes
+    // nvvm.grid_constant on an llvm.func kernel only), so that the TMA unit
+    // reads each map in place.
+    auto byval = LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes);
+    DictionaryAttr attrs = b.getDictionaryAttr({
+        b.getNamedAttr(kArgNameAttrName, b.getStringAttr(mapName)),
+        b.getNamedAttr(LLVM::LLVMDialect::getByValAttrName(),
+                       TypeAttr::get(byval)),
+        b.getNamedAttr(LLVM::LLVMDialect::getAlignAttrName(),
+                       b.getI64IntegerAttr(kTensorMapAlignment)),
+    });
+    unsigned index = kernel.getNumArguments();
+    if (failed(kernel.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
+                                     attrs, copy.getLoc())))
+      return copy.emitOpError("cannot add the tensor map parameter");
+    specs.push_back(b.getDictionaryAttr({
+        b.getNamedAttr("name", b.getStringAttr(mapName)),
+        b.getNamedAttr("tensor", name),
+        b.getNamedAttr("box", b.getDenseI64ArrayAttr(box)),
+        b.getNamedAttr("swizzle", b.getStringAttr(swizzle)),
+        b.getNamedAttr("oob", b.getStringAttr("zero")),
+    }));
+    Value map = kernel.getArgument(index);
+    maps[key] = map;
+    return map;
+  }
+
+  LogicalResult lowerCopy(AsyncCopyOp copy) {
+    Location loc = copy.getLoc();
+    int64_t first = copy->getAttrOfType<IntegerAttr>(kTmaBarrierAttrName).getInt();
+    auto swizzle = copy->getAttrOfType<StringAttr>(kTmaSwizzleAttrName);
+    auto alloc = copy.getDest().getDefiningOp<LocalAllocOp>();
+    if (!swizzle || !alloc)
+      return copy.emitOpError("TMA copy needs tile.tma_swizzle and a "
+                              "tile.local_alloc destination");
+    SharedType type = copy.getDest().getType();
+    ArrayRef<int64_t> window = copy.getWindow();
+    unsigned rank = copy.getSource().getType().getRank();
+    int64_t boxCols = type.getStoredRowBytes() / type.getElementBytes();
+    int64_t blocks = type.getCols() / boxCols;
+    int64_t blockBytes = type.getRows() * type.getStoredRowBytes();
+    SmallVector<int64_t> box(rank, 1);
+    box[window[0]] = type.getRows();
+    box[rank - 1] = boxCols;
+    FailureOr<Value> map = mapFor(copy, box, swizzle.getValue());
+    if (failed(map))
+      return failure();
+
+    OpBuilder b(copy);
+    Value issue = leader;
+    if (Value pred = copy.getPred())
+      issue = arith::AndIOp::create(b, loc, issue, pred);
+    auto ifOp = scf::IfOp::create(b, loc, issue, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value slot = copy.getSlot();
+    Value bar = barrierAddress(b, loc, first, slot);
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), bar, i32Const(b, loc, type.getSlotBytes()), {}, {},
+        Value());
+    Value slotAt = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, slot,
+                              i32Const(b, loc, type.getSlotBytes())),
+        i32Const(b, loc, *alloc.getOffset()));
+    auto ptr7 = LLVM::LLVMPointerType::get(b.getContext(), 7);
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      Value at = arith::AddIOp::create(b, loc, slotAt,
+                                       i32Const(b, loc, blk * blockBytes));
+      Value dst = LLVM::AddrSpaceCastOp::create(
+          b, loc, ptr7, sharedByteAddress(b, loc, sharedGlobal(b, loc), at));
+      SmallVector<Value> coords;
+      for (int d = rank - 1; d >= 0; --d)
+        coords.push_back(d == int(rank) - 1 ? i32Const(b, loc, blk * boxCols)
+                                            : copy.getOffsets()[d]);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc, dst, *map, coords, bar, ValueRange{}, Value(), Value(),
+          NVVM::TMALoadModeAttr(), BoolAttr(), NVVM::CTAGroupKindAttr(),
+          Value());
+    }
+    copy.erase();
+    return success();
+  }
+
+  LogicalResult lowerWait(AsyncWaitOp wait) {
+    Location loc = wait.getLoc();
+    auto loop = dyn_cast<scf::ForOp>(wait->getParentOp());
+    auto stages = wait->getAttrOfType<IntegerAttr>(kTmaStagesAttrName);
+    if (!loop || !stages || !loop.getInductionVar().getType().isInteger(32))
+      return wait.emitOpError("TMA wait must be in the body of its copies' "
+                              "i32 scf.for and carry tile.tma_stages");
+    int64_t first = wait->getAttrOfType<IntegerAttr>(kTmaBarrierAttrName).getInt();
+    OpBuilder b(wait);
+    Value since = arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                                        loop.getLowerBound());
+    Value k = arith::DivUIOp::create(b, loc, since, loop.getStep());
+    Value numSlots = i32Const(b, loc, stages.getInt());
+    Value slot = arith::RemUIOp::create(b, loc, k, numSlots);
+    Value round = arith::DivUIOp::create(b, loc, k, numSlots);
+    Value parity = arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1));
+    NVVM::MBarrierTryWaitParityOp::create(b, loc,
+                                          barrierAddress(b, loc, first, slot),
+                                          parity, i32Const(b, loc, kWaitTicks));
+    wait.erase();
+    return success();
+  }
+};
+} // namespace
+
+LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
+  auto counts = kernel->getAttrOfType<DenseI64ArrayAttr>(kTmaBarriersAttrName);
+  if (!counts)
+    return success();
+  kernel->removeAttr(kTmaBarriersAttrName);
+  MLIRContext *ctx = kernel.getContext();
+  Builder attrs(ctx);
+  TmaLowering lowering{kernel};
+  int64_t buffers = 0;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>(
+          flash::tile::kSharedBytesAttrName))
+    buffers = attr.getInt();
+  lowering.barriersAt = llvm::alignTo(buffers, kMbarrierBytes);
+  auto bytes = attrs.getI64IntegerAttr(
+      lowering.barriersAt + kMbarrierBytes * int64_t(counts.size()));
+  kernel->setAttr(flash::tile::kSharedBytesAttrName, bytes);
+  kernel->setAttr(flash::simt::kSharedBytesAttrName, bytes);
+
+  // Thread 0 inits every barrier before any thread arms or waits on one.
+  Location loc = kernel.getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  lowering.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          tid, i32Const(b, loc, 0));
+  auto init = scf::IfOp::create(b, loc, lowering.leader, false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&init.getThenRegion().front());
+    for (auto [i, count] : llvm::enumerate(counts.asArrayRef())) {
+      Value bar = sharedByteAddress(
+          b, loc, sharedGlobal(b, loc),
+          i32Const(b, loc, lowering.barriersAt + kMbarrierBytes * int64_t(i)));
+      NVVM::MBarrierInitOp::create(b, loc, bar, i32Const(b, loc, count),
+                                   Value());
+    }
+  }
+  NVVM::FenceMbarrierInitOp::create(b, loc);
+  barrier(b, loc);
+
+  SmallVector<Operation *> marked;
+  kernel.walk([&](Operation *op) {
+    if (op->hasAttr(kTmaBarrierAttrName))
+      marked.push_back(op);
+  });
+  for (Operation *op : marked) {
+    LogicalResult done = failure();
+    if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      done = lowering.lowerCopy(copy);
+    else if (auto wait = dyn_cast<AsyncWaitOp>(op))
+      done = lowering.lowerWait(wait);
+    else
+      return op->emitOpError("carries tile.tma_barrier but is neither an "
+                             "async_copy nor an async_wait");
+    if (failed(done))
+      return failure();
+  }
+  if (!lowering.specs.empty())
+    // Under its SIMT-level name: copied as it is onto the gpu.func.
+    kernel->setAttr("flashc.tensor_maps", attrs.getArrayAttr(lowering.specs));
+  return success();
+}

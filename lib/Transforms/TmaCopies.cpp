@@ -1,0 +1,205 @@
+//===- TmaCopies.cpp - pipelined copies through the TMA unit on sm_90a ----===//
+//
+// On sm_90a a pipelined loop's staged copies (tile-pipeline-copies) can go
+// through the TMA unit instead of cp.async: one elected thread issues a
+// tensor copy per box, and an mbarrier per slot counts the bytes landed. A
+// copy qualifies when it is one or more full boxes of a row-major tensor:
+// a 2-D window over the tensor's last two dims, the whole static last dim
+// in rows of whole 16-byte chunks (the map's row stride), at most 256 rows
+// and elements per box row, into a slot whose swizzle is one of the TMA
+// unit's (128B, 64B, 32B or none, over each column block's rows) on the
+// swizzle's period. Gathered rows (paged KV) and loops inside other loops
+// (whose barrier phases would carry over between runs) keep cp.async; a
+// loop goes over as a whole or not at all.
+//
+// The pass marks such copies `tile.tma_barrier = I` (the index of the
+// kernel's mbarrier for slot 0 of its loop; slot s uses I + s) and
+// `tile.tma_swizzle`, marks the wait at the top of the loop body the same
+// way (it becomes a parity wait on the barrier of the slot the iteration
+// reads), drops the commits of the copies (TMA copies belong to no
+// cp.async group) and records each barrier's arrival count (the copies per
+// slot, each arriving once with its bytes) in the kernel's
+// `tile.tma_barriers`. The wait after the loop stays: it retires no TMA copy
+// (each one is waited for inside the loop) and ends the buffers' lifetimes
+// for tile-allocate-shared. convert-tile-to-simt lowers the marks.
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Transforms/Passes.h"
+#include "SharedStaging.h"
+#include "flashc/Dialect/Tile/TmaAttributes.h"
+
+#include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/Debug.h"
+
+#include <optional>
+
+#define DEBUG_TYPE "tile-tma-copies"
+
+namespace flash {
+#define GEN_PASS_DEF_TILETMACOPIES
+#include "flashc/Transforms/Passes.h.inc"
+} // namespace flash
+
+using namespace mlir;
+using namespace flash::tile;
+
+namespace {
+/// The TMA swizzle whose smem layout is `type`'s over one box (a column
+/// block of a slot), if any: "128B", "64B", "32B" or "none".
+std::optional<StringRef> tmaSwizzleOf(SharedType type) {
+  int64_t boxRowBytes = type.getStoredRowBytes();
+  int64_t rows = type.getRows();
+  struct Mode {
+    StringRef name;
+    int64_t bits, span, period;
+  };
+  for (Mode m : {Mode{"128B", 3, 128, 1024}, Mode{"64B", 2, 64, 512},
+                 Mode{"32B", 1, 32, 256}, Mode{"none", 0, 256, 128}}) {
+    if (boxRowBytes > m.span || (rows * boxRowBytes) % m.period != 0)
+      continue;
+    bool same = true;
+    for (int64_t r = 0; r < rows && same; ++r)
+      for (int64_t c = 0; c < boxRowBytes / 16 && same; ++c) {
+        int64_t a = r * boxRowBytes + c * 16;
+        int64_t tma = a ^ ((a & (((int64_t(1) << m.bits) - 1) << 7)) >> 3);
+        int64_t phase = r / type.getPerPhase() % type.getMaxPhase();
+        same = tma == r * boxRowBytes + (c ^ phase) * 16;
+      }
+    if (same)
+      return m.name;
+  }
+  return std::nullopt;
+}
+
+/// The swizzle of `copy`'s boxes if the copy can go through the TMA unit.
+std::optional<StringRef> tmaCopyOf(AsyncCopyOp copy) {
+  if (copy.isGathered() || !copy.getPred())
+    return std::nullopt;
+  GlobalType global = copy.getSource().getType();
+  SharedType type = copy.getDest().getType();
+  ArrayRef<int64_t> window = copy.getWindow();
+  unsigned rank = global.getRank();
+  Type elem = global.getElementType();
+  if (window.size() != 2 || window[1] != int64_t(rank) - 1 ||
+      window[0] >= window[1] || !global.isStaticDim(rank - 1) ||
+      global.getShape()[rank - 1] != type.getCols() ||
+      !(elem.isF16() || elem.isBF16()) || type.getRowBytes() % 16 != 0 ||
+      type.getRows() > 256 ||
+      type.getStoredRowBytes() / type.getElementBytes() > 256)
+    return std::nullopt;
+  return tmaSwizzleOf(type);
+}
+
+struct Ring {
+  scf::ForOp loop;
+  SmallVector<AsyncCopyOp> copies; // prologue and body
+  SmallVector<AsyncCommitOp> commits;
+  AsyncWaitOp wait;
+  int64_t stages = 0, perSlot = 0;
+};
+
+/// The pipelined form tile-pipeline-copies leaves: in the body one
+/// `async_wait; barrier`, then the copies of a later iteration and one
+/// commit; before the loop the prologue's copies into the same buffers,
+/// each run with its commit.
+std::optional<Ring> matchRing(scf::ForOp loop) {
+  Ring ring;
+  ring.loop = loop;
+  SmallVector<Operation *> nested;
+  loop.getBody()->walk([&](Operation *op) {
+    if (isa<AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op) &&
+        op->getBlock() != loop.getBody())
+      nested.push_back(op);
+  });
+  if (!nested.empty())
+    return std::nullopt;
+  SmallVector<AsyncCopyOp> body;
+  for (Operation &op : *loop.getBody()) {
+    if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      body.push_back(copy);
+    else if (auto commit = dyn_cast<AsyncCommitOp>(op))
+      ring.commits.push_back(commit);
+    else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+      if (ring.wait)
+        return std::nullopt;
+      ring.wait = wait;
+    }
+  }
+  if (body.empty() || !ring.wait || ring.commits.size() != 1 ||
+      !isa_and_nonnull<BarrierOp>(ring.wait->getNextNode()) ||
+      !isa_and_nonnull<AsyncCopyOp>(ring.commits[0]->getPrevNode()) ||
+      ring.wait->isBeforeInBlock(ring.commits[0]) == false)
+    return std::nullopt;
+  llvm::SmallPtrSet<Value, 4> buffers;
+  for (AsyncCopyOp copy : body) {
+    auto alloc = copy.getDest().getDefiningOp<LocalAllocOp>();
+    int64_t slots = copy.getDest().getType().getSlots();
+    if (!alloc || slots < 2 || (ring.stages && slots != ring.stages) ||
+        !tmaCopyOf(copy))
+      return std::nullopt;
+    ring.stages = slots;
+    buffers.insert(copy.getDest());
+  }
+  ring.perSlot = body.size();
+  // Every other use of the buffers: the prologue's copies, reads in the body.
+  for (Value buffer : buffers)
+    for (Operation *user : buffer.getUsers()) {
+      if (loop->isProperAncestor(user))
+        continue;
+      auto copy = dyn_cast<AsyncCopyOp>(user);
+      if (!copy || copy->getBlock() != loop->getBlock() ||
+          !copy->isBeforeInBlock(loop) || !tmaCopyOf(copy))
+        return std::nullopt;
+      ring.copies.push_back(copy);
+    }
+  for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode())
+    if (auto commit = dyn_cast<AsyncCommitOp>(op))
+      if (auto copy = dyn_cast_or_null<AsyncCopyOp>(commit->getPrevNode());
+          copy && llvm::is_contained(ring.copies, copy))
+        ring.commits.push_back(commit);
+  if (ring.copies.size() != size_t(ring.stages - 1) * body.size() ||
+      ring.commits.size() != size_t(ring.stages))
+    return std::nullopt;
+  ring.copies.append(body.begin(), body.end());
+  return ring;
+}
+
+struct TileTmaCopiesPass
+    : flash::impl::TileTmaCopiesBase<TileTmaCopiesPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!targetsWgmma(func))
+      return;
+    SmallVector<scf::ForOp> loops;
+    func.walk([&](scf::ForOp loop) {
+      if (!flash::isInsideLoop(loop))
+        loops.push_back(loop);
+    });
+    Builder b(&getContext());
+    SmallVector<int64_t> counts;
+    for (scf::ForOp loop : loops) {
+      std::optional<Ring> ring = matchRing(loop);
+      if (!ring) {
+        LLVM_DEBUG(llvm::dbgs() << "keeps cp.async: " << loop.getLoc() << "\n");
+        continue;
+      }
+      auto first = b.getI64IntegerAttr(counts.size());
+      counts.append(ring->stages, ring->perSlot);
+      for (AsyncCopyOp copy : ring->copies) {
+        copy->setAttr(kTmaBarrierAttrName, first);
+        copy->setAttr(kTmaSwizzleAttrName, b.getStringAttr(*tmaCopyOf(copy)));
+      }
+      ring->wait->setAttr(kTmaBarrierAttrName, first);
+      ring->wait->setAttr(kTmaStagesAttrName,
+                          b.getI64IntegerAttr(ring->stages));
+      for (AsyncCommitOp commit : ring->commits)
+        commit.erase();
+    }
+    if (!counts.empty())
+      func->setAttr(kTmaBarriersAttrName, b.getDenseI64ArrayAttr(counts));
+  }
+};
+} // namespace

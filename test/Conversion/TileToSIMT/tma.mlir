@@ -1,0 +1,77 @@
+// RUN: flash-opt %s --convert-tile-to-simt --cse | FileCheck %s
+
+// The TMA copies tile-tma-copies marks, at the SIMT level: thread 0 inits
+// the loop's two mbarriers (after the 32 KiB of buffers) with two arrivals
+// each, fences the inits and passes a barrier; each copy (thread 0, under its
+// predicate) arms its slot's barrier with the slot's 16 KiB and issues two
+// 128B-swizzled boxes of 64 x 64 (its column blocks), coordinates innermost
+// first; each iteration waits on its slot's barrier for the parity of its
+// round. One map per tensor: K.tmap and V.tmap, __grid_constant__ parameters
+// after the expanded tensors, listed in flashc.tensor_maps.
+
+!T = !tile.global<[B, N, 128], f16>
+!buf = !tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+// CHECK-LABEL: gpu.func @ring(
+// CHECK-SAME:      %[[KMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, tile.name = "K.tmap"}
+// CHECK-SAME:      %[[VMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, tile.name = "V.tmap"}
+// CHECK-SAME:      flashc.shared_bytes = 65552 : i64
+// CHECK-SAME:      flashc.tensor_maps = [{box = array<i64: 1, 64, 64>, name = "K.tmap", oob = "zero", swizzle = "128B", tensor = "K"}, {box = array<i64: 1, 64, 64>, name = "V.tmap", oob = "zero", swizzle = "128B", tensor = "V"}]
+// CHECK:         %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK:         %[[LEADER:.*]] = arith.cmpi eq, %[[TID]], %c0_i32 : i32
+// CHECK:         scf.if %[[LEADER]] {
+// CHECK:           %[[B0:.*]] = llvm.getelementptr %{{.*}}[%c65536_i32]
+// CHECK:           nvvm.mbarrier.init %[[B0]], %c2_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:           %[[B1:.*]] = llvm.getelementptr %{{.*}}[%c65544_i32]
+// CHECK:           nvvm.mbarrier.init %[[B1]], %c2_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK:         }
+// CHECK-NEXT:    nvvm.fence.mbarrier.init
+// CHECK-NEXT:    nvvm.barrier
+// CHECK:         scf.if
+// CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32 : !llvm.ptr<3>, i32
+// CHECK:           %[[D0:.*]] = llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %[[D0]], %[[KMAP]], %{{.*}}, box[%c0_i32, %{{.*}}, %{{.*}}]
+// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP]], %{{.*}}, box[%c64_i32, %{{.*}}, %{{.*}}]
+// CHECK:         scf.for %[[I:.*]] = %[[LB:.*]] to
+// CHECK:           %[[REL:.*]] = arith.subi %[[I]], %[[LB]] : i32
+// CHECK:           %[[K:.*]] = arith.divui %[[REL]], %{{.*}} : i32
+// CHECK:           %[[SLOT:.*]] = arith.remui %[[K]], %c2_i32 : i32
+// CHECK:           %[[ROUND:.*]] = arith.divui %[[K]], %c2_i32 : i32
+// CHECK:           %[[PAR:.*]] = arith.andi %[[ROUND]], %c1_i32 : i32
+// CHECK:           nvvm.mbarrier.try_wait.parity %{{.*}}, %[[PAR]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// CHECK-NEXT:      nvvm.barrier
+// CHECK:           nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2:   nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %[[KMAP]]
+// CHECK:           nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2:   nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %[[VMAP]]
+// CHECK-NOT:       nvvm.cp.async.shared.global
+// CHECK:         nvvm.cp.async.wait.group 0
+module attributes {tile.wgmma} {
+func.func @ring(%K: !T {tile.name = "K"}, %V: !T {tile.name = "V"}, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 65536 : i64,
+                tile.tma_barriers = array<i64: 2, 2>} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc {offset = 0 : i64} : !buf
+  %vb = tile.local_alloc {offset = 32768 : i64} : !buf
+  %p0 = arith.cmpi slt, %lb, %ub : i32
+  tile.async_copy %K[%b, %lb, %c0] window [1, 2] into %kb[%c0] if %p0 {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !T -> !buf
+  tile.async_copy %V[%b, %lb, %c0] window [1, 2] into %vb[%c0] if %p0 {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !T -> !buf
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    %rel = arith.subi %i, %lb : i32
+    %k = arith.divui %rel, %c64 : i32
+    %w = arith.addi %k, %c1 : i32
+    %ws = arith.remui %w, %c2 : i32
+    %next = arith.addi %i, %c64 : i32
+    %more = arith.cmpi slt, %next, %ub : i32
+    tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+    tile.barrier
+    tile.async_copy %K[%b, %next, %c0] window [1, 2] into %kb[%ws] if %more {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !T -> !buf
+    tile.async_copy %V[%b, %next, %c0] window [1, 2] into %vb[%ws] if %more {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !T -> !buf
+  } {flash.keep}
+  tile.async_wait 0
+  return
+}
+}

@@ -1,0 +1,208 @@
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies))' | FileCheck %s
+
+// The input is tile-stage-shared's output; tile-pipeline-copies makes the
+// two-stage ring that tile-tma-copies moves to the TMA unit.
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[B, N, 128], f16>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+// sm_90a: K and V (rows of 256 bytes, two 128-byte column blocks) go through
+// the TMA unit: the copies of the prologue and the body take barrier 0 (slot
+// s: barrier s) and the 128B swizzle, their commits are gone, the wait at
+// the top of the body becomes a parity wait on those barriers, and each
+// barrier expects two arrivals (K and V). The wait after the loop stays.
+// CHECK-LABEL: func.func @ring(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 2, 2>
+// CHECK-NOT:     tile.async_commit
+// CHECK:         tile.async_copy {{.*}} if %{{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !tile.global<[B, N, 128], f16> -> !tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+// CHECK-NEXT:    tile.async_copy {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"}
+// CHECK-NOT:     tile.async_commit
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"}
+// CHECK-NEXT:      tile.async_copy {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"}
+// CHECK-NEXT:      tile.local_load
+// CHECK:         } {flash.keep}
+// CHECK-NEXT:    tile.async_wait 0{{$}}
+// CHECK-NEXT:    return
+module attributes {tile.wgmma} {
+func.func @ring(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
+
+// -----
+
+// The same loop without tile.wgmma (sm_80 .. sm_90): cp.async stays.
+// CHECK-LABEL: func.func @not_sm90a(
+// CHECK-NOT:     tile.tma
+// CHECK:         tile.async_commit
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0{{$}}
+// CHECK:           tile.async_commit
+!K = !tile.global<[N, 64], f16>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+func.func @not_sm90a(%K: !K, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>>>
+  } {flash.keep}
+  return
+}
+
+// -----
+
+// Rejected, cp.async kept: 4 rows of 128 bytes are half the 128B swizzle's
+// 1024-byte period, so a box would not start on it; a loop inside another
+// loop (its barriers' phases would carry over between runs); one stage.
+// CHECK-LABEL: func.func @short_box(
+// CHECK-NOT:     tile.tma
+// CHECK:         tile.async_commit
+// CHECK-LABEL: func.func @nested(
+// CHECK-NOT:     tile.tma
+// CHECK:         tile.async_commit
+// CHECK-LABEL: func.func @one_stage(
+// CHECK-NOT:     tile.tma
+// CHECK:         tile.async_commit
+// CHECK-NOT:     tile.tma
+!K = !tile.global<[N, 64], f16>
+!short = !tile.shared<[1, 4, 64], f16, swizzle = [1, 8]>
+!buf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+#b = #tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>>
+module attributes {tile.wgmma} {
+func.func @short_box(%K: !K, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !short
+  %c4 = arith.constant 4 : i32
+  scf.for %i = %lb to %ub step %c4 : i32 {
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K -> !short
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !short -> tensor<4x64xf16, #b>
+  } {flash.keep}
+  return
+}
+func.func @nested(%K: !K, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  scf.for %j = %c0 to %c2 step %c1 : i32 {
+    scf.for %i = %lb to %ub step %c64 : i32 {
+      tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K -> !buf
+      tile.async_commit
+      tile.async_wait 0
+      tile.barrier
+      %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #b>
+    } {flash.keep}
+  } {flash.keep}
+  return
+}
+func.func @one_stage(%K: !K, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x64xf16, #b>
+  } {flash.keep, tile.num_stages = 1 : i64}
+  return
+}
+}
+
+// -----
+
+// The slot's swizzle decides the box's: 64-byte rows swizzled [2, 4] are
+// TMA's 64B pattern, 32-byte rows swizzled [4, 2] its 32B pattern, unswizzled
+// rows its plain layout; 128-byte rows swizzled [2, 4] are none of TMA's
+// patterns and keep cp.async.
+// CHECK-LABEL: func.func @swizzles(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 1, 1, 1, 1, 1, 1>
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "64B"}
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}} {tile.tma_barrier = 2 : i64, tile.tma_swizzle = "32B"}
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}} {tile.tma_barrier = 4 : i64, tile.tma_swizzle = "none"}
+// CHECK:         scf.for
+// CHECK-NOT:       tile.tma
+// CHECK:           tile.async_commit
+!K32 = !tile.global<[N, 32], f16>
+!K16 = !tile.global<[N, 16], f16>
+!K64 = !tile.global<[N, 64], f16>
+!b64 = !tile.shared<[1, 64, 32], f16, swizzle = [2, 4]>
+!b32 = !tile.shared<[1, 64, 16], f16, swizzle = [4, 2]>
+!bnone = !tile.shared<[1, 64, 16], f16>
+!bbad = !tile.shared<[1, 64, 64], f16, swizzle = [2, 4]>
+#b = #tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>>
+module attributes {tile.wgmma} {
+func.func @swizzles(%K: !K32, %L: !K16, %M: !K16, %P: !K64, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc : !b64
+  %lbuf = tile.local_alloc : !b32
+  %mbuf = tile.local_alloc : !bnone
+  %pbuf = tile.local_alloc : !bbad
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K32 -> !b64
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !b64 -> tensor<64x32xf16, #b>
+  } {flash.keep}
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %L[%i, %c0] window [0, 1] into %lbuf[%c0] : !K16 -> !b32
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %l = tile.local_load %lbuf[%c0] : !b32 -> tensor<64x16xf16, #b>
+  } {flash.keep}
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %M[%i, %c0] window [0, 1] into %mbuf[%c0] : !K16 -> !bnone
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %m = tile.local_load %mbuf[%c0] : !bnone -> tensor<64x16xf16, #b>
+  } {flash.keep}
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %P[%i, %c0] window [0, 1] into %pbuf[%c0] : !K64 -> !bbad
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %p = tile.local_load %pbuf[%c0] : !bbad -> tensor<64x64xf16, #b>
+  } {flash.keep}
+  return
+}
+}
