@@ -113,11 +113,23 @@ public:
     return options;
   }
 
+  /// The flag of the row named `flag`.
+  cl::opt<bool> &flag(std::string_view flag) {
+    for (size_t i = 0; i < flags.size(); ++i)
+      if (flash::kCompileOptions[i].flag == flag)
+        return *flags[i];
+    llvm_unreachable("no such row in CompileOptions.def");
+  }
+
 private:
   std::vector<std::unique_ptr<cl::opt<bool>>> flags;
 };
 
 CompileOptionFlags compileFlags(flashcCategory);
+// clang's spelling of optimization remarks.
+cl::alias remarksAlias("R", cl::desc("Same as --remarks"),
+                       cl::aliasopt(compileFlags.flag("remarks")),
+                       cl::cat(flashcCategory));
 cl::opt<bool> timingOpt("timing", cl::desc("Report the time of every pass"),
                         cl::cat(flashcCategory));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),

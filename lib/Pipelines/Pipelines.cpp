@@ -17,7 +17,9 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm,
     return;
   // On canonical IR (constant masks folded); the clean-up after it folds the
   // unmasked loop's constant-true conditions and their arithmetic away.
-  pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops());
+  TileSplitMaskedLoopsOptions split;
+  split.remarks = options.remarks;
+  pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops(split));
   // After the split, which reads the mask's comparisons one by one.
   if (options.mergeMaskBounds || options.leanMasks)
     pm.nest<mlir::func::FuncOp>().addPass(createTileMergeMaskBounds());
@@ -44,6 +46,9 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
     kernel.addPass(createTileShiftCompareOffsets());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
+  // Invariant divisions by runtime values too, which LICM leaves: staged
+  // copies whose offsets they compute are pipelined only when invariant.
+  kernel.addPass(createTileHoistInvariantScalars());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
   // MMA operands through shared memory: cp.async copies, pipelined over the
   // loop's stages, buffers placed last (pipelining multiplies their slots).
@@ -51,8 +56,12 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   // After tile-stage-shared, which marks the kernels it found register-bound.
   if (options.compile.deferLoopSums)
     kernel.addPass(createTileDeferLoopSums());
-  kernel.addPass(createTileSplitCopies());
-  kernel.addPass(createTilePipelineCopies());
+  TileSplitCopiesOptions splitCopies;
+  splitCopies.remarks = options.compile.remarks;
+  kernel.addPass(createTileSplitCopies(splitCopies));
+  TilePipelineCopiesOptions pipelineCopies;
+  pipelineCopies.remarks = options.compile.remarks;
+  kernel.addPass(createTilePipelineCopies(pipelineCopies));
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   TileAllocateSharedOptions allocate;
