@@ -46,8 +46,11 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
     kernel.addPass(createTileShiftCompareOffsets());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
-  // Invariant divisions by runtime values too, which LICM leaves: staged
-  // copies whose offsets they compute are pipelined only when invariant.
+  kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
+  // Then the invariant divisions by runtime values, which LICM leaves, and
+  // what depends on them: staged copies whose offsets they compute are
+  // pipelined only when invariant. Nothing moves (and the code stays as
+  // LICM left it) where no such division is.
   kernel.addPass(createTileHoistInvariantScalars());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
   // MMA operands through shared memory: cp.async copies, pipelined over the

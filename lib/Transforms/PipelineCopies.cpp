@@ -135,7 +135,8 @@ struct TilePipelineCopiesPass
         continue;
       }
       if (remarks)
-        loop.emitRemark() << "staged loop pipelined over " << loopStages
+        loop.emitRemark() << "staged loop" << flash::rangeLabel(loop)
+                          << " pipelined over " << loopStages
                           << " stages: " << flash::describeCopies(staged->copies)
                           << " run " << loopStages - 1
                           << " iteration(s) ahead, " << loopStages

@@ -338,7 +338,8 @@ struct TileSplitCopiesPass
       if (keepsOneStage(loop, getOperation())) {
         if (remarks)
           loop.emitRemark()
-              << "masked blocks keep one stage (split_copies dropped): the "
+              << "staged loop" << flash::rangeLabel(loop)
+              << " keeps one stage (split_copies dropped): the "
                  "kernel is register-bound and the mask compares a limit "
                  "per row";
         loop->removeAttr(kSplitCopiesAttrName);
@@ -375,7 +376,8 @@ struct TileSplitCopiesPass
         for (const TileSchedule &tile : *tiles)
           (tile.twoSlots ? two : one).push_back(tile.copy);
         InFlightDiagnostic remark = loop.emitRemark();
-        remark << "staged loop with split copies (stages = "
+        remark << "staged loop" << flash::rangeLabel(loop)
+               << " with split copies (stages = "
                << (stages ? stages.getInt() : 1)
                << "): each copy is issued once its buffer is read";
         if (!one.empty())

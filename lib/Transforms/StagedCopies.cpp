@@ -176,6 +176,16 @@ std::string flash::describeCopies(ArrayRef<AsyncCopyOp> copies) {
   return (copies.size() == 1 ? "the copy at " : "the copies at ") + places;
 }
 
+std::string flash::rangeLabel(scf::ForOp loop) {
+  if (loop->hasAttr(kMaskSplitAttrName))
+    return " (its masked blocks)";
+  for (Operation &op : *loop->getBlock())
+    if (&op != loop.getOperation() && isa<scf::ForOp>(op) &&
+        op.getLoc() == loop.getLoc())
+      return " (its unmasked blocks)";
+  return "";
+}
+
 void flash::reportUnstaged(scf::ForOp loop, const StagingFailure &why,
                            bool remarks, DenseSet<Location> &warned) {
   auto asked = loop->getAttrOfType<IntegerAttr>(kNumStagesAttrName);
@@ -189,7 +199,7 @@ void flash::reportUnstaged(scf::ForOp loop, const StagingFailure &why,
     diag << "loop asks for " << asked.getInt()
          << " stages but its copies get 1: ";
   else
-    diag << "staged loop not pipelined: ";
+    diag << "staged loop" << rangeLabel(loop) << " not pipelined: ";
   if (why.copy)
     diag << describeCopies(cast<AsyncCopyOp>(why.copy))
          << " cannot be issued ahead: ";

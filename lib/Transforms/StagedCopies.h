@@ -57,6 +57,11 @@ void reportUnstaged(mlir::scf::ForOp loop, const StagingFailure &why,
 /// "the copies at 26:13, 27:13": where `copies` come from in the source.
 std::string describeCopies(llvm::ArrayRef<tile::AsyncCopyOp> copies);
 
+/// " (its masked blocks)" for a range of a split key loop that keeps the
+/// mask, " (its unmasked blocks)" for the one without, "" for a loop that
+/// was not split: which of the loops at one source location a remark is of.
+std::string rangeLabel(mlir::scf::ForOp loop);
+
 /// Whether a barrier precedes `op` in its block. A loop nested in another
 /// runs again after other warps read its buffers; such a barrier separates
 /// those reads from copies issued before the loop.
