@@ -162,7 +162,8 @@ std::optional<StagedLoop> flash::analyzeStagedLoop(scf::ForOp loop,
   }
   if (staged.copies.empty()) {
     if (why)
-      *why = {nullptr, Value(), "nothing in it is copied to shared memory"};
+      *why = {nullptr, Value(), "nothing in it is copied to shared memory",
+              /*nothingStaged=*/true};
     return std::nullopt;
   }
   return staged;
@@ -189,8 +190,8 @@ std::string flash::rangeLabel(scf::ForOp loop) {
 void flash::reportUnstaged(scf::ForOp loop, const StagingFailure &why,
                            bool remarks, DenseSet<Location> &warned) {
   auto asked = loop->getAttrOfType<IntegerAttr>(kNumStagesAttrName);
-  bool warn = asked && asked.getInt() > 1;
-  if (!warn && !remarks)
+  bool warn = asked && asked.getInt() > 1 && !why.nothingStaged;
+  if ((!warn && !remarks) || (why.nothingStaged && !asked))
     return;
   if (warn && !warned.insert(loop.getLoc()).second)
     return;
@@ -199,7 +200,8 @@ void flash::reportUnstaged(scf::ForOp loop, const StagingFailure &why,
     diag << "loop asks for " << asked.getInt()
          << " stages but its copies get 1: ";
   else
-    diag << "staged loop" << rangeLabel(loop) << " not pipelined: ";
+    diag << (asked ? "staged loop" : "loop") << rangeLabel(loop)
+         << " not pipelined: ";
   if (why.copy)
     diag << describeCopies(cast<AsyncCopyOp>(why.copy))
          << " cannot be issued ahead: ";

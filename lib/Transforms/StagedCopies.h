@@ -36,6 +36,9 @@ struct StagingFailure {
   mlir::Operation *copy = nullptr;
   mlir::Value blocker;
   std::string reason;
+  /// The loop copies nothing to shared memory: a remark only where it asked
+  /// for stages.
+  bool nothingStaged = false;
 };
 
 /// The staged copies of `loop`'s body if all of them can be re-issued for
