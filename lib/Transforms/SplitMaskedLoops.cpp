@@ -281,6 +281,17 @@ IterationSet withinLoop(IterationSet live, scf::ForOp loop) {
   return live;
 }
 
+/// Where the condition `conjunct` is written: its comparison's location,
+/// not that of the broadcast the mask applies to it.
+Location conditionLoc(Value conjunct) {
+  while (Operation *def = conjunct.getDefiningOp()) {
+    if (!isa<tile::BroadcastOp, tile::ExpandDimsOp, tile::SplatOp>(def))
+      return def->getLoc();
+    conjunct = def->getOperand(0);
+  }
+  return conjunct.getLoc();
+}
+
 /// "41:20, 41:45": where the conditions in `locs` are.
 std::string listPlaces(ArrayRef<Location> locs) {
   return llvm::join(llvm::map_range(locs, lineCol), ", ");
@@ -309,7 +320,7 @@ void splitMaskedLoop(scf::ForOp loop, bool remarks) {
         continue;
       const MaskFailure &why = analysis.lastFailure();
       InFlightDiagnostic remark = loop.emitRemark();
-      remark << "mask condition at " << lineCol(conjunct.getLoc())
+      remark << "mask condition at " << lineCol(conditionLoc(conjunct))
              << " not analysed, so it is computed in every block: ";
       if (why.value) {
         remark << "the analysis stops at " << why.reason;
@@ -321,11 +332,11 @@ void splitMaskedLoop(scf::ForOp loop, bool remarks) {
     }
     IterationSet own = withinLoop(sets->live, loop);
     if (own.empty)
-      emptyBy.push_back(conjunct.getLoc());
+      emptyBy.push_back(conditionLoc(conjunct));
     if (own.lower)
-      lowerBy.push_back(conjunct.getLoc());
+      lowerBy.push_back(conditionLoc(conjunct));
     if (own.upper)
-      upperBy.push_back(conjunct.getLoc());
+      upperBy.push_back(conditionLoc(conjunct));
     visible = analysis.intersect(visible, sets->visible);
     live = analysis.intersect(live, own);
     analysed.push_back(conjunct);
