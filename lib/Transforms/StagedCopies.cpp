@@ -200,7 +200,7 @@ void flash::reportUnstaged(scf::ForOp loop, const StagingFailure &why,
     diag << "loop asks for " << asked.getInt()
          << " stages but its copies get 1: ";
   else
-    diag << (asked ? "staged loop" : "loop") << rangeLabel(loop)
+    diag << (why.nothingStaged ? "loop" : "staged loop") << rangeLabel(loop)
          << " not pipelined: ";
   if (why.copy)
     diag << describeCopies(cast<AsyncCopyOp>(why.copy))
