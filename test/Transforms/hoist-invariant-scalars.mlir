@@ -56,3 +56,26 @@ func.func @unsigned_loop(%d: i32, %lb: i32, %ub: i32, %x: i32,
   }
   return %r : tensor<16xi32>
 }
+
+// The user's case, end to end (Inputs/gqa_head_in_loop.tile): the KV head
+// h / (H / H_KV) written in the staged key loop leaves it, guarded, and both
+// ranges of the split loop keep two stages of K and V (Q's buffer has one);
+// a head carried from block to block (DATA_DEPENDENT) cannot, and every
+// buffer keeps one slot. check_gqa.py runs the kernel on the interpreter and
+// the emulator against a float64 reference, with H_KV = 2 of H = 4 heads.
+// RUN: flashc %S/Inputs/gqa_head_in_loop.tile --emit=layout 2>&1 | FileCheck %s --check-prefix=GQA
+// GQA-NOT:       warning
+// GQA:           tile.local_alloc {{.*}} : !tile.shared<[1, 64, 64], f16
+// GQA-COUNT-4:   tile.local_alloc {{.*}} : !tile.shared<[2, 64, 64], f16
+// GQA:           %[[RUNS:.*]] = arith.cmpi {{slt|sgt}}
+// GQA-NEXT:      %[[D1:.*]] = arith.select %[[RUNS]], %{{.*}}, %c1_i32 : i32
+// GQA-NEXT:      %[[GROUP:.*]] = arith.divsi %{{.*}}, %[[D1]] : i32
+// GQA-NEXT:      %[[D2:.*]] = arith.select %[[RUNS]], %[[GROUP]], %c1_i32 : i32
+// GQA-NEXT:      %[[HEAD:.*]] = arith.divsi %{{.*}}, %[[D2]] : i32
+// GQA:           scf.for
+// GQA:             tile.async_copy %arg1[%{{.*}}, %[[HEAD]], {{.*}} -> !tile.shared<[2, 64, 64], f16
+// RUN: flashc %S/Inputs/gqa_head_in_loop.tile -D DATA_DEPENDENT=true --emit=layout 2>/dev/null | FileCheck %s --check-prefix=CARRIED
+// CARRIED-COUNT-5: tile.local_alloc {{.*}} : !tile.shared<[1, 64, 64], f16
+// CARRIED-NOT:     tile.shared<[2,
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/Inputs/check_gqa.py --flashc flashc --kernel %S/Inputs/gqa_head_in_loop.tile --workdir %t
