@@ -300,8 +300,14 @@ std::string listPlaces(ArrayRef<Location> locs) {
 /// Splits `loop` where its mask allows; leaves it alone otherwise. With
 /// `remarks`, says which at the loop.
 void splitMaskedLoop(scf::ForOp loop, bool remarks) {
-  if (loop->hasAttr(tile::kMaskSplitAttrName) || loop.getInitArgs().empty())
+  if (loop->hasAttr(tile::kMaskSplitAttrName))
     return;
+  if (loop.getInitArgs().empty()) {
+    if (remarks && !loop.getBody()->getOps<tile::OnlineSoftmaxOp>().empty())
+      loop.emitRemark() << "key loop not split: it carries no online-softmax "
+                           "state (its m, l and acc live in memory)";
+    return;
+  }
   std::optional<MaskedScores> masked = findMaskedScores(loop);
   if (!masked) {
     if (remarks && !loop.getBody()->getOps<tile::OnlineSoftmaxOp>().empty())
