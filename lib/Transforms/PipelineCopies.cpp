@@ -136,11 +136,10 @@ struct TilePipelineCopiesPass
       }
       if (remarks)
         loop.emitRemark() << "staged loop" << flash::rangeLabel(loop)
-                          << " pipelined over " << loopStages
-                          << " stages: " << flash::describeCopies(staged->copies)
-                          << " run " << loopStages - 1
-                          << " iteration(s) ahead, " << loopStages
-                          << " buffers each";
+                          << " pipelined over " << loopStages << " stages: "
+                          << flash::describeCopies(staged->copies) << " run "
+                          << loopStages - 1 << " iteration(s) ahead, "
+                          << loopStages << " buffers each";
       pipeline(loop, *staged, loopStages);
     }
   }

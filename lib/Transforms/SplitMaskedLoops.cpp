@@ -209,7 +209,8 @@ std::string splitLoop(scf::ForOp loop, const IterationSet &visible,
                         : ub;
   ValueRange state = loop.getInitArgs();
   SmallVector<std::string> ranges;
-  std::string fromName = live.lower ? "lo" : "lb", toName = live.upper ? "hi" : "ub";
+  std::string fromName = live.lower ? "lo" : "lb";
+  std::string toName = live.upper ? "hi" : "ub";
   auto range = [&](Value lo, Value hi, bool unmasked, StringRef loName,
                    StringRef hiName) {
     state = cloneOverRange(builder, loop, lo, hi, state, analysed, unmasked)
