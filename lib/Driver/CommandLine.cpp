@@ -89,6 +89,11 @@ cl::opt<std::string> archOpt("arch", cl::desc(archHelp),
                              cl::value_desc("sm_XX"),
                              cl::init(std::string(flash::kDefaultArch)),
                              cl::cat(flashcCategory));
+// clang's spelling of --remarks (an option of its own: --help lists it,
+// which it does not do for an alias).
+cl::opt<bool> remarksShortOpt("R", cl::desc("Same as --remarks"),
+                              cl::cat(flashcCategory));
+
 /// One --FLAG per row of CompileOptions.def.
 class CompileOptionFlags {
 public:
@@ -105,6 +110,7 @@ public:
     flash::CompileOptions options;
     for (size_t i = 0; i < flags.size(); ++i)
       options.*flash::kCompileOptions[i].field = *flags[i];
+    options.remarks |= remarksShortOpt;
     auto &registered = cl::getRegisteredOptions();
     auto lsr = registered.find("disable-lsr");
     if (lsr != registered.end() && lsr->second->getNumOccurrences())
@@ -252,6 +258,8 @@ bool parseCommandLine(std::vector<const char *> &args) {
       "[--arch=sm_XX]\n"
       "         [-o OUT]   (ptx/cubin: also writes the launch sidecar "
       "OUT.json)\n"
+      "         [-R]   (remarks: how each key loop was split, what each "
+      "staged loop got)\n"
       "  flashc run FILE.tile --target=interp|emulate|cuda [-D NAME=VALUE]...\n"
       "         --arg NAME=FILE.npy|NUMBER ... --out NAME=FILE.npy ...\n"
       "         [--stats] [--no-race-check]   (emulate: print the "

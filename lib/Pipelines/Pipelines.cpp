@@ -17,7 +17,9 @@ void flash::buildTilePipeline(mlir::OpPassManager &pm,
     return;
   // On canonical IR (constant masks folded); the clean-up after it folds the
   // unmasked loop's constant-true conditions and their arithmetic away.
-  pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops());
+  TileSplitMaskedLoopsOptions split;
+  split.remarks = options.remarks;
+  pm.nest<mlir::func::FuncOp>().addPass(createTileSplitMaskedLoops(split));
   // After the split, which reads the mask's comparisons one by one.
   if (options.mergeMaskBounds || options.leanMasks)
     pm.nest<mlir::func::FuncOp>().addPass(createTileMergeMaskBounds());
@@ -45,14 +47,24 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
+  // Then the invariant divisions by runtime values, which LICM leaves, and
+  // what depends on them: staged copies whose offsets they compute are
+  // pipelined only when invariant. Nothing moves (and the code stays as
+  // LICM left it) where no such division is.
+  kernel.addPass(createTileHoistInvariantScalars());
+  kernel.addPass(mlir::createLoopInvariantCodeMotionPass());
   // MMA operands through shared memory: cp.async copies, pipelined over the
   // loop's stages, buffers placed last (pipelining multiplies their slots).
   kernel.addPass(createTileStageShared());
   // After tile-stage-shared, which marks the kernels it found register-bound.
   if (options.compile.deferLoopSums)
     kernel.addPass(createTileDeferLoopSums());
-  kernel.addPass(createTileSplitCopies());
-  kernel.addPass(createTilePipelineCopies());
+  TileSplitCopiesOptions splitCopies;
+  splitCopies.remarks = options.compile.remarks;
+  kernel.addPass(createTileSplitCopies(splitCopies));
+  TilePipelineCopiesOptions pipelineCopies;
+  pipelineCopies.remarks = options.compile.remarks;
+  kernel.addPass(createTilePipelineCopies(pipelineCopies));
   // sm_90a only: the pipelined copies of full boxes go through the TMA unit.
   kernel.addPass(createTileTmaCopies());
   kernel.addPass(mlir::createCanonicalizerPass());

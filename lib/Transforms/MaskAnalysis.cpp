@@ -13,6 +13,19 @@ using namespace flash::tile;
 namespace flash {
 namespace {
 
+/// The failure record of the analysis running on this thread (the helpers
+/// below are free functions); the first failure, the innermost, is kept.
+thread_local MaskFailure *currentFailure = nullptr;
+
+/// Records that the analysis stops at `v` because of `reason`.
+LogicalResult stopAt(Value v, const Twine &reason) {
+  if (currentFailure && !currentFailure->value) {
+    currentFailure->value = v;
+    currentFailure->reason = reason.str();
+  }
+  return failure();
+}
+
 /// How an integer value of the loop depends on the block: exactly `n` times
 /// the induction variable plus a part g that is, along each dim of the
 /// value, non-decreasing (+1), non-increasing (-1) or constant (0).
@@ -55,7 +68,7 @@ FailureOr<Trend> sum(FailureOr<Trend> a, FailureOr<Trend> b, int64_t sign) {
   for (auto [da, db] : llvm::zip(a->dirs, b->dirs)) {
     std::optional<int> d = combine(da, static_cast<int>(sign) * db);
     if (!d)
-      return failure();
+      return failure(); // blamed by the caller, which has the op
     t.dirs.push_back(*d);
   }
   return t;
@@ -78,7 +91,7 @@ FailureOr<Trend> productTrend(arith::MulIOp mul, scf::ForOp loop) {
     return scaled(trendOf(mul.getLhs(), loop), *c);
   if (std::optional<int64_t> c = constantInt(mul.getLhs()))
     return scaled(trendOf(mul.getRhs(), loop), *c);
-  return failure();
+  return stopAt(mul, "a product of two non-constant values");
 }
 
 /// A division by a positive constant, or a min / max: monotone, but affine
@@ -87,15 +100,28 @@ FailureOr<Trend> monotoneTrend(Operation *op, scf::ForOp loop) {
   if (isa<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp>(op)) {
     std::optional<int64_t> divisor = constantInt(op->getOperand(1));
     FailureOr<Trend> t = trendOf(op->getOperand(0), loop);
-    if (!divisor || *divisor <= 0 || failed(t) || t->n != 0)
+    if (!divisor || *divisor <= 0)
+      return stopAt(op->getResult(0),
+                    "a division by a value that is not a positive constant");
+    if (failed(t))
       return failure();
+    if (t->n != 0)
+      return stopAt(op->getResult(0),
+                    "a division of the loop's induction variable");
     return t;
   }
   FailureOr<Trend> a = trendOf(op->getOperand(0), loop);
   FailureOr<Trend> b = trendOf(op->getOperand(1), loop);
-  if (failed(a) || failed(b) || a->n != 0 || b->n != 0)
+  if (failed(a) || failed(b))
     return failure();
-  return sum(a, b, 1);
+  if (a->n != 0 || b->n != 0)
+    return stopAt(op->getResult(0),
+                  "a min or max of the loop's induction variable");
+  FailureOr<Trend> t = sum(a, b, 1);
+  if (failed(t))
+    return stopAt(op->getResult(0),
+                  "a min or max of an increasing and a decreasing value");
+  return t;
 }
 
 FailureOr<Trend> shapeTrend(Operation *op, scf::ForOp loop, unsigned rank) {
@@ -124,14 +150,19 @@ FailureOr<Trend> shapeTrend(Operation *op, scf::ForOp loop, unsigned rank) {
             t->dirs[d] = 0;
         return t;
       })
-      .Default([](Operation *) { return failure(); });
+      .Default([](Operation *op) -> FailureOr<Trend> {
+        return stopAt(op->getResult(0),
+                      "'" + op->getName().getStringRef() +
+                          "', which the mask analysis does not read through");
+      });
 }
 
 /// The trend of an integer value of the loop's induction variable type, or
 /// failure when it is not of the form d * n + g(i, j) described above.
 FailureOr<Trend> trendOf(Value v, scf::ForOp loop) {
   if (elementType(v) != loop.getInductionVar().getType())
-    return failure();
+    return stopAt(v, "a value whose element type is not the loop's "
+                     "induction variable's");
   unsigned rank = rankOf(v);
   Trend flat{0, SmallVector<int, 2>(rank, 0)};
   if (v == loop.getInductionVar())
@@ -140,14 +171,21 @@ FailureOr<Trend> trendOf(Value v, scf::ForOp loop) {
     return flat;
   Operation *def = v.getDefiningOp();
   if (!def)
-    return failure();
+    return stopAt(v, "a value carried from one iteration to the next");
+  auto addOrSub = [&](Operation *op, int64_t sign) -> FailureOr<Trend> {
+    FailureOr<Trend> a = trendOf(op->getOperand(0), loop);
+    FailureOr<Trend> b = trendOf(op->getOperand(1), loop);
+    if (failed(a) || failed(b))
+      return failure();
+    FailureOr<Trend> t = sum(a, b, sign);
+    if (failed(t))
+      return stopAt(op->getResult(0), "a sum whose terms do not move "
+                                      "together along one dim");
+    return t;
+  };
   return TypeSwitch<Operation *, FailureOr<Trend>>(def)
-      .Case([&](arith::AddIOp op) {
-        return sum(trendOf(op.getLhs(), loop), trendOf(op.getRhs(), loop), 1);
-      })
-      .Case([&](arith::SubIOp op) {
-        return sum(trendOf(op.getLhs(), loop), trendOf(op.getRhs(), loop), -1);
-      })
+      .Case([&](arith::AddIOp op) { return addOrSub(op, 1); })
+      .Case([&](arith::SubIOp op) { return addOrSub(op, -1); })
       .Case([&](arith::MulIOp op) { return productTrend(op, loop); })
       .Case<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
             arith::MinSIOp, arith::MaxSIOp>(
@@ -189,7 +227,10 @@ Value MaskAnalysis::constant(int64_t value) {
 FailureOr<BlockSets> MaskAnalysis::analyze(Value mask) {
   InsertedOps inserted;
   builder.setListener(&inserted);
+  stop = MaskFailure{};
+  currentFailure = &stop;
   FailureOr<BlockSets> sets = analyzeCondition(mask);
+  currentFailure = nullptr;
   builder.setListener(nullptr);
   if (failed(sets))
     for (Operation *op : llvm::reverse(inserted.ops))
@@ -205,7 +246,7 @@ FailureOr<BlockSets> MaskAnalysis::analyzeCondition(Value mask) {
   }
   Operation *def = mask.getDefiningOp();
   if (!def)
-    return failure();
+    return stopAt(mask, "a condition carried from one iteration to the next");
   return TypeSwitch<Operation *, FailureOr<BlockSets>>(def)
       .Case([&](arith::AndIOp op) -> FailureOr<BlockSets> {
         FailureOr<BlockSets> a = analyzeCondition(op.getLhs());
@@ -227,7 +268,11 @@ FailureOr<BlockSets> MaskAnalysis::analyzeCondition(Value mask) {
         return analyzeCondition(op->getOperand(0));
       })
       .Case([&](arith::CmpIOp op) { return analyzeComparison(op); })
-      .Default([](Operation *) { return failure(); });
+      .Default([](Operation *op) -> FailureOr<BlockSets> {
+        return stopAt(op->getResult(0),
+                      "'" + op->getName().getStringRef() +
+                          "', not a comparison, and or or of comparisons");
+      });
 }
 
 /// lhs - rhs >= k (or <= k) holds for a whole block iff it holds at the
@@ -242,12 +287,19 @@ FailureOr<BlockSets> MaskAnalysis::analyzeComparison(Operation *op) {
   case arith::CmpIPredicate::sgt: atLeast = true, k = 1; break;
   case arith::CmpIPredicate::sle: atLeast = false, k = 0; break;
   case arith::CmpIPredicate::slt: atLeast = false, k = -1; break;
-  default: return failure();
+  default:
+    return stopAt(cmp, "a comparison '" +
+                           arith::stringifyCmpIPredicate(cmp.getPredicate()) +
+                           "', not a signed <, <=, > or >=");
   }
-  FailureOr<Trend> t = sum(trendOf(cmp.getLhs(), loop),
-                           trendOf(cmp.getRhs(), loop), -1);
-  if (failed(t))
+  FailureOr<Trend> lhs = trendOf(cmp.getLhs(), loop);
+  FailureOr<Trend> rhs = trendOf(cmp.getRhs(), loop);
+  if (failed(lhs) || failed(rhs))
     return failure();
+  FailureOr<Trend> t = sum(lhs, rhs, -1);
+  if (failed(t))
+    return stopAt(cmp, "a comparison of sides that grow in opposite "
+                       "directions along one dim");
   auto shape = dyn_cast<ShapedType>(cmp.getLhs().getType());
   auto at = [&](bool max) {
     SmallVector<int64_t> index;

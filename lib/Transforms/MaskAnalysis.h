@@ -18,6 +18,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
+#include <string>
+
 namespace flash {
 
 /// The iterations {n : lower <= n < upper} of a loop (a null bound is
@@ -37,6 +39,13 @@ struct BlockSets {
   IterationSet visible, live;
 };
 
+/// Why a mask was not analysed: the value the analysis stopped at (the
+/// first that is not of the form above) and what it lacks.
+struct MaskFailure {
+  mlir::Value value;
+  std::string reason;
+};
+
 /// Analyses the i1 tiles of one loop's masks. The bound arithmetic goes
 /// before the loop; what an analysis that fails has built is erased.
 class MaskAnalysis {
@@ -46,6 +55,9 @@ public:
   /// The sets of `mask` (an i1 tile), or failure when it is not built from
   /// comparisons this analysis understands (a loaded mask, say).
   mlir::FailureOr<BlockSets> analyze(mlir::Value mask);
+
+  /// Where the last failed `analyze` stopped.
+  const MaskFailure &lastFailure() const { return stop; }
 
   /// a ∩ b, for the `and` of two masks (exact for both sets).
   IterationSet intersect(const IterationSet &a, const IterationSet &b);
@@ -63,6 +75,7 @@ private:
   mlir::scf::ForOp loop;
   mlir::OpBuilder builder;
   mlir::Type indexType;
+  MaskFailure stop;
 };
 
 } // namespace flash

@@ -116,6 +116,7 @@ struct TilePipelineCopiesPass
     SmallVector<scf::ForOp> loops;
     getOperation().walk<WalkOrder::PreOrder>(
         [&](scf::ForOp loop) { loops.push_back(loop); });
+    DenseSet<Location> warned;
     for (scf::ForOp loop : loops) {
       // The attribute's verifier guarantees at least 1.
       int64_t loopStages = stages;
@@ -125,11 +126,20 @@ struct TilePipelineCopiesPass
       if (loopStages == 1 || loop->hasAttr(kSplitCopiesAttrName) ||
           !loop.getInductionVar().getType().isInteger(32))
         continue;
-      std::optional<flash::StagedLoop> staged = flash::analyzeStagedLoop(loop);
+      flash::StagingFailure why;
+      std::optional<flash::StagedLoop> staged =
+          flash::analyzeStagedLoop(loop, &why);
       if (!staged) {
         LLVM_DEBUG(llvm::dbgs() << "not pipelined: " << loop.getLoc() << "\n");
+        flash::reportUnstaged(loop, why, remarks, warned);
         continue;
       }
+      if (remarks)
+        loop.emitRemark() << "staged loop" << flash::rangeLabel(loop)
+                          << " pipelined over " << loopStages << " stages: "
+                          << flash::describeCopies(staged->copies) << " run "
+                          << loopStages - 1 << " iteration(s) ahead, "
+                          << loopStages << " buffers each";
       pipeline(loop, *staged, loopStages);
     }
   }

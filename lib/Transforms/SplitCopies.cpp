@@ -324,6 +324,8 @@ bool keepsOneStage(scf::ForOp loop, func::FuncOp kernel) {
 
 struct TileSplitCopiesPass
     : flash::impl::TileSplitCopiesBase<TileSplitCopiesPass> {
+  using TileSplitCopiesBase::TileSplitCopiesBase;
+
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
@@ -331,17 +333,28 @@ struct TileSplitCopiesPass
           loop.getInductionVar().getType().isInteger(32))
         loops.push_back(loop);
     });
+    DenseSet<Location> warned;
     for (scf::ForOp loop : loops) {
       if (keepsOneStage(loop, getOperation())) {
+        if (remarks)
+          loop.emitRemark()
+              << "staged loop" << flash::rangeLabel(loop)
+              << " keeps one stage (split_copies dropped): the "
+                 "kernel is register-bound and the mask compares a limit "
+                 "per row";
         loop->removeAttr(kSplitCopiesAttrName);
         loop->setAttr(kNumStagesAttrName,
                       OpBuilder(loop).getI64IntegerAttr(1));
         continue;
       }
       auto stages = loop->getAttrOfType<IntegerAttr>(kNumStagesAttrName);
-      std::optional<flash::StagedLoop> staged = flash::analyzeStagedLoop(loop);
-      if (!staged)
+      flash::StagingFailure why;
+      std::optional<flash::StagedLoop> staged =
+          flash::analyzeStagedLoop(loop, &why);
+      if (!staged) {
+        flash::reportUnstaged(loop, why, remarks, warned);
         continue;
+      }
       Block *body = loop.getBody();
       sinkReads(*staged, body);
       SmallVector<Operation *> syncPoints;
@@ -350,7 +363,27 @@ struct TileSplitCopiesPass
                        syncPoints);
       if (failed(tiles)) {
         LLVM_DEBUG(llvm::dbgs() << "not split: " << loop.getLoc() << "\n");
+        flash::reportUnstaged(
+            loop,
+            {nullptr, Value(),
+             "split_copies finds all its tiles read at one point, so no copy "
+             "overlaps anything"},
+            remarks, warned);
         continue;
+      }
+      if (remarks) {
+        SmallVector<AsyncCopyOp> one, two;
+        for (const TileSchedule &tile : *tiles)
+          (tile.twoSlots ? two : one).push_back(tile.copy);
+        InFlightDiagnostic remark = loop.emitRemark();
+        remark << "staged loop" << flash::rangeLabel(loop)
+               << " with split copies (stages = "
+               << (stages ? stages.getInt() : 1)
+               << "): each copy is issued once its buffer is read";
+        if (!one.empty())
+          remark << "; 1 buffer: " << flash::describeCopies(one);
+        if (!two.empty())
+          remark << "; 2 buffers: " << flash::describeCopies(two);
       }
       split(loop, *staged, *tiles, syncPoints);
     }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
 #include "MaskAnalysis.h"
+#include "Remarks.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
@@ -190,9 +191,10 @@ struct Cuts {
 };
 
 /// Replaces `loop` by its masked, visible and masked ranges; iterations
-/// outside `live` are dropped.
-void splitLoop(scf::ForOp loop, const IterationSet &visible,
-               const IterationSet &live, ArrayRef<Value> analysed) {
+/// outside `live` are dropped. Returns the ranges as a remark states them:
+/// `[lb, a) unmasked, [a, hi) masked`, lo and hi being the live bounds.
+std::string splitLoop(scf::ForOp loop, const IterationSet &visible,
+                      const IterationSet &live, ArrayRef<Value> analysed) {
   OpBuilder builder(loop);
   Cuts cuts{builder, loop};
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound();
@@ -206,25 +208,35 @@ void splitLoop(scf::ForOp loop, const IterationSet &visible,
                                                  gridTo, ub)
                         : ub;
   ValueRange state = loop.getInitArgs();
-  auto range = [&](Value lo, Value hi, bool unmasked) {
+  SmallVector<std::string> ranges;
+  std::string fromName = live.lower ? "lo" : "lb";
+  std::string toName = live.upper ? "hi" : "ub";
+  auto range = [&](Value lo, Value hi, bool unmasked, StringRef loName,
+                   StringRef hiName) {
     state = cloneOverRange(builder, loop, lo, hi, state, analysed, unmasked)
                 .getResults();
+    ranges.push_back(("[" + loName + ", " + hiName + ") " +
+                      (unmasked ? "unmasked" : "masked"))
+                         .str());
   };
   if (visible.empty) {
-    range(from, to, false);
+    range(from, to, false, fromName, toName);
   } else {
     Value visLo =
         visible.lower ? cuts.clamp(visible.lower, from, gridTo) : from;
     Value visHi =
         visible.upper ? cuts.clamp(visible.upper, visLo, gridTo) : to;
+    StringRef visLoName = visible.lower ? "a" : StringRef(fromName);
+    StringRef visHiName = visible.upper ? "b" : StringRef(toName);
     if (visible.lower)
-      range(from, visLo, false);
-    range(visLo, visHi, true);
+      range(from, visLo, false, fromName, visLoName);
+    range(visLo, visHi, true, visLoName, visHiName);
     if (visible.upper)
-      range(visHi, to, false);
+      range(visHi, to, false, visHiName, toName);
   }
   loop.replaceAllUsesWith(state);
   loop.erase();
+  return llvm::join(ranges, ", ");
 }
 
 /// v as a sum of opaque values times integers plus a constant, read through
@@ -270,41 +282,119 @@ IterationSet withinLoop(IterationSet live, scf::ForOp loop) {
   return live;
 }
 
-/// Splits `loop` where its mask allows; leaves it alone otherwise.
-void splitMaskedLoop(scf::ForOp loop) {
-  if (loop->hasAttr(tile::kMaskSplitAttrName) || loop.getInitArgs().empty())
+/// Where the condition `conjunct` is written: its comparison's location,
+/// not that of the broadcast the mask applies to it.
+Location conditionLoc(Value conjunct) {
+  while (Operation *def = conjunct.getDefiningOp()) {
+    if (!isa<tile::BroadcastOp, tile::ExpandDimsOp, tile::SplatOp>(def))
+      return def->getLoc();
+    conjunct = def->getOperand(0);
+  }
+  return conjunct.getLoc();
+}
+
+/// "41:20, 41:45": where the conditions in `locs` are.
+std::string listPlaces(ArrayRef<Location> locs) {
+  return llvm::join(llvm::map_range(locs, lineCol), ", ");
+}
+
+/// Splits `loop` where its mask allows; leaves it alone otherwise. With
+/// `remarks`, says which at the loop.
+void splitMaskedLoop(scf::ForOp loop, bool remarks) {
+  if (loop->hasAttr(tile::kMaskSplitAttrName))
     return;
+  if (loop.getInitArgs().empty()) {
+    if (remarks && !loop.getBody()->getOps<tile::OnlineSoftmaxOp>().empty())
+      loop.emitRemark() << "key loop not split: it carries no online-softmax "
+                           "state (its m, l and acc live in memory)";
+    return;
+  }
   std::optional<MaskedScores> masked = findMaskedScores(loop);
-  if (!masked)
+  if (!masked) {
+    if (remarks && !loop.getBody()->getOps<tile::OnlineSoftmaxOp>().empty())
+      loop.emitRemark() << "key loop not split: its online_softmax scores are "
+                           "not masked by where(mask, s, -inf)";
     return;
+  }
   MaskAnalysis analysis(loop);
   IterationSet visible, live;
   SmallVector<Value> analysed;
+  SmallVector<Location> lowerBy, upperBy, emptyBy;
   for (Value conjunct : masked->conjuncts) {
     FailureOr<BlockSets> sets = analysis.analyze(conjunct);
-    if (failed(sets))
+    if (failed(sets)) {
+      if (!remarks)
+        continue;
+      const MaskFailure &why = analysis.lastFailure();
+      InFlightDiagnostic remark = loop.emitRemark();
+      remark << "mask condition at " << lineCol(conditionLoc(conjunct))
+             << " not analysed, so it is computed in every block: ";
+      if (why.value) {
+        remark << "the analysis stops at " << why.reason;
+        remark.attachNote(why.value.getLoc()) << "the analysis stops here";
+      } else {
+        remark << "it is not built from comparisons of d * n + g(i, j)";
+      }
       continue;
+    }
+    IterationSet own = withinLoop(sets->live, loop);
+    if (own.empty)
+      emptyBy.push_back(conditionLoc(conjunct));
+    if (own.lower)
+      lowerBy.push_back(conditionLoc(conjunct));
+    if (own.upper)
+      upperBy.push_back(conditionLoc(conjunct));
     visible = analysis.intersect(visible, sets->visible);
-    live = analysis.intersect(live, withinLoop(sets->live, loop));
+    live = analysis.intersect(live, own);
     analysed.push_back(conjunct);
   }
-  if (!hiddenBlockIsIdentity(loop, masked->softmax))
+  bool skips = hiddenBlockIsIdentity(loop, masked->softmax);
+  if (!skips)
     live = IterationSet{};
   // Without an analysed conjunct the bounds (none were built) gain nothing;
   // an empty visible set and a full live set leave one masked loop (its
   // dead bounds fold away).
-  if (analysed.empty())
+  if (analysed.empty()) {
+    if (remarks)
+      loop.emitRemark() << "key loop not split: no condition of its mask "
+                           "could be analysed";
     return;
-  splitLoop(loop, visible, live, analysed);
+  }
+  IterationSet kept = live;
+  Location loc = loop.getLoc();
+  std::string ranges = splitLoop(loop, visible, live, analysed);
+  if (!remarks)
+    return;
+  InFlightDiagnostic remark = emitRemark(loc);
+  unsigned count = llvm::count(ranges, '[');
+  remark << "key loop split into " << count
+         << (count == 1 ? " range: " : " ranges: ") << ranges;
+  if (kept.empty)
+    remark << "; every block skipped (the condition at "
+           << listPlaces(emptyBy) << " never holds)";
+  if (kept.lower)
+    remark << "; blocks before lo skipped (lower bound from the condition at "
+           << listPlaces(lowerBy) << ")";
+  if (kept.upper)
+    remark << "; blocks from hi on skipped (upper bound from the condition at "
+           << listPlaces(upperBy) << ")";
+  if (!skips)
+    remark << "; no block skipped: the body writes memory or carries values "
+              "other than the online-softmax state";
+  else if (!kept.empty && !kept.lower && !kept.upper)
+    remark << "; no block skipped: the mask hides no whole block outside the "
+              "loop's range";
 }
 
 struct TileSplitMaskedLoops
     : flash::impl::TileSplitMaskedLoopsBase<TileSplitMaskedLoops> {
+  using TileSplitMaskedLoopsBase::TileSplitMaskedLoopsBase;
+
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
-      splitMaskedLoop(loop);
+      splitMaskedLoop(loop, remarks);
   }
 };
 } // namespace

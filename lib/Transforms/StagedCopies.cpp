@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "StagedCopies.h"
+#include "Remarks.h"
 #include "SharedStaging.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -36,7 +37,7 @@ bool isLoopInvariantRead(Operation *op, scf::ForOp loop) {
 /// not write) and fed only by the induction variable and values from outside
 /// the loop.
 bool collectSlice(Value value, scf::ForOp loop,
-                  llvm::SetVector<Operation *> &slice) {
+                  llvm::SetVector<Operation *> &slice, StagingFailure *why) {
   if (value == loop.getInductionVar())
     return true;
   if (!loop->isAncestor(value.getParentRegion()->getParentOp()))
@@ -44,6 +45,10 @@ bool collectSlice(Value value, scf::ForOp loop,
   Operation *def = value.getDefiningOp();
   if (!def) {
     LLVM_DEBUG(llvm::dbgs() << "copy offset is a loop-carried value\n");
+    if (why)
+      *why = {nullptr, value,
+              "its offset depends on a value carried from one iteration to "
+              "the next"};
     return false;
   }
   if (slice.contains(def))
@@ -51,10 +56,17 @@ bool collectSlice(Value value, scf::ForOp loop,
   if (!(isPure(def) || isLoopInvariantRead(def, loop)) ||
       def->getNumRegions() != 0) {
     LLVM_DEBUG(llvm::dbgs() << "copy offset computed by " << *def << "\n");
+    if (why)
+      *why = {nullptr, def->getResult(0),
+              ("its offset is computed in the loop by '" +
+               def->getName().getStringRef() +
+               (isMemoryEffectFree(def) ? "', which is not speculatable"
+                                        : "', which has memory effects"))
+                  .str()};
     return false;
   }
   for (Value operand : def->getOperands())
-    if (!collectSlice(operand, loop, slice))
+    if (!collectSlice(operand, loop, slice, why))
       return false;
   slice.insert(def);
   return true;
@@ -90,31 +102,42 @@ Operation *matchCopyRun(AsyncCopyOp first, StagedLoop &staged) {
 /// Whether `copy` is a staged copy this loop can pipeline: into slot 0 of a
 /// single-slot buffer that only this loop reads, from a tensor the loop does
 /// not write, at offsets computable for any iteration.
-bool analyzeCopy(AsyncCopyOp copy, scf::ForOp loop, StagedLoop &staged) {
+bool analyzeCopy(AsyncCopyOp copy, scf::ForOp loop, StagedLoop &staged,
+                 StagingFailure *why) {
+  auto fail = [&](const char *reason, Value blocker = Value()) {
+    if (why)
+      *why = {copy, blocker, reason};
+    return false;
+  };
   auto alloc = copy.getDest().getDefiningOp<LocalAllocOp>();
   if (copy.getPred() || !isSlotZero(copy.getSlot()) || !alloc ||
       alloc.getType().getSlots() != 1)
-    return false;
+    return fail("it is predicated or already has several slots");
   for (Operation *user : alloc->getUsers()) {
     if (user == copy)
       continue;
     auto read = dyn_cast<LocalLoadOp>(user);
     if (!read || !loop->isProperAncestor(read) || !isSlotZero(read.getSlot()))
-      return false;
+      return fail("its buffer is also read outside the loop",
+                  user->getNumResults() ? user->getResult(0) : Value());
     staged.reads.push_back(read);
   }
   if (flash::mayWrite(loop, copy.getSource()))
-    return false;
+    return fail("the loop writes the tensor it copies from");
   for (Value operand : copy->getOperands())
     if (operand != copy.getDest() && operand != copy.getSlot() &&
-        !collectSlice(operand, loop, staged.slice))
+        !collectSlice(operand, loop, staged.slice, why)) {
+      if (why)
+        why->copy = copy;
       return false;
+    }
   return true;
 }
 
 } // namespace
 
-std::optional<StagedLoop> flash::analyzeStagedLoop(scf::ForOp loop) {
+std::optional<StagedLoop> flash::analyzeStagedLoop(scf::ForOp loop,
+                                                   StagingFailure *why) {
   StagedLoop staged;
   Block *body = loop.getBody();
   for (Operation *op = &body->front(); op;) {
@@ -127,15 +150,64 @@ std::optional<StagedLoop> flash::analyzeStagedLoop(scf::ForOp loop) {
     op = matchCopyRun(copy, staged);
     if (!op) {
       LLVM_DEBUG(llvm::dbgs() << "copies not in staged form\n");
+      if (why)
+        *why = {copy, Value(),
+                "it is not followed by async_commit, async_wait 0 and a "
+                "barrier"};
       return std::nullopt;
     }
     for (AsyncCopyOp run : ArrayRef(staged.copies).drop_front(runStart))
-      if (!analyzeCopy(run, loop, staged))
+      if (!analyzeCopy(run, loop, staged, why))
         return std::nullopt;
   }
-  if (staged.copies.empty())
+  if (staged.copies.empty()) {
+    if (why)
+      *why = {nullptr, Value(), "nothing in it is copied to shared memory",
+              /*nothingStaged=*/true};
     return std::nullopt;
+  }
   return staged;
+}
+
+std::string flash::describeCopies(ArrayRef<AsyncCopyOp> copies) {
+  std::string places = llvm::join(
+      llvm::map_range(copies,
+                      [](AsyncCopyOp copy) { return lineCol(copy.getLoc()); }),
+      ", ");
+  return (copies.size() == 1 ? "the copy at " : "the copies at ") + places;
+}
+
+std::string flash::rangeLabel(scf::ForOp loop) {
+  if (loop->hasAttr(kMaskSplitAttrName))
+    return " (its masked blocks)";
+  for (Operation &op : *loop->getBlock())
+    if (&op != loop.getOperation() && isa<scf::ForOp>(op) &&
+        op.getLoc() == loop.getLoc())
+      return " (its unmasked blocks)";
+  return "";
+}
+
+void flash::reportUnstaged(scf::ForOp loop, const StagingFailure &why,
+                           bool remarks, DenseSet<Location> &warned) {
+  auto asked = loop->getAttrOfType<IntegerAttr>(kNumStagesAttrName);
+  bool warn = asked && asked.getInt() > 1 && !why.nothingStaged;
+  if ((!warn && !remarks) || (why.nothingStaged && !asked))
+    return;
+  if (warn && !warned.insert(loop.getLoc()).second)
+    return;
+  InFlightDiagnostic diag = warn ? loop.emitWarning() : loop.emitRemark();
+  if (warn)
+    diag << "loop asks for " << asked.getInt()
+         << " stages but its copies get 1: ";
+  else
+    diag << (why.nothingStaged ? "loop" : "staged loop") << rangeLabel(loop)
+         << " not pipelined: ";
+  if (why.copy)
+    diag << describeCopies(cast<AsyncCopyOp>(why.copy))
+         << " cannot be issued ahead: ";
+  diag << why.reason;
+  if (why.blocker && !isa<UnknownLoc>(why.blocker.getLoc()))
+    diag.attachNote(why.blocker.getLoc()) << "this value prevents staging";
 }
 
 bool flash::barrierPrecedes(Operation *op) {

@@ -11,9 +11,11 @@
 
 #include "flashc/Dialect/Tile/TileDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <optional>
+#include <string>
 
 namespace flash {
 /// The staged copies of one loop body and everything that gets rewritten.
@@ -28,12 +30,40 @@ struct StagedLoop {
   llvm::SmallVector<mlir::Operation *> sync;
 };
 
+/// Why a loop's copies cannot be re-issued: the copy, the op or value that
+/// stops it (null when the copy itself is the reason) and the reason.
+struct StagingFailure {
+  mlir::Operation *copy = nullptr;
+  mlir::Value blocker;
+  std::string reason;
+  /// The loop copies nothing to shared memory: a remark only where it asked
+  /// for stages.
+  bool nothingStaged = false;
+};
+
 /// The staged copies of `loop`'s body if all of them can be re-issued for
 /// other iterations: each into slot 0 of a single-slot buffer that only this
 /// loop reads, from a tensor the loop does not write, at offsets that pure
 /// ops (or reads of tensors the loop does not write) derive from the
-/// induction variable and values from outside the loop.
-std::optional<StagedLoop> analyzeStagedLoop(mlir::scf::ForOp loop);
+/// induction variable and values from outside the loop. Otherwise, with
+/// `why`, records the reason there.
+std::optional<StagedLoop> analyzeStagedLoop(mlir::scf::ForOp loop,
+                                            StagingFailure *why = nullptr);
+
+/// Says at `loop` that its copies keep one stage, and why: a warning when
+/// the loop asked for more (`tile.num_stages` > 1; once per location in
+/// `warned`: the ranges of a split key loop share one), else a remark when
+/// `remarks` is set.
+void reportUnstaged(mlir::scf::ForOp loop, const StagingFailure &why,
+                    bool remarks, llvm::DenseSet<mlir::Location> &warned);
+
+/// "the copies at 26:13, 27:13": where `copies` come from in the source.
+std::string describeCopies(llvm::ArrayRef<tile::AsyncCopyOp> copies);
+
+/// " (its masked blocks)" for a range of a split key loop that keeps the
+/// mask, " (its unmasked blocks)" for the one without, "" for a loop that
+/// was not split: which of the loops at one source location a remark is of.
+std::string rangeLabel(mlir::scf::ForOp loop);
 
 /// Whether a barrier precedes `op` in its block. A loop nested in another
 /// runs again after other warps read its buffers; such a barrier separates

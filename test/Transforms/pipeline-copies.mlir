@@ -1,6 +1,8 @@
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies))' | FileCheck %s
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies{stages=1}))' | FileCheck %s --check-prefix=ONE
 // RUN: not flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies{stages=0}))' 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies{remarks=true}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=WARN
 
 // The input is tile-stage-shared's output.
 
@@ -548,6 +550,45 @@ func.func @atomic_elsewhere(%K: !K, %n: i32, %D: !tile.global<[N, 64], f32>)
     tile.barrier
     %k = tile.local_load %b0[%c0] : !buf -> tensor<32x64xf16, #dot_b>
     tile.atomic_add %one, %D[%i, %c0] window [0, 1] : tensor<32x64xf32, #mma> -> !tile.global<[N, 64], f32>
+  } {tile.num_stages = 2 : i64}
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+!K = !tile.global<[N, 64], f16>
+!buf = !tile.shared<[1, 32, 64], f16, swizzle = [1, 8]>
+
+// A loop that asks for stages (tile.num_stages > 1, range(..., stages = S))
+// and cannot have them gets a warning at the loop naming the copy and the
+// reason, with or without remarks; one that did not ask, a remark only
+// (the remarks checked: every loop of this file, pipelined or not, and why).
+// WARN-NOT:  warning
+// WARN:      pipeline-copies.mlir:[[@LINE+14]]:11: warning: loop asks for 2 stages but its copies get 1: the copy at [[@LINE+16]]:5 cannot be issued ahead: its offset depends on a value carried from one iteration to the next
+// WARN-NOT:  warning
+// REMARK:      remark: staged loop pipelined over 2 stages: the copies at {{[0-9]+}}:5, {{[0-9]+}}:5 run 1 iteration(s) ahead, 2 buffers each
+// REMARK:      remark: staged loop pipelined over 3 stages: the copy at {{[0-9]+}}:5 run 2 iteration(s) ahead, 3 buffers each
+// REMARK:      remark: staged loop not pipelined: the copy at {{[0-9]+}}:5 cannot be issued ahead: its offset depends on a value carried from one iteration to the next
+// REMARK:      remark: staged loop not pipelined: the copy at {{[0-9]+}}:5 cannot be issued ahead: its offset is computed in the loop by 'arith.divsi', which is not speculatable
+// REMARK:      note: this value prevents staging
+// REMARK:      remark: staged loop not pipelined: the copy at {{[0-9]+}}:5 cannot be issued ahead: the loop writes the tensor it copies from
+// REMARK:      remark: staged loop not pipelined: the copy at {{[0-9]+}}:5 cannot be issued ahead: its offset is computed in the loop by 'tile.load', which has memory effects
+// REMARK:      warning: loop asks for 2 stages but its copies get 1
+func.func @asks_for_stages(%K: !K, %n: i32) attributes {tile.num_warps = 4 : i32} {
+  %b = tile.local_alloc : !buf
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %last = scf.for %i = %c0 to %n step %c32 iter_args(%row = %c0) -> (i32) : i32 {
+    tile.barrier
+    tile.async_copy %K[%row, %c0] window [0, 1] into %b[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %b[%c0] : !buf -> tensor<32x64xf16, #dot_b>
+    %next = arith.addi %row, %c32 : i32
+    scf.yield %next : i32
   } {tile.num_stages = 2 : i64}
   return
 }

@@ -28,7 +28,14 @@ def TileSplitMaskedLoops
     they were) or passes through. The masked loops are marked
     `tile.mask_split` and not split again. Index arithmetic is assumed not to
     overflow.
+
+    With `remarks`, each loop with an online-softmax step gets a remark: the
+    ranges it was split into and the blocks skipped (with the conditions
+    that bound them), or why it was not split; each mask condition not
+    analysed gets one naming the value the analysis stopped at.
   }];
+  let options = [Option<"remarks", "remarks", "bool", /*default=*/"false",
+                        "Say at each key loop how it was split">];
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
@@ -166,6 +173,25 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "mlir::func::FuncOp"> {
   }];
 }
 
+def TileHoistInvariantScalars
+    : Pass<"tile-hoist-invariant-scalars", "mlir::func::FuncOp"> {
+  let summary = "Hoist loop-invariant scalar ops, divisions by runtime values "
+                "included, out of scf.for loops";
+  let description = [{
+    Moves every scalar op without memory effects or regions whose operands
+    are defined outside an `scf.for` to before it, inner loops first.
+    Unlike MLIR's LICM it also moves an integer division or remainder
+    (`arith.divsi`, `divui`, `remsi`, `remui`, `ceildivsi`, `ceildivui`,
+    `floordivsi`) by a value that may be zero: its divisor becomes
+    `select(lb < ub, d, 1)` (`ult` for an unsigned loop), so it computes what
+    every iteration did, and cannot fault when the loop runs no iteration.
+    Copy offsets computed that way (a KV head `h / (H / H_KV)` written in the
+    key loop) are then loop-invariant, and tile-pipeline-copies can issue
+    them ahead. Tiles stay for LICM, which the pipeline runs right after.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def TileStageShared : Pass<"tile-stage-shared", "mlir::func::FuncOp"> {
   let summary = "Stage MMA operand loads through shared memory with cp.async";
   let description = [{
@@ -211,7 +237,14 @@ def TileSplitCopies : Pass<"tile-split-copies", "mlir::func::FuncOp"> {
     the loop (an integer `[M, 1]` tile or its broadcast: causal attention's
     diagonal) loses `tile.split_copies` and takes `tile.num_stages = 1`:
     each copy stays at the top for its own iteration, in its one buffer.
+
+    A loop whose copies cannot be re-issued gets the warning of
+    tile-pipeline-copies when it asks for more than one stage; with
+    `remarks`, each loop marked `tile.split_copies` gets a remark saying
+    what it got.
   }];
+  let options = [Option<"remarks", "remarks", "bool", /*default=*/"false",
+                        "Say at each split_copies loop what it got">];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect"];
 }
@@ -236,10 +269,18 @@ def TilePipelineCopies : Pass<"tile-pipeline-copies", "mlir::func::FuncOp"> {
     fills a buffer read outside the loop. A nested loop's prologue starts
     with a barrier unless one precedes the loop in its block: the previous
     run of the loop read the slots it overwrites.
+
+    A loop left as it is whose `tile.num_stages` (`range(..., stages = S)`)
+    asks for more than one stage gets a warning at the loop naming the copy
+    and the value or op that prevents it (once per source loop). With
+    `remarks`, every staged loop gets a remark: the stages it got and which
+    copies, or why it got none.
   }];
   let options = [Option<"stages", "stages", "int64_t", /*default=*/"2",
                         "Slots per staged buffer when the loop has no "
-                        "tile.num_stages (1 leaves loops unpipelined)">];
+                        "tile.num_stages (1 leaves loops unpipelined)">,
+                 Option<"remarks", "remarks", "bool", /*default=*/"false",
+                        "Say at each staged loop what it got">];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect"];
 }
