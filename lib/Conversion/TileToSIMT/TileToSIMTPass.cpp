@@ -363,6 +363,7 @@ struct ConvertTileToSIMTPass
     // intact.
     for (func::FuncOp kernel : kernels) {
       markLoadsFusedIntoMma(kernel);
+      ok &= succeeded(verifyWgmmaOperands(kernel));
       markWindowsInBounds(kernel);
       markUniformMasks(kernel);
       reserveSharedBuffers(kernel);
@@ -370,6 +371,8 @@ struct ConvertTileToSIMTPass
       expandSignature(kernel);
     }
 
+    if (!ok)
+      return signalPassFailure();
     if (failed(convertKernels(&getContext(), kernels, iotaImmediates)))
       return signalPassFailure();
     for (func::FuncOp kernel : kernels)
