@@ -340,8 +340,11 @@ void rereadInLoops(LocalLoadOp read) {
       continue;
     // A warpgroup MMA reads B from shared memory through a descriptor: a B
     // read outside its loop (FlashAttention-1's K and V, held across the
-    // query blocks) moves to the MMA, where it costs no registers.
-    bool wgmmaB = use.getOperandNumber() == 1 && feedsWarpgroupMma(read);
+    // query blocks) moves to the MMA, where it costs no registers. Not when
+    // the buffer is no wgmma layout (the MMA is then an mma.sync).
+    SharedType buffer = read.getSource().getType();
+    bool wgmmaB = use.getOperandNumber() == 1 && feedsWarpgroupMma(read) &&
+                  flash::wgmmaOperandBuffer(buffer) == buffer;
     if (!wgmmaB && held + loopTileRegisters(loop) <= kTileRegisterBudget)
       continue;
     OpBuilder builder(mma);
