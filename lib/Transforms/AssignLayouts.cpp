@@ -85,7 +85,7 @@ MmaLayoutAttr mmaForRows(MLIRContext *ctx, int64_t rows, int64_t numWarps,
 /// load that tile-stage-shared stages into a buffer whose slots are wgmma's
 /// canonical layout (flash::wgmmaOperandBuffer: rows of 32, 64 or 128
 /// bytes swizzled over as many bytes, or 128-byte column blocks of longer
-/// rows), so that wgmma reads it through a descriptor.
+/// rows), so that wgmma reads it through a descriptor; gathered or not.
 std::string warpgroupMismatch(MmaOp mma, int64_t numWarps) {
   auto elementOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();
@@ -100,8 +100,10 @@ std::string warpgroupMismatch(MmaOp mma, int64_t numWarps) {
   if (m % (layout::kAtomM * numWarps) != 0 || n % layout::kAtomN != 0 ||
       k % layout::kAtomK != 0)
     return "its shape does not divide into the warpgroups' 64 x N x 16 steps";
+  // Gathered rows (a paged or masked KV load) stage like any other load:
+  // the gather only decides where each row's chunks come from.
   auto load = mma.getB().getDefiningOp<LoadOp>();
-  if (!load || load.isGathered() || !load->hasOneUse())
+  if (!load || !load->hasOneUse())
     return "B is not a load of its own";
   SharedType buffer = flash::stagingBufferFor(load);
   if (!buffer || !flash::wgmmaOperandBuffer(buffer))

@@ -28,9 +28,9 @@ using namespace flash::tile;
 
 /// Whether `load` is an operand of a warpgroup MMA: a dot_op layout of a
 /// warpgroup-shaped #tile.mma on sm_90a.
-static bool feedsWarpgroupMma(LoadOp load) {
-  auto operand =
-      dyn_cast_or_null<DotOperandLayoutAttr>(load.getType().getEncoding());
+static bool feedsWarpgroupMma(Operation *load) {
+  auto type = cast<RankedTensorType>(load->getResult(0).getType());
+  auto operand = dyn_cast_or_null<DotOperandLayoutAttr>(type.getEncoding());
   auto mma =
       operand ? dyn_cast<MmaLayoutAttr>(operand.getParent()) : MmaLayoutAttr();
   return mma && isWarpgroupShaped(mma) && targetsWgmma(load);
@@ -75,7 +75,7 @@ SharedType flash::stagingBufferFor(LoadOp load) {
                                 element, perPhase, maxPhase, /*blockCols=*/0);
   if (load.isGathered() && !gatherChunkLayout(buffer, kernelWarps(load)))
     return {};
-  if (!load.isGathered() && feedsWarpgroupMma(load))
+  if (feedsWarpgroupMma(load))
     if (SharedType operand = wgmmaOperandBuffer(buffer))
       return operand;
   return buffer;
@@ -331,25 +331,33 @@ constexpr int64_t kTileRegisterBudget = 216;
 /// iteration), so a tile that fits stays in registers.
 void rereadInLoops(LocalLoadOp read) {
   int64_t held = registerWords(read.getType());
-  bool moved = false;
+  bool moved = false, overBudget = false;
   for (OpOperand &use : llvm::make_early_inc_range(read->getUses())) {
     auto mma = dyn_cast<MmaOp>(use.getOwner());
     auto loop = mma ? mma->getParentOfType<scf::ForOp>() : nullptr;
     if (!loop || use.getOperandNumber() > 1 ||
-        !definedOutside(read.getResult(), loop) ||
-        held + loopTileRegisters(loop) <= kTileRegisterBudget)
+        !definedOutside(read.getResult(), loop))
+      continue;
+    // A warpgroup MMA reads B from shared memory through a descriptor: a B
+    // read outside its loop (FlashAttention-1's K and V, held across the
+    // query blocks) moves to the MMA, where it costs no registers. Not when
+    // the buffer is no wgmma layout (the MMA is then an mma.sync).
+    SharedType buffer = read.getSource().getType();
+    bool wgmmaB = use.getOperandNumber() == 1 && feedsWarpgroupMma(read) &&
+                  flash::wgmmaOperandBuffer(buffer) == buffer;
+    if (!wgmmaB && held + loopTileRegisters(loop) <= kTileRegisterBudget)
       continue;
     OpBuilder builder(mma);
     use.set(LocalLoadOp::create(builder, read.getLoc(), read.getType(),
                                 read.getSource(), read.getSlot()));
     moved = true;
+    overBudget = overBudget || !wgmmaB;
   }
-  if (!moved)
-    return;
   // The PTX emitter keeps this kernel's loop addressing plain (lib/Target/PTX.cpp).
-  read->getParentOfType<func::FuncOp>()->setAttr(
-      flash::tile::kRegisterBoundAttrName, UnitAttr::get(read.getContext()));
-  if (read->use_empty())
+  if (overBudget)
+    read->getParentOfType<func::FuncOp>()->setAttr(
+        flash::tile::kRegisterBoundAttrName, UnitAttr::get(read.getContext()));
+  if (moved && read->use_empty())
     read.erase();
 }
 

@@ -583,3 +583,25 @@ func.func @wgmma_d96_keeps_mma_sync(%P: !tile.global<[N, 64], f16>, %V: !tile.gl
   return
 }
 }
+
+// -----
+
+// A gathered B (paged or masked KV rows) is a wgmma operand like any other
+// load: its rows are copied chunk by chunk into the same staging buffer.
+// CHECK-DAG: #[[WGG:.*]] = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+// CHECK-LABEL: func.func @wgmma_gathered_b
+// CHECK: tile.mma {{.*}} -> tensor<128x128xf32, #[[WGG]]>
+module attributes {tile.wgmma} {
+func.func @wgmma_gathered_b(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 128], f16>,
+                            %rows: !tile.global<[64], i32>, %O: !tile.global<[N, 128], f32>)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %idx = tile.load %rows[%c0] window [0] pad 0 : i32 : !tile.global<[64], i32> -> tensor<64xi32>
+  %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %v = tile.load %V[%c0, %c0] window [1] gather [0] (%idx : tensor<64xi32>) pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16>
+  %o = tile.mma %p, %v, %zero : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x128xf32> -> !tile.global<[N, 128], f32>
+  return
+}
+}

@@ -482,3 +482,70 @@ func.func @mma_sync_layout(%Q: !tile.global<[N, 128], f16>) attributes {tile.num
   return
 }
 }
+
+// -----
+
+// A gathered operand of a warpgroup MMA takes the wgmma buffer too (its
+// rows copied chunk by chunk, here into 128-byte column blocks), and a B
+// read before a loop whose warpgroup MMA uses it (FlashAttention-1's K and
+// V across the query blocks) is read again right before that MMA, which
+// wgmma reads through a descriptor; the kernel is not register-bound for it.
+#wg = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#wg_a = #tile.dot_op<0, #wg>
+#wg_b = #tile.dot_op<1, #wg>
+#cols = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+// CHECK-LABEL: func.func @wgmma_gathered_and_held
+// CHECK-NOT:     tile.register_bound
+// CHECK:         tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+// CHECK:         tile.async_copy {{.*}} gather [0]
+// CHECK-NOT:     tile.local_load
+// CHECK:         scf.for
+// CHECK:           tile.local_load {{.*}} -> tensor<64x64xf16, #{{.*}}>
+// CHECK-NEXT:      tile.local_load {{.*}} block_cols = 64> -> tensor<64x128xf16, #{{.*}}>
+// CHECK-NEXT:      tile.mma
+module attributes {tile.wgmma} {
+func.func @wgmma_gathered_and_held(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 128], f16>,
+                                   %idx: tensor<64xi32, #cols>, %n: i32)
+    -> tensor<64x128xf32, #wg> attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32, #wg>
+  %v = tile.load %V[%c0, %c0] window [1] gather [0] (%idx : tensor<64xi32, #cols>)
+      pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #wg_b>
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<64x128xf32, #wg>) : i32 {
+    %p = tile.load %P[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #wg_a>
+    %o = tile.mma %p, %v, %acc : tensor<64x64xf16, #wg_a>, tensor<64x128xf16, #wg_b> -> tensor<64x128xf32, #wg>
+    scf.yield %o : tensor<64x128xf32, #wg>
+  }
+  return %r : tensor<64x128xf32, #wg>
+}
+}
+
+// -----
+
+// A B whose buffer is no wgmma layout (192-byte rows: not whole 128-byte
+// spans) is an mma.sync operand even in a warpgroup-shaped layout: read
+// before the loop, it stays in registers across it.
+#wg = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#wg_a = #tile.dot_op<0, #wg>
+#wg_b = #tile.dot_op<1, #wg>
+// CHECK-LABEL: func.func @held_b_not_wgmma_layout
+// CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 96], f16, swizzle = [1, 4]> -> tensor<64x96xf16, #{{.*}}>
+// CHECK:         scf.for
+// CHECK-NOT:       tile.local_load {{.*}} -> tensor<64x96xf16
+// CHECK:           tile.mma
+module attributes {tile.wgmma} {
+func.func @held_b_not_wgmma_layout(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 96], f16>, %n: i32)
+    -> tensor<64x96xf32, #wg> attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x96xf32, #wg>
+  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 96], f16> -> tensor<64x96xf16, #wg_b>
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<64x96xf32, #wg>) : i32 {
+    %p = tile.load %P[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #wg_a>
+    %o = tile.mma %p, %v, %acc : tensor<64x64xf16, #wg_a>, tensor<64x96xf16, #wg_b> -> tensor<64x96xf32, #wg>
+    scf.yield %o : tensor<64x96xf32, #wg>
+  }
+  return %r : tensor<64x96xf32, #wg>
+}
+}

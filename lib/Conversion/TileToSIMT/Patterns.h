@@ -52,6 +52,12 @@ void reserveSharedBuffers(mlir::Operation *kernel);
 /// fragment by fragment (see MmaOpToSIMT.cpp).
 void markLoadsFusedIntoMma(mlir::Operation *kernel);
 
+/// Rejects a warpgroup MMA whose shared operand starts where a wgmma
+/// descriptor cannot address it (off its swizzle pattern's boundary, at a
+/// statically known offset), naming the buffer and the alignment
+/// (WgmmaOpToSIMT.cpp). Needs markLoadsFusedIntoMma's marks.
+mlir::LogicalResult verifyWgmmaOperands(mlir::Operation *kernel);
+
 } // namespace flash::simt
 
 #endif // FLASH_LIB_CONVERSION_TILETOSIMT_PATTERNS_H

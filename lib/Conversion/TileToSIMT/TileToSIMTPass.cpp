@@ -364,6 +364,7 @@ struct ConvertTileToSIMTPass
     // intact.
     for (func::FuncOp kernel : kernels) {
       markLoadsFusedIntoMma(kernel);
+      ok &= succeeded(verifyWgmmaOperands(kernel));
       markWindowsInBounds(kernel);
       markUniformMasks(kernel);
       reserveSharedBuffers(kernel);
@@ -373,6 +374,8 @@ struct ConvertTileToSIMTPass
         return signalPassFailure();
     }
 
+    if (!ok)
+      return signalPassFailure();
     if (failed(convertKernels(&getContext(), kernels, iotaImmediates)))
       return signalPassFailure();
     for (func::FuncOp kernel : kernels)

@@ -31,6 +31,7 @@
 
 #include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace flash::tile;
@@ -231,45 +232,60 @@ Value packA(OpBuilder &b, Location loc, Value vec, int64_t first) {
   return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
 }
 
+/// Whether `op` lowers to wgmma (WgmmaLowering below): on sm_90a, the
+/// warpgroup layout, f16/bf16 operands with an f32 accumulator, whole
+/// 64 x N x 16 steps, and B (and A when fused) a fused read of a buffer in
+/// wgmma's canonical layout.
+bool lowersToWgmma(MmaOp op) {
+  if (!targetsWgmma(op))
+    return false;
+  auto c = TileInfo::get(op.getAcc().getType());
+  auto cLayout = dyn_cast<MmaLayoutAttr>(c->layout);
+  if (!cLayout || !isWarpgroupShaped(cLayout) ||
+      !isa<MmaLayoutAttr>(TileInfo::get(op.getType())->layout))
+    return false;
+  auto a = TileInfo::get(op.getA().getType());
+  auto aLayout = dyn_cast<DotOperandLayoutAttr>(a->layout);
+  if (!aLayout || aLayout.getOperandIndex() != 0 ||
+      aLayout.getParent() != cLayout ||
+      aLayout.getTransposed() != op.getTransposeA())
+    return false;
+  Type element = a->type.getElementType();
+  auto bType = cast<RankedTensorType>(op.getB().getType());
+  if (!(element.isF16() || element.isBF16()) ||
+      bType.getElementType() != element || !c->type.getElementType().isF32())
+    return false;
+  int64_t m = c->shape[0], n = c->shape[1];
+  int64_t k = bType.getDimSize(op.getTransposeB() ? 1 : 0);
+  int64_t rowsPerStep = getNumWarps(op) / L::kWarpgroupWarps * L::kWgmmaAtomM;
+  if (m % rowsPerStep != 0 || n % L::kAtomN != 0 || k % L::kWgmmaAtomK16)
+    return false;
+  auto bLocal = op.getB().getDefiningOp<LocalLoadOp>();
+  if (!bLocal || !bLocal->hasAttr(kFusedIntoMmaAttrName) ||
+      !canonicalSwizzle(bLocal.getSource().getType()))
+    return false;
+  // A fused A has no registers: wgmma must read it from its buffer.
+  auto aLocal = op.getA().getDefiningOp<LocalLoadOp>();
+  return !aLocal || !aLocal->hasAttr(kFusedIntoMmaAttrName) ||
+         canonicalSwizzle(aLocal.getSource().getType());
+}
+
 struct WgmmaLowering : OpConversionPattern<MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!targetsWgmma(op))
+    if (!lowersToWgmma(op))
       return failure();
     auto c = TileInfo::get(op.getAcc().getType());
-    auto cLayout = dyn_cast<MmaLayoutAttr>(c->layout);
-    if (!cLayout || !isWarpgroupShaped(cLayout) ||
-        !isa<MmaLayoutAttr>(TileInfo::get(op.getType())->layout))
-      return failure();
+    auto cLayout = cast<MmaLayoutAttr>(c->layout);
     auto a = TileInfo::get(op.getA().getType());
-    auto aLayout = dyn_cast<DotOperandLayoutAttr>(a->layout);
-    if (!aLayout || aLayout.getOperandIndex() != 0 ||
-        aLayout.getParent() != cLayout ||
-        aLayout.getTransposed() != op.getTransposeA())
-      return failure();
     Type element = a->type.getElementType();
     auto bType = cast<RankedTensorType>(op.getB().getType());
-    if (!(element.isF16() || element.isBF16()) ||
-        bType.getElementType() != element || !c->type.getElementType().isF32())
-      return failure();
     int64_t m = c->shape[0], n = c->shape[1];
     int64_t k = bType.getDimSize(op.getTransposeB() ? 1 : 0);
-    int64_t numWarps = getNumWarps(op);
-    int64_t groups = numWarps / L::kWarpgroupWarps;
+    int64_t groups = getNumWarps(op) / L::kWarpgroupWarps;
     int64_t rowsPerStep = groups * L::kWgmmaAtomM;
-    if (m % rowsPerStep != 0 || n % L::kAtomN != 0 || k % L::kWgmmaAtomK16)
-      return failure();
-    auto bLocal = op.getB().getDefiningOp<LocalLoadOp>();
-    if (!bLocal || !bLocal->hasAttr(kFusedIntoMmaAttrName) ||
-        !canonicalSwizzle(bLocal.getSource().getType()))
-      return failure();
-    // A fused A has no registers: wgmma must read it from its buffer.
-    auto aLocal = op.getA().getDefiningOp<LocalLoadOp>();
-    if (aLocal && aLocal->hasAttr(kFusedIntoMmaAttrName) &&
-        !canonicalSwizzle(aLocal.getSource().getType()))
-      return failure();
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     IndexBuilder ib{b, loc};
@@ -350,6 +366,50 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
 };
 
 } // namespace
+
+/// The descriptors leave the base offset 0, which assumes the swizzle
+/// pattern starts on its natural boundary (the pattern's 8 rows: 256, 512
+/// or 1024 bytes). A slot whose start is known (the buffer's offset and a
+/// constant slot, or every slot when the slot size keeps the phase) and off
+/// that boundary would read other bytes than the copies wrote.
+static LogicalResult checkOperandAlignment(MmaOp op, Value operand) {
+  auto local = operand.getDefiningOp<LocalLoadOp>();
+  if (!local || !local->hasAttr(kFusedIntoMmaAttrName))
+    return success();
+  SharedType type = local.getSource().getType();
+  auto alloc = local.getSource().getDefiningOp<LocalAllocOp>();
+  std::optional<L::SmemSwizzle> swizzle = canonicalSwizzle(type);
+  if (!alloc || !alloc.getOffset() || !swizzle)
+    return success();
+  int64_t align = L::swizzleAtomBytes(*swizzle);
+  int64_t start = *alloc.getOffset();
+  APInt slot;
+  if (matchPattern(local.getSlot(), m_ConstantInt(&slot)))
+    start += slot.getSExtValue() * type.getSlotBytes();
+  else if (type.getSlotBytes() % align != 0)
+    return success(); // some slots may be aligned: not provable here
+  if (start % align == 0)
+    return success();
+  InFlightDiagnostic diag =
+      op.emitOpError("reads shared buffer ")
+      << type << " through a wgmma descriptor at byte " << start
+      << ", which is not aligned to the " << align << " bytes its "
+      << L::swizzleName(*swizzle)
+      << " swizzle pattern needs (descriptors take base offset 0)";
+  diag.attachNote(alloc.getLoc()) << "buffer allocated here at offset "
+                                  << *alloc.getOffset();
+  return failure();
+}
+
+LogicalResult flash::simt::verifyWgmmaOperands(Operation *kernel) {
+  bool ok = true;
+  kernel->walk([&](MmaOp op) {
+    if (lowersToWgmma(op))
+      ok &= succeeded(checkOperandAlignment(op, op.getA())) &&
+            succeeded(checkOperandAlignment(op, op.getB()));
+  });
+  return success(ok);
+}
 
 void flash::simt::populateWgmmaOpToSIMTPatterns(TypeConverter &converter,
                                                RewritePatternSet &patterns) {

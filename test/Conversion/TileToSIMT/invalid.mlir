@@ -141,3 +141,32 @@ func.func @too_many_warps(%acc: tensor<16x8xf32, #wide>)
     attributes {tile.num_warps = 4 : i32} {
   return
 }
+
+// -----
+
+// A wgmma descriptor takes base offset 0: the 128B swizzle pattern of K's
+// buffer must start on a 1024-byte boundary, and offset 512 does not.
+#wg = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#wg_a = #tile.dot_op<0, #wg>
+#wg_bt = #tile.dot_op<1, #wg, transposed = true>
+!kbuf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+module attributes {tile.wgmma} {
+func.func @wgmma_misaligned_operand(%Q: !tile.global<[64, 64], f16>, %K: !tile.global<[64, 64], f16>,
+                                    %O: !tile.global<[64, 64], f32>)
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 8704 : i64} {
+  %c0 = arith.constant 0 : i32
+  // expected-note@+1 {{buffer allocated here at offset 512}}
+  %kbuf = tile.local_alloc {offset = 512 : i64} : !kbuf
+  tile.async_copy %K[%c0, %c0] window [0, 1] into %kbuf[%c0] : !tile.global<[64, 64], f16> -> !kbuf
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16, #wg_a>
+  %k = tile.local_load %kbuf[%c0] : !kbuf -> tensor<64x64xf16, #wg_bt>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #wg>
+  // expected-error@+1 {{'tile.mma' op reads shared buffer '!tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>' through a wgmma descriptor at byte 512, which is not aligned to the 1024 bytes its 128B swizzle pattern needs (descriptors take base offset 0)}}
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x64xf16, #wg_a>, tensor<64x64xf16, #wg_bt> -> tensor<64x64xf32, #wg>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32, #wg> -> !tile.global<[64, 64], f32>
+  return
+}
+}
