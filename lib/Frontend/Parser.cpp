@@ -340,15 +340,19 @@ StmtPtr Parser::parseBuiltinStmt(StmtKind kind) {
   llvm::SMLoc open = tok().loc;
   consume(); // (
   while (!is(Tok::RParen)) {
-    if (kind == StmtKind::StaticAssert && s->args.size() == 1 &&
-        is(Tok::StringLit)) {
+    bool isAssert =
+        kind == StmtKind::StaticAssert || kind == StmtKind::DeviceAssert;
+    if (isAssert && s->args.size() == 1 && is(Tok::StringLit)) {
+      std::string name = kind == StmtKind::StaticAssert ? "static_assert"
+                                                        : "device_assert";
       s->message = tok().stringValue;
       s->hasMessage = true;
+      s->messageLoc = tok().loc;
       consume();
       if (!expectClose(Tok::RParen, Tok::LParen, open,
-                       "after the static_assert message"))
+                       "after the " + name + " message"))
         return nullptr;
-      if (!expect(Tok::Semi, "after static_assert(...)"))
+      if (!expect(Tok::Semi, "after " + name + "(...)"))
         return nullptr;
       return s;
     }
@@ -527,6 +531,8 @@ StmtPtr Parser::parseStmt() {
                                 function->name + "'");
       if (t.text == "static_assert")
         return parseBuiltinStmt(StmtKind::StaticAssert);
+      if (t.text == "device_assert")
+        return parseBuiltinStmt(StmtKind::DeviceAssert);
       if (t.text == "grid")
         return parseBuiltinStmt(StmtKind::Grid);
       if (t.text == "warps")
