@@ -136,6 +136,35 @@ def test_kvcache_errors():
                                       cache_seqlens=1, block_table=np.zeros((1, 2), np.int32))
 
 
+@pytest.mark.parametrize("target", ["interp", "emulate"])
+def test_kvcache_kernel_asserts_capacity(kernels, target):
+    # The kernels themselves refuse keys past the block table (2 pages of
+    # 16 tokens), as the Python checks before them do.
+    attend = flashc.compile(f"{kernels}/flash_attn_kvcache.tile", HEAD_DIM=32)
+    append = flashc.compile(f"{kernels}/kvcache_append.tile", HEAD_DIM=32, BLOCK_H=1)
+    q = np.zeros((1, 1, 2, 32), np.float16)
+    cache = np.zeros((3, 16, 1, 32), np.float16)
+    table = np.array([[2, 0]], np.int32)
+    new = np.ones((1, 1, 1, 32), np.float16)
+
+    def run(seqlen):
+        o = np.zeros_like(q)
+        lse = np.zeros((1, 2, 1), np.float32)
+        attend(Q=q, K_cache=cache, V_cache=cache, block_table=table,
+               cache_seqlens=np.array([seqlen], np.int32), O=o, LSE=lse,
+               sm_scale=0.125, target=target)
+
+    run(32)
+    with pytest.raises(RuntimeError, match="page index past the block table: "
+                                           r"cache_seqlens\[b\] > MaxPages"):
+        run(33)
+    append(K_new=new, V_new=new, K_cache=cache, V_cache=cache.copy(), block_table=table,
+           cache_seqlens=np.array([31], np.int32), target=target)
+    with pytest.raises(RuntimeError, match=r"cache_seqlens\[b\] \+ Nnew > MaxPages"):
+        append(K_new=new, V_new=new, K_cache=cache, V_cache=cache.copy(), block_table=table,
+               cache_seqlens=np.array([32], np.int32), target=target)
+
+
 def test_kvcache_capacity_errors():
     # The block table holds 2 pages of 16 tokens: 32 fit, one more does not,
     # whether it is cached already or appended now; nothing is written.
