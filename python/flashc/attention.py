@@ -61,6 +61,18 @@ def mask_constants(head_dim, causal, window_size, softcap=0.0):
     return tuple(constants)
 
 
+def padded_head_dim(head_dim):
+    """The kernels' HEAD_DIM for a head dim of q, k or v: flash_attn takes any
+    size up to 256 and pads it; the kernels take multiples of 16 (the MMA's
+    K step), so operands are padded with zeros to the next one and results
+    cut back. Zero columns add nothing to the scores and give zero output
+    columns."""
+    d = int(head_dim)
+    if d < 1 or d > 256:
+        raise ValueError(f"head dim {d} is not supported: it must be 1 .. 256")
+    return -(-d // 16) * 16
+
+
 def default_scale(softmax_scale, head_dim):
     return 1.0 / math.sqrt(head_dim) if softmax_scale is None else float(softmax_scale)
 
@@ -92,6 +104,18 @@ class _Numpy:
     def dtype_name(x):
         return x.dtype.name
 
+    @staticmethod
+    def pad_last(x, size):
+        """x with zeros appended along its last dim up to `size`."""
+        if x.shape[-1] == size:
+            return x
+        return np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, size - x.shape[-1])])
+
+    @staticmethod
+    def take_last(x, size):
+        """The first `size` entries of x's last dim."""
+        return x if x.shape[-1] == size else np.ascontiguousarray(x[..., :size])
+
 
 class _Torch:
     """The same for torch tensors (on the CPU or the GPU)."""
@@ -118,6 +142,15 @@ class _Torch:
 
     def dtype_name(self, x):
         return str(x.dtype).replace("torch.", "")
+
+    def pad_last(self, x, size):
+        if x.shape[-1] == size:
+            return x
+        return self.torch.nn.functional.pad(x.detach(), (0, size - x.shape[-1]))
+
+    @staticmethod
+    def take_last(x, size):
+        return x if x.shape[-1] == size else x[..., :size].contiguous()
 
 
 def backend(q):
@@ -201,11 +234,14 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     if alibi_slopes is not None and len(alibi_slopes.shape) != 1:
         raise NotImplementedError("alibi_slopes must be [H] (per-batch slopes "
                                   "have no kernel yet)")
-    head_dim = q.shape[-1]
+    head_dim, head_dim_v = q.shape[-1], v.shape[-1]
+    padded, padded_v = padded_head_dim(head_dim), padded_head_dim(head_dim_v)
+    q, k = arrays.pad_last(q, padded), arrays.pad_last(k, padded)
+    v = arrays.pad_last(v, padded_v)
     name = _kernel_name(alibi_slopes is not None, return_lse)
-    constants = mask_constants(head_dim, causal, window_size, softcap)
-    if v.shape[-1] != head_dim:
-        constants += (("HEAD_DIM_V", int(v.shape[-1])),)
+    constants = mask_constants(padded, causal, window_size, softcap)
+    if padded_v != padded:
+        constants += (("HEAD_DIM_V", padded_v),)
     compiled = kernel(name, arch, constants, arrays.dtype_name(q))
     Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
     O = arrays.empty(Q, tuple(Q.shape[:3]) + (V.shape[3],))
@@ -215,5 +251,5 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     if return_lse:
         args["LSE"] = arrays.empty(Q, Q.shape[:3], float32=True)
     run(compiled, arrays, target, args, sm_scale=default_scale(softmax_scale, head_dim))
-    out = arrays.seq_first(O)
+    out = arrays.take_last(arrays.seq_first(O), head_dim_v)
     return (out, args["LSE"]) if return_lse else out

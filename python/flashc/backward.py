@@ -2,7 +2,7 @@
 docs/kernels.md ("The backward pass"): preprocess, flash_attn_bwd, then the
 dQ convert (atomic dQ) or flash_attn_bwd_dq (deterministic)."""
 from .kernel import DEFAULT_ARCH
-from .attention import backend, default_scale, kernel, mask_constants, run
+from .attention import backend, default_scale, kernel, mask_constants, padded_head_dim, run
 
 
 def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, causal=False,
@@ -16,7 +16,10 @@ def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, caus
     dtype = arrays.dtype_name(q)
     head_dim = q.shape[-1]
     scale = default_scale(softmax_scale, head_dim)
-    Q, K, V, O, DO = (arrays.heads_first(x) for x in (q, k, v, out, dout))
+    padded = padded_head_dim(head_dim)
+    Q, K, V, O, DO = (arrays.heads_first(arrays.pad_last(x, padded))
+                      for x in (q, k, v, out, dout))
+    head_dim = padded
     grads = {"DQ": arrays.empty(Q, Q.shape), "DK": arrays.empty(K, K.shape),
              "DV": arrays.empty(V, V.shape)}
     work = {"Delta": arrays.empty(Q, Q.shape[:3], float32=True),
@@ -36,4 +39,5 @@ def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, caus
     else:
         run(kernel("flash_attn_bwd_dq_convert", arch, rows, dtype), arrays,
             target, {"DQaccum": work["DQaccum"], "DQ": grads["DQ"]}, sm_scale=scale)
-    return tuple(arrays.seq_first(grads[n]) for n in ("DQ", "DK", "DV"))
+    return tuple(arrays.take_last(arrays.seq_first(grads[n]), q.shape[-1])
+                 for n in ("DQ", "DK", "DV"))

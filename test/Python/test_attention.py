@@ -134,3 +134,22 @@ def test_torch_cpu_tensors():
         out = flashc.attention(q, k, v, causal=True)
     want, _ = expected(q.numpy(), k.numpy(), v.numpy(), 0.125, causal=True)
     assert isinstance(out, torch.Tensor) and relative_error(out.numpy(), want) < TOLERANCE
+
+
+@pytest.mark.parametrize("d", [40, 59, 111])
+def test_head_dims_padded(d):
+    # flash_attn takes any head dim up to 256: q, k, v are padded to the
+    # kernels' next multiple of 16, the scale stays 1 / sqrt(d) and the
+    # output is cut back to d columns.
+    q, k, v = inputs(h=2, h_kv=1, nq=20, nk=30, d=d)
+    out, lse = flashc.attention(q, k, v, causal=True, return_lse=True)
+    want, want_lse = expected(q, k, v, d ** -0.5, causal=True)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    assert relative_error(out, want) < TOLERANCE
+    assert np.allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
+
+
+def test_head_dim_beyond_256():
+    q, k, v = inputs(h=2, h_kv=1, nq=4, nk=4, d=264)
+    with pytest.raises(ValueError, match="head dim 264 is not supported"):
+        flashc.attention(q, k, v)
