@@ -43,12 +43,19 @@ def element_type(dtype_name):
     raise TypeError(f"attention takes float16 or bfloat16 tensors, not {dtype_name}")
 
 
-def _kernel_name(alibi, lse):
-    if alibi and lse:
-        raise NotImplementedError(
-            "no kernel computes ALiBi and the log-sum-exp together "
-            "(docs/kernels.md)")
+def _kernel_name(alibi, lse, batch_slopes=False):
+    if alibi and (lse or batch_slopes):
+        return "flash_attn_alibi_lse"
     return "flash_attn_alibi" if alibi else "flash_attn_lse" if lse else "flash_attn"
+
+
+def _check_slopes(alibi_slopes, batch, heads):
+    """alibi_slopes is [H] or [B, H], as flash_attn takes it."""
+    shape = tuple(alibi_slopes.shape)
+    if shape not in ((heads,), (batch, heads)):
+        raise ValueError(f"alibi_slopes must be [H] ({heads},) or [B, H] ({batch}, {heads}), "
+                         f"not {shape}")
+    return len(shape) == 2
 
 
 def mask_constants(head_dim, causal, window_size, softcap=0.0):
@@ -204,7 +211,7 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
               arch=DEFAULT_ARCH):
     """flash_attn_func(q, k, v, ...): q [B, Nq, H, D], k [B, Nk, H_KV, D], v
     [B, Nk, H_KV, DV] (H_KV divides H: GQA/MQA; DV may differ from D), f16 or
-    bf16; alibi_slopes f32 [H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
+    bf16; alibi_slopes f32 [H] or [B, H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
 
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,
     else interp). torch tensors that require grad go through
@@ -231,14 +238,13 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
             arch=DEFAULT_ARCH):
     """attention() without autograd."""
     arrays = backend(q)
-    if alibi_slopes is not None and len(alibi_slopes.shape) != 1:
-        raise NotImplementedError("alibi_slopes must be [H] (per-batch slopes "
-                                  "have no kernel yet)")
+    batch_slopes = (alibi_slopes is not None
+                    and _check_slopes(alibi_slopes, q.shape[0], q.shape[2]))
     head_dim, head_dim_v = q.shape[-1], v.shape[-1]
     padded, padded_v = padded_head_dim(head_dim), padded_head_dim(head_dim_v)
     q, k = arrays.pad_last(q, padded), arrays.pad_last(k, padded)
     v = arrays.pad_last(v, padded_v)
-    name = _kernel_name(alibi_slopes is not None, return_lse)
+    name = _kernel_name(alibi_slopes is not None, return_lse, batch_slopes)
     constants = mask_constants(padded, causal, window_size, softcap)
     if padded_v != padded:
         constants += (("HEAD_DIM_V", padded_v),)
@@ -247,8 +253,11 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     O = arrays.empty(Q, tuple(Q.shape[:3]) + (V.shape[3],))
     args = {"Q": Q, "K": K, "V": V, "O": O}
     if alibi_slopes is not None:
-        args["Slopes"] = arrays.array(alibi_slopes, Q)
-    if return_lse:
+        slopes = arrays.array(alibi_slopes, Q)
+        if name == "flash_attn_alibi_lse":  # Slopes [1 or B, H]
+            slopes = slopes.reshape(-1, q.shape[2])
+        args["Slopes"] = slopes
+    if return_lse or name == "flash_attn_alibi_lse":
         args["LSE"] = arrays.empty(Q, Q.shape[:3], float32=True)
     run(compiled, arrays, target, args, sm_scale=default_scale(softmax_scale, head_dim))
     out = arrays.take_last(arrays.seq_first(O), head_dim_v)
