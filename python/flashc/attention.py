@@ -49,7 +49,7 @@ def _kernel_name(alibi, lse, batch_slopes=False):
     return "flash_attn_alibi" if alibi else "flash_attn_lse" if lse else "flash_attn"
 
 
-def _check_slopes(alibi_slopes, batch, heads):
+def check_slopes(alibi_slopes, batch, heads):
     """alibi_slopes is [H] or [B, H], as flash_attn takes it."""
     shape = tuple(alibi_slopes.shape)
     if shape not in ((heads,), (batch, heads)):
@@ -221,13 +221,14 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
         if v.shape[-1] != q.shape[-1]:
             raise NotImplementedError("the backward kernels need v's head dim "
                                       "equal to q's (docs/kernels.md)")
-        if softcap or alibi_slopes is not None:
-            raise NotImplementedError("the backward kernels take neither softcap "
-                                      "nor alibi_slopes (docs/kernels.md)")
+        if softcap:
+            raise NotImplementedError("the backward kernels do not take softcap "
+                                      "(docs/kernels.md)")
         from .autograd import flash_attn_function
 
         out, lse = flash_attn_function().apply(q, k, v, softmax_scale, causal,
-                                               tuple(window_size), target, arch)
+                                               tuple(window_size), target, arch,
+                                               alibi_slopes)
         return (out, lse) if return_lse else out
     return forward(q, k, v, softmax_scale, causal, window_size, softcap,
                    alibi_slopes, return_lse, target, arch)
@@ -239,7 +240,7 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     """attention() without autograd."""
     arrays = backend(q)
     batch_slopes = (alibi_slopes is not None
-                    and _check_slopes(alibi_slopes, q.shape[0], q.shape[2]))
+                    and check_slopes(alibi_slopes, q.shape[0], q.shape[2]))
     head_dim, head_dim_v = q.shape[-1], v.shape[-1]
     padded, padded_v = padded_head_dim(head_dim), padded_head_dim(head_dim_v)
     q, k = arrays.pad_last(q, padded), arrays.pad_last(k, padded)
