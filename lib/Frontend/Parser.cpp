@@ -168,6 +168,12 @@ ExprPtr Parser::parseCallArgs(ExprPtr call) {
   bool saved = noGreater;
   noGreater = false;
   while (!is(Tok::RParen)) {
+    // A message: the call is an assert statement used as an expression.
+    if (is(Tok::StringLit) &&
+        (call->name == "static_assert" || call->name == "device_assert"))
+      return error(call->nameLoc, "'" + call->name +
+                                      "(...)' is a statement and cannot be "
+                                      "used in an expression");
     if (is(Tok::Ident) && peek().kind == Tok::Assign) {
       KeywordArg kw;
       kw.name = tok().text.str();
