@@ -20,6 +20,8 @@ arrays = {
     "seqlens": np.array([seqlen], np.int32),
     "O": np.zeros((1, 1, 2, 32), np.float16),
     "LSE": np.zeros((1, 2, 1), np.float32),
+    "O_part": np.zeros((2, 1, 1, 2, 32), np.float32),
+    "LSE_part": np.zeros((2, 1, 2, 1), np.float32),
 }
 for name, a in arrays.items():
     np.save(os.path.join(out, name + ".npy"), a)
