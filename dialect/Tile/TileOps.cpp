@@ -195,6 +195,21 @@ LogicalResult StoreOp::verify() {
   return verifyMask(*this, getMask(), getValue().getType());
 }
 
+LogicalResult DeviceAssertOp::verify() {
+  Type type = getCondition().getType();
+  auto tile = dyn_cast<RankedTensorType>(type);
+  Type element = tile ? tile.getElementType() : type;
+  if (!element.isInteger(1))
+    return emitOpError() << "condition must be an i1 scalar or a tile of i1, "
+                            "got "
+                         << type;
+  if (getMessage().empty())
+    return emitOpError() << "message must not be empty";
+  if (getMessage().contains('\0'))
+    return emitOpError() << "message must not contain a NUL character";
+  return success();
+}
+
 LogicalResult AtomicAddOp::verify() {
   if (failed(verifyWindow(*this, getDest().getType(), getOffsets().size(),
                           getWindow(), getValue().getType())))

@@ -1,4 +1,4 @@
-//===- CompileSCF.cpp - scf.if, scf.for, scf.yield ------------------------===//
+//===- CompileSCF.cpp - scf.if, scf.for, scf.yield, cf.assert -------------===//
 //
 // A structured op is one instruction followed by its regions' code; its
 // Instr::next skips them, and its side table (IfInfo, ForInfo) holds the
@@ -9,6 +9,7 @@
 #include "ExecHandlers.h"
 #include "Program.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -81,7 +82,19 @@ static bool compileFor(ProgramBuilder &b, Operation *op) {
 /// scf.yield: its operands are read by the parent (IfInfo, ForInfo).
 static bool compileYield(ProgramBuilder &, Operation *) { return true; }
 
+/// cf.assert (a device_assert): condition a; the message is the op's.
+static bool compileAssert(ProgramBuilder &b, Operation *op) {
+  auto o = cast<cf::AssertOp>(op);
+  Instr I = ProgramBuilder::instr(op, execAssert);
+  I.a = b.idOf(o.getArg());
+  if (b.val(I.a).n != 1)
+    return b.fail(op, "vector condition", Error::Kind::Internal);
+  b.emit(I);
+  return true;
+}
+
 void addSCFOps(OpHandlers &handlers) {
+  handlers.add<cf::AssertOp>(compileAssert);
   handlers.add<scf::IfOp>(compileIf);
   handlers.add<scf::ForOp>(compileFor);
   handlers.add<scf::YieldOp>(compileYield);

@@ -18,6 +18,9 @@ namespace flash::emu {
 bool execIf(Executor &, const Instr &, const ActiveThreads &);
 /// scf.for: bounds, iter_args and body in fors[aux].
 bool execFor(Executor &, const Instr &, const ActiveThreads &);
+/// cf.assert: the first active thread whose condition a is false fails the
+/// launch with the op's message.
+bool execAssert(Executor &, const Instr &, const ActiveThreads &);
 /// A special register (imm: SReg) into res.
 bool execSReg(Executor &, const Instr &, const ActiveThreads &);
 /// An arith/math op (ArithMathOps.h): arith, res = f(a, b, c); sk: result

@@ -9,6 +9,9 @@
 #include "Executor.h"
 #include "ArithMathOps.h"
 #include "ExecHandlers.h"
+#include "Diagnostics.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 
 #include "flashc/Semantics/ScalarOps.h"
 
@@ -96,6 +99,18 @@ bool execIf(Executor &ex, const Instr &I, const ActiveThreads &threads) {
       copyMasked(ex, info.elseYield, info.results, sub.data(), elseCount);
     }
   }
+  return true;
+}
+
+bool execAssert(Executor &ex, const Instr &I, const ActiveThreads &threads) {
+  const Cell *C = ex.cellsOf(I.a);
+  for (int64_t t = 0; t < ex.T; ++t)
+    if (threads.mask[t] && !(C[t].i & 1))
+      return ex.fail(I, "device assertion failed: " +
+                            mlir::cast<mlir::cf::AssertOp>(I.op)
+                                .getMsg()
+                                .str() +
+                            " (" + threadName(t) + ")");
   return true;
 }
 

@@ -99,6 +99,7 @@ enum class StmtKind {
                 //                   [, split_copies = B]) { ... }
   If,           // if cond { ... } else { ... }
   StaticAssert, // static_assert(cond, "msg");
+  DeviceAssert, // device_assert(cond, "msg");  (checked at run time)
   Grid,         // grid(e0[, e1[, e2]]);
   Warps,        // warps(N);
   MmaLayout,    // mma_layout([wM, wN, wK], [vM, vN, vK]);
@@ -134,9 +135,10 @@ struct Stmt {
   Block elseBody; // If else-block (an `else if` is a one-statement block)
   bool hasElse = false;
 
-  // StaticAssert.
+  // StaticAssert / DeviceAssert.
   std::string message;
   bool hasMessage = false;
+  llvm::SMLoc messageLoc;
 
   // Grid / Warps / Return: args (Return: the returned values, maybe none).
   std::vector<ExprPtr> args;

@@ -158,7 +158,8 @@ bool Loader::loadFile(unsigned bufferId) {
 /// Names a function may not take: the builtins and the statements.
 static bool isReserved(llvm::StringRef name) {
   return frontend::lookupBuiltin(name) || name == "grid" || name == "warps" ||
-         name == "mma_layout" || name == "static_assert" || name == "range";
+         name == "mma_layout" || name == "static_assert" ||
+         name == "device_assert" || name == "range";
 }
 
 /// One namespace of functions for the whole program, and its one kernel.

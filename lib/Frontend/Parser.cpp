@@ -168,6 +168,12 @@ ExprPtr Parser::parseCallArgs(ExprPtr call) {
   bool saved = noGreater;
   noGreater = false;
   while (!is(Tok::RParen)) {
+    // A message: the call is an assert statement used as an expression.
+    if (is(Tok::StringLit) &&
+        (call->name == "static_assert" || call->name == "device_assert"))
+      return error(call->nameLoc, "'" + call->name +
+                                      "(...)' is a statement and cannot be "
+                                      "used in an expression");
     if (is(Tok::Ident) && peek().kind == Tok::Assign) {
       KeywordArg kw;
       kw.name = tok().text.str();
@@ -340,15 +346,19 @@ StmtPtr Parser::parseBuiltinStmt(StmtKind kind) {
   llvm::SMLoc open = tok().loc;
   consume(); // (
   while (!is(Tok::RParen)) {
-    if (kind == StmtKind::StaticAssert && s->args.size() == 1 &&
-        is(Tok::StringLit)) {
+    bool isAssert =
+        kind == StmtKind::StaticAssert || kind == StmtKind::DeviceAssert;
+    if (isAssert && s->args.size() == 1 && is(Tok::StringLit)) {
+      std::string name = kind == StmtKind::StaticAssert ? "static_assert"
+                                                        : "device_assert";
       s->message = tok().stringValue;
       s->hasMessage = true;
+      s->messageLoc = tok().loc;
       consume();
       if (!expectClose(Tok::RParen, Tok::LParen, open,
-                       "after the static_assert message"))
+                       "after the " + name + " message"))
         return nullptr;
-      if (!expect(Tok::Semi, "after static_assert(...)"))
+      if (!expect(Tok::Semi, "after " + name + "(...)"))
         return nullptr;
       return s;
     }
@@ -527,6 +537,8 @@ StmtPtr Parser::parseStmt() {
                                 function->name + "'");
       if (t.text == "static_assert")
         return parseBuiltinStmt(StmtKind::StaticAssert);
+      if (t.text == "device_assert")
+        return parseBuiltinStmt(StmtKind::DeviceAssert);
       if (t.text == "grid")
         return parseBuiltinStmt(StmtKind::Grid);
       if (t.text == "warps")

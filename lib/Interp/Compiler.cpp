@@ -86,6 +86,7 @@ static std::optional<Opc> classifyOther(Operation *op) {
       .Case<tile::LoadScalarOp>(is(Opc::LoadScalar))
       .Case<tile::StoreOp>(is(Opc::Store))
       .Case<tile::AtomicAddOp>(is(Opc::AtomicAdd))
+      .Case<tile::DeviceAssertOp>(is(Opc::DeviceAssert))
       .Case<tile::ExpandDimsOp>(is(Opc::ExpandDims))
       .Case<tile::BroadcastOp>(is(Opc::Broadcast))
       .Case<tile::TransOp>(is(Opc::Trans))

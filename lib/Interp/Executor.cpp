@@ -223,6 +223,8 @@ bool Executor::exec(const Inst &inst) {
     return execStore(inst);
   case Opc::AtomicAdd:
     return execAtomicAdd(inst);
+  case Opc::DeviceAssert:
+    return execDeviceAssert(inst);
   case Opc::ExpandDims:
   case Opc::TensorReshape:
     return execReshape(inst);

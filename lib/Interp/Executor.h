@@ -57,6 +57,7 @@ private:
   bool execLoadScalar(const Inst &inst);
   bool execStore(const Inst &inst);
   bool execAtomicAdd(const Inst &inst);
+  bool execDeviceAssert(const Inst &inst);
   bool writeWindow(const Inst &inst, llvm::ArrayRef<int64_t> window,
                    bool hasMask, bool accumulate);
   bool execBroadcast(const Inst &inst);

@@ -40,6 +40,7 @@ enum class Opc : uint8_t {
   LoadScalar,
   Store,
   AtomicAdd,
+  DeviceAssert,
   ExpandDims,
   Broadcast,
   Trans,

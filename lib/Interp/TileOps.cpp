@@ -30,6 +30,33 @@ bool Executor::execProgramCoordinate(const Inst &inst) {
   return true;
 }
 
+/// The first false element (row-major) fails the run with the message and
+/// the element's index; the location is the op's, and the kernel runner adds
+/// the program id.
+bool Executor::execDeviceAssert(const Inst &inst) {
+  auto op = mlir::cast<tile::DeviceAssertOp>(inst.op);
+  const RtValue &c = val(inst.in[0]);
+  size_t bad = 0;
+  while (bad < c.data.size() && c.data[bad] != 0)
+    ++bad;
+  if (bad == c.data.size())
+    return true;
+  std::string what = "device assertion failed: " + op.getMessage().str();
+  if (c.kind == RtValue::Kind::Tensor) {
+    llvm::SmallVector<int64_t, 4> index(c.shape.size());
+    size_t rest = bad;
+    for (size_t d = c.shape.size(); d-- > 0;) {
+      index[d] = rest % c.shape[d];
+      rest /= c.shape[d];
+    }
+    what += " (element [";
+    for (size_t d = 0; d < index.size(); ++d)
+      what += (d ? ", " : "") + std::to_string(index[d]);
+    what += "] is false)";
+  }
+  return fail(ErrorKind::Runtime, what);
+}
+
 bool Executor::execDim(const Inst &inst) {
   auto dim = mlir::cast<tile::DimOp>(inst.op);
   const RtValue &src = val(inst.in[0]);

@@ -43,12 +43,19 @@ def element_type(dtype_name):
     raise TypeError(f"attention takes float16 or bfloat16 tensors, not {dtype_name}")
 
 
-def _kernel_name(alibi, lse):
-    if alibi and lse:
-        raise NotImplementedError(
-            "no kernel computes ALiBi and the log-sum-exp together "
-            "(docs/kernels.md)")
+def _kernel_name(alibi, lse, batch_slopes=False):
+    if alibi and (lse or batch_slopes):
+        return "flash_attn_alibi_lse"
     return "flash_attn_alibi" if alibi else "flash_attn_lse" if lse else "flash_attn"
+
+
+def check_slopes(alibi_slopes, batch, heads):
+    """alibi_slopes is [H] or [B, H], as flash_attn takes it."""
+    shape = tuple(alibi_slopes.shape)
+    if shape not in ((heads,), (batch, heads)):
+        raise ValueError(f"alibi_slopes must be [H] ({heads},) or [B, H] ({batch}, {heads}), "
+                         f"not {shape}")
+    return len(shape) == 2
 
 
 def mask_constants(head_dim, causal, window_size, softcap=0.0):
@@ -59,6 +66,18 @@ def mask_constants(head_dim, causal, window_size, softcap=0.0):
     if softcap is not None:
         constants.append(("SOFTCAP", float(softcap)))
     return tuple(constants)
+
+
+def padded_head_dim(head_dim):
+    """The kernels' HEAD_DIM for a head dim of q, k or v: flash_attn takes any
+    size up to 256 and pads it; the kernels take multiples of 16 (the MMA's
+    K step), so operands are padded with zeros to the next one and results
+    cut back. Zero columns add nothing to the scores and give zero output
+    columns."""
+    d = int(head_dim)
+    if d < 1 or d > 256:
+        raise ValueError(f"head dim {d} is not supported: it must be 1 .. 256")
+    return -(-d // 16) * 16
 
 
 def default_scale(softmax_scale, head_dim):
@@ -92,6 +111,18 @@ class _Numpy:
     def dtype_name(x):
         return x.dtype.name
 
+    @staticmethod
+    def pad_last(x, size):
+        """x with zeros appended along its last dim up to `size`."""
+        if x.shape[-1] == size:
+            return x
+        return np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, size - x.shape[-1])])
+
+    @staticmethod
+    def take_last(x, size):
+        """The first `size` entries of x's last dim."""
+        return x if x.shape[-1] == size else np.ascontiguousarray(x[..., :size])
+
 
 class _Torch:
     """The same for torch tensors (on the CPU or the GPU)."""
@@ -118,6 +149,15 @@ class _Torch:
 
     def dtype_name(self, x):
         return str(x.dtype).replace("torch.", "")
+
+    def pad_last(self, x, size):
+        if x.shape[-1] == size:
+            return x
+        return self.torch.nn.functional.pad(x.detach(), (0, size - x.shape[-1]))
+
+    @staticmethod
+    def take_last(x, size):
+        return x if x.shape[-1] == size else x[..., :size].contiguous()
 
 
 def backend(q):
@@ -171,7 +211,7 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
               target=None, arch=DEFAULT_ARCH):
     """flash_attn_func(q, k, v, ...): q [B, Nq, H, D], k [B, Nk, H_KV, D], v
     [B, Nk, H_KV, DV] (H_KV divides H: GQA/MQA; DV may differ from D), f16 or
-    bf16; alibi_slopes f32 [H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
+    bf16; alibi_slopes f32 [H] or [B, H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
 
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,
     else interp). torch tensors that require grad go through
@@ -182,14 +222,14 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
         if v.shape[-1] != q.shape[-1]:
             raise NotImplementedError("the backward kernels need v's head dim "
                                       "equal to q's (docs/kernels.md)")
-        if softcap or alibi_slopes is not None:
-            raise NotImplementedError("the backward kernels take neither softcap "
-                                      "nor alibi_slopes (docs/kernels.md)")
+        if softcap:
+            raise NotImplementedError("the backward kernels do not take softcap "
+                                      "(docs/kernels.md)")
         from .autograd import flash_attn_function
 
         out, lse = flash_attn_function().apply(q, k, v, softmax_scale, causal,
                                                tuple(window_size), deterministic,
-                                               target, arch)
+                                               target, arch, alibi_slopes)
         return (out, lse) if return_lse else out
     return forward(q, k, v, softmax_scale, causal, window_size, softcap,
                    alibi_slopes, return_lse, target, arch)
@@ -200,22 +240,27 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
             arch=DEFAULT_ARCH):
     """attention() without autograd."""
     arrays = backend(q)
-    if alibi_slopes is not None and len(alibi_slopes.shape) != 1:
-        raise NotImplementedError("alibi_slopes must be [H] (per-batch slopes "
-                                  "have no kernel yet)")
-    head_dim = q.shape[-1]
-    name = _kernel_name(alibi_slopes is not None, return_lse)
-    constants = mask_constants(head_dim, causal, window_size, softcap)
-    if v.shape[-1] != head_dim:
-        constants += (("HEAD_DIM_V", int(v.shape[-1])),)
+    batch_slopes = (alibi_slopes is not None
+                    and check_slopes(alibi_slopes, q.shape[0], q.shape[2]))
+    head_dim, head_dim_v = q.shape[-1], v.shape[-1]
+    padded, padded_v = padded_head_dim(head_dim), padded_head_dim(head_dim_v)
+    q, k = arrays.pad_last(q, padded), arrays.pad_last(k, padded)
+    v = arrays.pad_last(v, padded_v)
+    name = _kernel_name(alibi_slopes is not None, return_lse, batch_slopes)
+    constants = mask_constants(padded, causal, window_size, softcap)
+    if padded_v != padded:
+        constants += (("HEAD_DIM_V", padded_v),)
     compiled = kernel(name, arch, constants, arrays.dtype_name(q))
     Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
     O = arrays.empty(Q, tuple(Q.shape[:3]) + (V.shape[3],))
     args = {"Q": Q, "K": K, "V": V, "O": O}
     if alibi_slopes is not None:
-        args["Slopes"] = arrays.array(alibi_slopes, Q)
-    if return_lse:
+        slopes = arrays.array(alibi_slopes, Q)
+        if name == "flash_attn_alibi_lse":  # Slopes [1 or B, H]
+            slopes = slopes.reshape(-1, q.shape[2])
+        args["Slopes"] = slopes
+    if return_lse or name == "flash_attn_alibi_lse":
         args["LSE"] = arrays.empty(Q, Q.shape[:3], float32=True)
     run(compiled, arrays, target, args, sm_scale=default_scale(softmax_scale, head_dim))
-    out = arrays.seq_first(O)
+    out = arrays.take_last(arrays.seq_first(O), head_dim_v)
     return (out, args["LSE"]) if return_lse else out

@@ -14,24 +14,25 @@ def flash_attn_function():
 
     class FlashAttnFunc(torch.autograd.Function):
         """apply(q, k, v, softmax_scale, causal, window_size, deterministic,
-        target, arch)
-        -> (out, softmax_lse); softmax_lse has no gradient."""
+        target, arch, alibi_slopes=None) -> (out, softmax_lse); softmax_lse
+        and the slopes have no gradient."""
 
         @staticmethod
         def forward(ctx, q, k, v, softmax_scale, causal, window_size, deterministic,
-                    target, arch):
+                    target, arch, alibi_slopes=None):
             out, lse = attention_forward(q, k, v, softmax_scale, causal, window_size,
-                                         return_lse=True, target=target, arch=arch)
+                                         alibi_slopes=alibi_slopes, return_lse=True,
+                                         target=target, arch=arch)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.options = dict(softmax_scale=softmax_scale, causal=causal,
                                window_size=window_size, deterministic=deterministic,
-                               target=target, arch=arch)
+                               target=target, arch=arch, alibi_slopes=alibi_slopes)
             ctx.mark_non_differentiable(lse)
             return out, lse
 
         @staticmethod
         def backward(ctx, dout, _dlse):
             dq, dk, dv = attention_backward(dout, *ctx.saved_tensors, **ctx.options)
-            return dq, dk, dv, None, None, None, None, None, None
+            return dq, dk, dv, None, None, None, None, None, None, None
 
     return FlashAttnFunc

@@ -3,7 +3,7 @@ kernels of docs/kernels.md (flash_attn_varlen, flash_attn_kvcache, _split,
 _combine, kvcache_append). Their tensors keep FlashAttention-2's token-major
 layout, so nothing is transposed here."""
 from .kernel import DEFAULT_ARCH
-from .attention import backend, default_scale, kernel, mask_constants, run
+from .attention import backend, default_scale, kernel, mask_constants, padded_head_dim, run
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -17,8 +17,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     del max_seqlen_k
     arrays = backend(q)
     head_dim = q.shape[-1]
+    padded = padded_head_dim(head_dim)
+    q, k, v = (arrays.pad_last(x, padded) for x in (q, k, v))
     compiled = kernel("flash_attn_varlen", arch,
-                      mask_constants(head_dim, causal, window_size, softcap),
+                      mask_constants(padded, causal, window_size, softcap),
                       arrays.dtype_name(q))
     args = {"Q": arrays.contiguous(q), "K": arrays.contiguous(k), "V": arrays.contiguous(v),
             "cu_seqlens_q": arrays.array(cu_seqlens_q, q, int32=True),
@@ -27,7 +29,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
             "LSE": arrays.empty(q, (q.shape[1], q.shape[0]), float32=True)}
     run(compiled, arrays, target, args, max_seqlen_q=int(max_seqlen_q),
         sm_scale=default_scale(softmax_scale, head_dim))
-    return (args["O"], args["LSE"]) if return_lse else args["O"]
+    out = arrays.take_last(args["O"], head_dim)
+    return (out, args["LSE"]) if return_lse else out
 
 
 def _cache_tables(arrays, q, k_cache, cache_seqlens, block_table):
@@ -96,15 +99,27 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     dtype = arrays.dtype_name(q)
     table, seqlens = _cache_tables(arrays, q, k_cache, cache_seqlens, block_table)
     _check_capacity(seqlens, table, k_cache, 0 if k is None else k.shape[1])
-    caches = {"K_cache": k_cache, "V_cache": v_cache, "block_table": table,
+    head_dim = q.shape[-1]
+    padded = padded_head_dim(head_dim)
+    caches = {"K_cache": arrays.pad_last(k_cache, padded),
+              "V_cache": arrays.pad_last(v_cache, padded), "block_table": table,
               "cache_seqlens": seqlens}
     if k is not None:
-        _append(arrays, dtype, k, v, caches, arch, target)
+        if padded != head_dim and not all(_is_contiguous(c) for c in (k_cache, v_cache)):
+            raise ValueError("k_cache and v_cache must be contiguous to be appended to")
+        _append(arrays, dtype, arrays.pad_last(k, padded), arrays.pad_last(v, padded),
+                caches, arch, target)
+        if padded != head_dim:
+            # The kernels appended to padded copies (as flash_attn does for
+            # such head dims): the new tokens go back into the caller's.
+            _copy_into(k_cache, caches["K_cache"][..., :head_dim])
+            _copy_into(v_cache, caches["V_cache"][..., :head_dim])
         caches["cache_seqlens"] = arrays.array(seqlens + k.shape[1], q, int32=True)
-    batch, nq, heads, head_dim = q.shape
+    q = arrays.pad_last(q, padded)
+    batch, nq, heads, _ = q.shape
     if pack_gqa is None:
         pack_gqa = nq == 1 and heads > k_cache.shape[2]
-    constants = mask_constants(head_dim, causal, window_size, softcap) + (
+    constants = mask_constants(padded, causal, window_size, softcap) + (
         ("PAGE_SIZE", k_cache.shape[1]), ("PACK_GQA", bool(pack_gqa)))
     args = dict(caches, Q=arrays.contiguous(q), O=arrays.empty(q, q.shape),
                 LSE=arrays.empty(q, (batch, heads, nq), float32=True))
@@ -114,7 +129,16 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     else:
         run(kernel("flash_attn_kvcache", arch, constants, dtype),
             arrays, target, args, sm_scale=scale)
-    return (args["O"], args["LSE"]) if return_softmax_lse else args["O"]
+    out = arrays.take_last(args["O"], head_dim)
+    return (out, args["LSE"]) if return_softmax_lse else out
+
+
+def _copy_into(dest, values):
+    """dest[...] = values for a NumPy array or a torch tensor."""
+    if hasattr(dest, "copy_"):
+        dest.copy_(values)
+    else:
+        dest[...] = values
 
 
 def _split_and_combine(arrays, dtype, args, constants, splits, scale, arch, target):

@@ -13,7 +13,10 @@ NB_MODULE(_flashc, m) {
   using namespace flash::python;
   nb::object base = nb::exception<Failure>(m, "Error");
   nb::exception<CompileFailure>(m, "CompileError", base);
-  nb::object runError = nb::exception<RunFailure>(m, "RunError", base);
+  // A failed run is also a RuntimeError, as a failed device assert is in
+  // CUDA-backed libraries.
+  nb::object runError = nb::exception<RunFailure>(
+      m, "RunError", nb::make_tuple(base, nb::handle(PyExc_RuntimeError)));
   nb::exception<SanitizerFailure>(m, "SanitizerError", runError);
   bindCompile(m);
   bindRun(m);

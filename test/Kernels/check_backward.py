@@ -6,7 +6,7 @@ the interpreter's.
 
   check_backward.py --flashc F --workdir W [--bf16] [-D X=V]...
                     [--B --H --H_KV --Nq --Nk --D N] [--q-scale X]
-                    [--flashc-flag=OPTION]...
+                    [--flashc-flag=OPTION]... [--alibi]
 
 The -D options go to flash_attn_bwd and flash_attn_bwd_dq (CAUSAL,
 WINDOW_LEFT, WINDOW_RIGHT, blocks); the reference follows flash_attn_func's
@@ -15,6 +15,10 @@ zero); O and the log-sum-exp come from the float64 forward (O rounded to
 the operands' type, LSE to f32, +inf for rows that see no key), as
 flash_attn_lse would give them. Outputs are poisoned with NaN (DQaccum too:
 flash_attn_bwd_preprocess must zero it).
+
+--alibi runs the ALiBi kernels (flash_attn_bwd_alibi, flash_attn_bwd_dq_alibi)
+with random Slopes [B, H]; the reference biases the scaled scores by
+-Slopes[b, h] * |i + Nk - Nq - j| (flash_attn_func's alibi_slopes).
 
 Two dQ paths run on each target: the atomic one (preprocess, flash_attn_bwd,
 flash_attn_bwd_dq_convert) and the deterministic one (flash_attn_bwd with
@@ -56,6 +60,7 @@ def parse_args():
                           ("D", 64)):
         ap.add_argument("--" + size, type=int, default=default)
     ap.add_argument("--q-scale", type=float, default=1.0)
+    ap.add_argument("--alibi", action="store_true", help="the ALiBi kernels, Slopes [B, H]")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args()
 
@@ -66,7 +71,12 @@ def reference(x, mask, s):
     q, k, v, d_o = (x[n].astype(np.float64) for n in ("Q", "K", "V", "DO"))
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = x["sm_scale"]
-    scores = np.where(mask, np.einsum("bhid,bhjd->bhij", q, k) * scale, -np.inf)
+    scores = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    if "Slopes" in x:
+        nq, nk = scores.shape[2:]
+        dist = np.abs(np.arange(nq)[:, None] + (nk - nq) - np.arange(nk)[None, :])
+        scores = scores - x["Slopes"].astype(np.float64)[:, :, None, None] * dist
+    scores = np.where(mask, scores, -np.inf)
     row_max = scores.max(axis=-1, keepdims=True)
     seen = np.isfinite(row_max)
     p = np.where(mask, np.exp(scores - np.where(seen, row_max, 0)), 0.0)
@@ -145,6 +155,8 @@ def main():
     x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
          "V": normal((b, hkv, nk, d)), "DO": normal((b, h, nq, d)),
          "sm_scale": float(np.float32(1 / np.sqrt(d)))}
+    if args.alibi:
+        x["Slopes"] = (rng.random((b, h)) * 0.5 + 0.05).astype(np.float32)
     half = x["Q"].dtype.type
     out, lse, grads, terms = reference(x, mask, s)
     refs = dict(zip(("DQ", "DK", "DV"), grads))
@@ -156,7 +168,8 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     dims = [] if d == 64 else ["HEAD_DIM=%d" % d]
     kernel_defines = args.defines + dims
-    what = "bwd%s %s %s" % (" bf16" if args.bf16 else "",
+    suffix = "_alibi" if args.alibi else ""
+    what = "bwd%s%s %s %s" % (suffix, " bf16" if args.bf16 else "",
                             " ".join("%s=%d" % kv for kv in s.items()), " ".join(args.defines))
     tol = (1.6e-2, 3.2e-2) if args.bf16 else (2e-3, 4e-3)
     ulp = 2.0 ** (-7 if args.bf16 else -10)
@@ -178,7 +191,7 @@ def main():
     for target in ("interp", "emulate"):
         run = Runner(args, half, target)
         run.scalar = x["sm_scale"]
-        for name in ("Q", "K", "V", "DO", "O", "LSE"):
+        for name in ("Q", "K", "V", "DO", "O", "LSE") + (("Slopes",) if args.alibi else ()):
             run.put(name, x[name])
         for name, shape, dtype in (("Delta", (b, h, nq), np.float32),
                                    ("DQaccum", (b, h, nq, d), np.float32),
@@ -188,15 +201,18 @@ def main():
         poisoned = dict(run.files)
         run.run("flash_attn_bwd_preprocess", ["O", "DO", "Delta", "DQaccum"],
                 ["Delta", "DQaccum"], dims)
-        bwd = ["Q", "K", "V", "DO", "LSE", "Delta", "DQaccum", "DK", "DV", "sm_scale"]
-        run.run("flash_attn_bwd", bwd, ["DQaccum", "DK", "DV"], kernel_defines)
+        slopes = ["Slopes"] if args.alibi else []
+        bwd = ["Q", "K", "V", "DO", "LSE", "Delta", "DQaccum", "DK", "DV", "sm_scale"] + slopes
+        run.run("flash_attn_bwd" + suffix, bwd, ["DQaccum", "DK", "DV"], kernel_defines)
         run.run("flash_attn_bwd_dq_convert", ["DQaccum", "DQ", "sm_scale"], ["DQ"], dims)
         got = {n: run.get(n).astype(np.float64) for n in ("DQ", "DK", "DV")}
         for name in ("DK", "DV", "DQ"):
             run.files[name] = poisoned[name]
         run.files["DQaccum"] = poisoned["DQaccum"]
-        run.run("flash_attn_bwd", bwd, ["DK", "DV"], kernel_defines + ["DETERMINISTIC=true"])
-        run.run("flash_attn_bwd_dq", ["Q", "K", "V", "DO", "LSE", "Delta", "DQ", "sm_scale"],
+        run.run("flash_attn_bwd" + suffix, bwd, ["DK", "DV"],
+                kernel_defines + ["DETERMINISTIC=true"])
+        run.run("flash_attn_bwd_dq" + suffix,
+                ["Q", "K", "V", "DO", "LSE", "Delta", "DQ", "sm_scale"] + slopes,
                 ["DQ"], kernel_defines)
         det = {n: run.get(n).astype(np.float64) for n in ("DQ", "DK", "DV")}
         accum = run.get("DQaccum")

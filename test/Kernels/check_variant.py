@@ -5,7 +5,7 @@ float64 reference, and the emulator's against the interpreter's.
 
   check_variant.py --flashc F --kernel NAME --workdir W [--bf16] [-D X=V]...
                    [--B --H --H_KV --Nq --Nk --D --DV N] [--q-scale X] [--mask-rows]
-                   [--expect-error] [--dv-undeclared]
+                   [--expect-error] [--dv-undeclared] [--shared-slopes]
 
 NAME is a kernel of kernels/ (NAME.tile; with --bf16 -D T=bf16). The
 reference reads the -D options the kernel is compiled with (CAUSAL,
@@ -42,6 +42,7 @@ KERNELS = {
     "flash_attn": {},
     "flash_attn_lse": {"lse": True},
     "flash_attn_alibi": {"alibi": True},
+    "flash_attn_alibi_lse": {"alibi": True, "lse": True, "batch_slopes": True},
     "flash_attn_bias": {"bias": True},
     "flash_attn_key_mask": {"key_mask": True},
 }
@@ -68,6 +69,8 @@ def parse_args():
                     help="key-mask kernel: batch 0 sees no key at all")
     ap.add_argument("--dv-undeclared", action="store_true",
                     help="leave HEAD_DIM_V at its default whatever --DV is")
+    ap.add_argument("--shared-slopes", action="store_true",
+                    help="flash_attn_alibi_lse: Slopes [1, H] (else [B, H])")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--expect-error", action="store_true",
                     help="every target must fail with exit code 1; prints its errors")
@@ -118,7 +121,8 @@ def reference(x, opts, s):
         scores = opts["softcap"] * np.tanh(scores / opts["softcap"])
     if "Slopes" in x:
         dist = np.abs(np.arange(nq)[:, None] + (nk - nq) - np.arange(nk)[None, :])
-        scores = scores - x["Slopes"].astype(np.float64)[None, :, None, None] * dist
+        slopes = x["Slopes"].astype(np.float64)  # [H], or [1 or B, H]
+        scores = scores - slopes.reshape(-1, h)[:, :, None, None] * dist
     if "Bias" in x:
         scores = scores + x["Bias"].astype(np.float64)
     mask = np.broadcast_to(visible(nq, nk, opts["causal"], opts["left"], opts["right"]),
@@ -152,7 +156,8 @@ def main():
          "V": normal((b, hkv, nk, dv)), "sm_scale": float(np.float32(1 / np.sqrt(d)))}
     half = x["Q"].dtype.type
     if kind.get("alibi"):
-        x["Slopes"] = (rng.random(h) * 0.5 + 0.05).astype(np.float32)
+        rows = (1 if args.shared_slopes else b,) if kind.get("batch_slopes") else ()
+        x["Slopes"] = (rng.random(rows + (h,)) * 0.5 + 0.05).astype(np.float32)
     if kind.get("bias"):
         x["Bias"] = rng.standard_normal((b, h, nq, nk)).astype(np.float32)
     if kind.get("key_mask"):

@@ -53,6 +53,39 @@ def test_alibi_and_scale():
     assert relative_error(out, want) < TOLERANCE
 
 
+@pytest.mark.parametrize("batch_slopes", [False, True])
+@pytest.mark.parametrize("options", [
+    {"causal": True},
+    {"window_size": (8, 4)},
+])
+def test_alibi_with_lse(batch_slopes, options):
+    # flash_attn_func's alibi_slopes, [H] or [B, H], with return_lse (the
+    # log-sum-exp of the biased scores) and a mask.
+    q, k, v = inputs(b=2, nq=30, nk=41)
+    rng = np.random.default_rng(11)
+    shape = (2, 4) if batch_slopes else (4,)
+    slopes = (rng.random(shape) * 0.5 + 0.05).astype(np.float32)
+    out, lse = flashc.attention(q, k, v, alibi_slopes=slopes, return_lse=True, **options)
+    want, want_lse = expected(q, k, v, 0.125, options.get("causal", False),
+                              options.get("window_size", (-1, -1)), slopes=slopes)
+    assert relative_error(out, want) < TOLERANCE
+    assert np.allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
+    if batch_slopes:  # the second batch's slopes matter
+        alone = flashc.attention(q, k, v, alibi_slopes=slopes[0])
+        assert relative_error(alone[1], want[1]) > 10 * TOLERANCE
+
+
+def test_alibi_slopes_rows_are_checked_by_the_kernel(kernels):
+    # Slopes [SB, H] must have SB = 1 or B: the kernel's device_assert.
+    alibi = flashc.compile(f"{kernels}/flash_attn_alibi_lse.tile")
+    q, k, v = (x.transpose(0, 2, 1, 3).copy() for x in inputs(b=2, nq=8, nk=8))
+    o = np.zeros_like(q)
+    lse = np.zeros(q.shape[:3], np.float32)
+    with pytest.raises(RuntimeError, match="Slopes must be"):
+        alibi(Q=q, K=k, V=v, Slopes=np.ones((3, 4), np.float32), O=o, LSE=lse,
+              sm_scale=0.125)
+
+
 def test_lse_on_emulate():
     q, k, v = inputs(h=2, h_kv=1, nq=20, nk=30)
     out, lse = flashc.attention(q, k, v, causal=True, return_lse=True, target="emulate")
@@ -117,11 +150,9 @@ def test_type_constant_follows_dtype():
 
 
 def test_what_has_no_kernel():
-    q, k, v = inputs()
-    slopes = np.ones(4, np.float32)
-    with pytest.raises(NotImplementedError, match="ALiBi and the log-sum-exp"):
-        flashc.attention(q, k, v, alibi_slopes=slopes, return_lse=True)
-    with pytest.raises(NotImplementedError, match=r"alibi_slopes must be \[H\]"):
+    q, k, v = inputs(b=2)
+    with pytest.raises(ValueError, match=r"alibi_slopes must be \[H\] \(4,\) or \[B, H\] "
+                                         r"\(2, 4\), not \(1, 4\)"):
         flashc.attention(q, k, v, alibi_slopes=np.ones((1, 4), np.float32))
     with pytest.raises(TypeError, match="float16 or bfloat16"):
         flashc.attention(q.astype(np.float32), k, v)
@@ -134,3 +165,22 @@ def test_torch_cpu_tensors():
         out = flashc.attention(q, k, v, causal=True)
     want, _ = expected(q.numpy(), k.numpy(), v.numpy(), 0.125, causal=True)
     assert isinstance(out, torch.Tensor) and relative_error(out.numpy(), want) < TOLERANCE
+
+
+@pytest.mark.parametrize("d", [40, 59, 111])
+def test_head_dims_padded(d):
+    # flash_attn takes any head dim up to 256: q, k, v are padded to the
+    # kernels' next multiple of 16, the scale stays 1 / sqrt(d) and the
+    # output is cut back to d columns.
+    q, k, v = inputs(h=2, h_kv=1, nq=20, nk=30, d=d)
+    out, lse = flashc.attention(q, k, v, causal=True, return_lse=True)
+    want, want_lse = expected(q, k, v, d ** -0.5, causal=True)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    assert relative_error(out, want) < TOLERANCE
+    assert np.allclose(lse, want_lse, rtol=1e-3, atol=1e-3)
+
+
+def test_head_dim_beyond_256():
+    q, k, v = inputs(h=2, h_kv=1, nq=4, nk=4, d=264)
+    with pytest.raises(ValueError, match="head dim 264 is not supported"):
+        flashc.attention(q, k, v)

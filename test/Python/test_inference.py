@@ -136,6 +136,35 @@ def test_kvcache_errors():
                                       cache_seqlens=1, block_table=np.zeros((1, 2), np.int32))
 
 
+@pytest.mark.parametrize("target", ["interp", "emulate"])
+def test_kvcache_kernel_asserts_capacity(kernels, target):
+    # The kernels themselves refuse keys past the block table (2 pages of
+    # 16 tokens), as the Python checks before them do.
+    attend = flashc.compile(f"{kernels}/flash_attn_kvcache.tile", HEAD_DIM=32)
+    append = flashc.compile(f"{kernels}/kvcache_append.tile", HEAD_DIM=32, BLOCK_H=1)
+    q = np.zeros((1, 1, 2, 32), np.float16)
+    cache = np.zeros((3, 16, 1, 32), np.float16)
+    table = np.array([[2, 0]], np.int32)
+    new = np.ones((1, 1, 1, 32), np.float16)
+
+    def run(seqlen):
+        o = np.zeros_like(q)
+        lse = np.zeros((1, 2, 1), np.float32)
+        attend(Q=q, K_cache=cache, V_cache=cache, block_table=table,
+               cache_seqlens=np.array([seqlen], np.int32), O=o, LSE=lse,
+               sm_scale=0.125, target=target)
+
+    run(32)
+    with pytest.raises(RuntimeError, match="page index past the block table: "
+                                           r"cache_seqlens\[b\] > MaxPages"):
+        run(33)
+    append(K_new=new, V_new=new, K_cache=cache, V_cache=cache.copy(), block_table=table,
+           cache_seqlens=np.array([31], np.int32), target=target)
+    with pytest.raises(RuntimeError, match=r"cache_seqlens\[b\] \+ Nnew > MaxPages"):
+        append(K_new=new, V_new=new, K_cache=cache, V_cache=cache.copy(), block_table=table,
+               cache_seqlens=np.array([32], np.int32), target=target)
+
+
 def test_kvcache_capacity_errors():
     # The block table holds 2 pages of 16 tokens: 32 fit, one more does not,
     # whether it is cached already or appended now; nothing is written.
@@ -158,3 +187,39 @@ def test_kvcache_capacity_errors():
     # Without a block table the capacity is the cache's sequence length.
     with pytest.raises(ValueError, match="capacity of 16 tokens"):
         flashc.attention_with_kvcache(q, cache, cache, cache_seqlens=17)
+
+
+def test_varlen_head_dim_padded():
+    # Head dim 59: padded to the kernels' 64 and cut back, scale 1 / sqrt(59).
+    rng = np.random.default_rng(8)
+    lq, lk = [5, 12], [9, 30]
+    q, k, v = packed(rng, lq, 4, d=59), packed(rng, lk, 2, d=59), packed(rng, lk, 2, d=59)
+    cq, ck = cumulative(lq), cumulative(lk)
+    out = flashc.attention_varlen(q, k, v, cq, ck, max(lq), max(lk), causal=True)
+    assert out.shape == q.shape
+    for b in range(len(lq)):
+        rows = slice(cq[b], cq[b + 1])
+        want, _ = sequence_reference(q[rows], k[ck[b]:ck[b + 1]], v[ck[b]:ck[b + 1]],
+                                     59 ** -0.5, causal=True)
+        assert relative_error(out[rows], want) < TOLERANCE
+
+
+@pytest.mark.parametrize("num_splits", [1, 2])
+def test_kvcache_head_dim_padded(num_splits):
+    # Head dim 40 (kernels: 48): the tokens appended to the padded copy of
+    # the cache land in the caller's cache; the output has 40 columns.
+    rng = np.random.default_rng(9)
+    lens, new, d = [7, 18], 2, 40
+    k_cache, v_cache, table = paged_cache(rng, lens, page_size=8, d=d, capacity=24)
+    k_new, v_new = (rng.standard_normal((2, new, 2, d)).astype(np.float16) for _ in range(2))
+    q = rng.standard_normal((2, new, 2, d)).astype(np.float16)
+    out = flashc.attention_with_kvcache(
+        q, k_cache, v_cache, k_new, v_new, cache_seqlens=np.array(lens, np.int32),
+        block_table=table, causal=True, num_splits=num_splits)
+    assert out.shape == q.shape
+    for b, n in enumerate(lens):
+        k = gathered(k_cache, table, b, n + new)
+        v = gathered(v_cache, table, b, n + new)
+        assert np.array_equal(k[n:], k_new[b]) and np.array_equal(v[n:], v_new[b])
+        want, _ = sequence_reference(q[b], k, v, d ** -0.5, causal=True)
+        assert relative_error(out[b], want) < TOLERANCE

@@ -145,6 +145,35 @@ def test_runtime_error_is_not_a_sanitizer_error_on_interp(kernels):
     assert not isinstance(error.value, flashc.SanitizerError)
 
 
+CHECKED = """\
+kernel checked(X: i32[N], Y: i32[N], limit: i32) {
+  grid(cdiv(N, 64));
+  let i = program_id(0) * 64;
+  let x = load(X[i : i + 64]);
+  device_assert(limit > 0, "limit must be positive");
+  device_assert(x < limit, "X out of range");
+  store(Y[i : i + 64], x);
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["interp", "emulate"])
+def test_device_assert(target):
+    checked = flashc.compile(CHECKED)
+    x = np.arange(100, dtype=np.int32)
+    y = np.zeros(100, np.int32)
+    checked(X=x, Y=y, limit=100, target=target)
+    assert (y == x).all()
+    error_type = flashc.SanitizerError if target == "emulate" else flashc.RunError
+    with pytest.raises(RuntimeError, match="device assertion failed: X out of range") as error:
+        checked(X=x, Y=np.zeros(100, np.int32), limit=70, target=target)
+    assert isinstance(error.value, error_type)
+    assert "<string>:6:" in str(error.value)
+    with pytest.raises(RuntimeError, match="limit must be positive") as error:
+        checked(X=x, Y=np.zeros(100, np.int32), limit=0, target=target)
+    assert "<string>:5:" in str(error.value)
+
+
 @pytest.mark.parametrize("target", ["interp", "emulate"])
 @pytest.mark.parametrize("x_order,y_order", [(">", ">"), (">", "<"), ("<", ">")])
 def test_byte_orders(double, target, x_order, y_order):

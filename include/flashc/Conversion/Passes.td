@@ -28,7 +28,8 @@ def ConvertTileToSIMT : Pass<"convert-tile-to-simt", "mlir::ModuleOp"> {
            "Compare column indices with per-row limits as immediates">
   ];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect",
+    "mlir::arith::ArithDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::gpu::GPUDialect",
     "mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect",
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"];
 }

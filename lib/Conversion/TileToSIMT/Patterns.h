@@ -40,6 +40,10 @@ void populateLoadStoreOpToSIMTPatterns(mlir::TypeConverter &converter,
 /// and the !tile.shared type (SharedMemoryOpToSIMT.cpp).
 void populateSharedMemoryOpToSIMTPatterns(mlir::TypeConverter &converter,
                                           mlir::RewritePatternSet &patterns);
+/// device_assert: cf.assert on the AND of each thread's registers
+/// (AssertOpToSIMT.cpp).
+void populateAssertOpToSIMTPatterns(mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
 
 /// Rejects what the shared-memory lowering cannot take (a buffer without
 /// an offset, a copy window that does not start at column 0).

@@ -30,6 +30,7 @@
 
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
@@ -227,7 +228,7 @@ LogicalResult convertKernels(MLIRContext *ctx, ArrayRef<func::FuncOp> kernels,
   target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
       [](Operation *op) { return !hasTensorType(op); });
   target.addLegalOp<UnrealizedConversionCastOp, func::FuncOp,
-                    func::ReturnOp>();
+                    func::ReturnOp, cf::AssertOp>();
   scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                        target);
   FrozenRewritePatternSet frozen(std::move(patterns));
@@ -403,4 +404,5 @@ void flash::populateTileToSIMTPatterns(TypeConverter &converter,
   populateMmaOpToSIMTPatterns(converter, patterns);
   populateWgmmaOpToSIMTPatterns(converter, patterns);
   populateLoadStoreOpToSIMTPatterns(converter, patterns);
+  populateAssertOpToSIMTPatterns(converter, patterns);
 }

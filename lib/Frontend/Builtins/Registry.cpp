@@ -105,7 +105,8 @@ static std::nullopt_t reportUnknownCallee(FrontendContext &cx,
       best = b.name.str();
     }
   }
-  if (name == "grid" || name == "warps" || name == "static_assert")
+  if (name == "grid" || name == "warps" || name == "static_assert" ||
+      name == "device_assert")
     return cx.error(call.nameLoc, "'" + name + "(...)' is a statement and "
                                                "cannot be used in an "
                                                "expression");

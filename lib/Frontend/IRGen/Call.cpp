@@ -228,7 +228,8 @@ bool IRGen::emitReturn(const Stmt &s) {
 std::nullopt_t IRGen::reportUnknownFunction(const Expr &call) {
   llvm::StringRef name = call.name;
   if (scopes.lookup(name) || name == "grid" || name == "warps" ||
-      name == "static_assert" || name == "range" || name == "mma_layout") {
+      name == "static_assert" || name == "device_assert" || name == "range" ||
+      name == "mma_layout") {
     resolveBuiltin(call); // reports it
     return std::nullopt;
   }

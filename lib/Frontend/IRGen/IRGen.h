@@ -135,6 +135,7 @@ private:
                     llvm::ArrayRef<Binding *> carried);
   bool emitIf(const ast::Stmt &s);
   bool emitStaticAssert(const ast::Stmt &s);
+  bool emitDeviceAssert(const ast::Stmt &s);
   bool emitWarps(const ast::Stmt &s);
   bool emitMmaLayout(const ast::Stmt &s);
   bool emitExprStmt(const ast::Stmt &s);

@@ -7,7 +7,9 @@
 #include "Sema/Types.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -43,6 +45,8 @@ bool IRGen::emitStmt(const Stmt &s) {
     return emitIf(s);
   case StmtKind::StaticAssert:
     return emitStaticAssert(s);
+  case StmtKind::DeviceAssert:
+    return emitDeviceAssert(s);
   case StmtKind::Grid:
     return true; // emitted into the grid function
   case StmtKind::Warps:
@@ -421,6 +425,48 @@ bool IRGen::emitStaticAssert(const Stmt &s) {
                                ? "static assertion failed: " + s.message
                                : std::string("static assertion failed")),
            false;
+  return true;
+}
+
+/// A runtime check: a bool scalar or tile and a string literal. A condition
+/// known to hold emits nothing; one known to fail still fails only when the
+/// statement runs (like CUDA's assert), so it becomes a constant.
+bool IRGen::emitDeviceAssert(const Stmt &s) {
+  if (s.args.empty() || s.args.size() > 2 ||
+      (s.args.size() == 1 && !s.hasMessage))
+    return cx.error(s.loc, "device_assert expects a condition and a message: "
+                           "device_assert(COND, \"message\")"),
+           false;
+  OptVal c = eval(*s.args[0]);
+  if (!c)
+    return false;
+  if (s.args.size() == 2)
+    return cx.error(s.args[1]->loc, "the message of device_assert must be a "
+                                    "string literal"),
+           false;
+  if (s.message.empty())
+    return cx.error(s.messageLoc, "the message of device_assert must not be "
+                                  "empty"),
+           false;
+  if (llvm::StringRef(s.message).contains('\0'))
+    return cx.error(s.messageLoc, "the message of device_assert must not "
+                                  "contain a NUL character"),
+           false;
+  mlir::Value cond;
+  if (c->kind == Val::Bool) {
+    if (c->b)
+      return true;
+    cond = mlir::arith::ConstantOp::create(cx.builder, cx.loc(s.loc),
+                                           cx.builder.getBoolAttr(false));
+  } else if (c->kind == Val::Runtime && isI1(c->v.getType())) {
+    cond = c->v;
+  } else {
+    return cx.error(s.args[0]->loc, "the condition of device_assert must be "
+                                    "a bool scalar or tile, got " +
+                                        describe(*c)),
+           false;
+  }
+  tile::DeviceAssertOp::create(cx.builder, cx.loc(s.loc), cond, s.message);
   return true;
 }
 

@@ -672,3 +672,19 @@ func.func @split_copies_stages(%n: i32) {
   } {tile.num_stages = 3 : i64, tile.split_copies}
   return
 }
+
+// -----
+
+func.func @device_assert_type(%c: tensor<64xi32>) {
+  // expected-error @below {{condition must be an i1 scalar or a tile of i1, got 'tensor<64xi32>'}}
+  tile.device_assert %c, "in range" : tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @device_assert_message(%c: i1) {
+  // expected-error @below {{message must not be empty}}
+  tile.device_assert %c, "" : i1
+  return
+}

@@ -98,5 +98,10 @@ func.func @masked_writes(%Y: !tile.global<[N, 64], f32>, %M: !tile.global<[N, 64
   %row = arith.constant dense<2.0> : tensor<64xf32>
   %rowkeep = arith.constant dense<true> : tensor<64xi1>
   tile.atomic_add %row, %Y[%i, %i] window [1] mask %rowkeep : tensor<64xf32>, tensor<64xi1> -> !tile.global<[N, 64], f32>
+  // CHECK: tile.device_assert %{{.*}}, "rows kept" : tensor<64xi1>
+  tile.device_assert %rowkeep, "rows kept" : tensor<64xi1>
+  %small = arith.cmpi slt, %i, %i : i32
+  // CHECK: tile.device_assert %{{.*}}, "i \22in\22 range" : i1
+  tile.device_assert %small, "i \22in\22 range" : i1
   return
 }

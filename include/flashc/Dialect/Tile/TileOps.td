@@ -552,4 +552,27 @@ def Tile_LocalLoadOp : Tile_Op<"local_load",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Runtime checks
+//===----------------------------------------------------------------------===//
+
+def Tile_DeviceAssertOp : Tile_Op<"device_assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "stop the kernel with a message where a condition is false";
+  let description = [{
+    `condition` is an i1 scalar or an i1 tile. When any element is false the
+    launch fails with `message` and the op's source location (CUDA's
+    `assert`): the interpreter reports the first false element's index, the
+    emulator the thread, and the GPU calls `__assertfail`. The op has a
+    write effect so that no pass drops or hoists it.
+
+    ```mlir
+    tile.device_assert %ok, "page index past the block table" : i1
+    tile.device_assert %in_range, "n out of range" : tensor<64xi1>
+    ```
+  }];
+  let arguments = (ins AnyType:$condition, StrAttr:$message);
+  let assemblyFormat = "$condition `,` $message attr-dict `:` type($condition)";
+  let hasVerifier = 1;
+}
+
 #endif // FLASH_TILE_OPS_TD
