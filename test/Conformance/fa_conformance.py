@@ -52,14 +52,17 @@ def _sampled(nodeid):
     return zlib.crc32(nodeid.encode()) / 2**32 < _SAMPLE
 
 
-def pytest_collection_modifyitems(config, items):
-    kept = [item for item in items if _sampled(item.nodeid)]
-    dropped = [item for item in items if not _sampled(item.nodeid)]
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    """Keeps only the sampled parametrizations of each test function as it is
+    collected: all 508,772 items at once would take gigabytes."""
+    outcome = yield
+    items = outcome.get_result()
+    if not isinstance(items, list):
+        return
     for item in items:
         _results[_function(item)]["parametrizations"] += 1
-    items[:] = kept
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
+    outcome.force_result([item for item in items if _sampled(item.nodeid)])
 
 
 @pytest.hookimpl(hookwrapper=True)
