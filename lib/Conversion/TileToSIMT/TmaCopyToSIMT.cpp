@@ -3,32 +3,20 @@
 // Lowered before the conversion, while the loops are intact (a wait needs its
 // loop's induction variable), into ops the conversion keeps:
 //
-//   kernel entry        thread 0 inits each mbarrier, fence.mbarrier_init,
-//                       bar.sync 0; the barriers follow the kernel's buffers
-//                       in @__flashc_smem (8 bytes each): N "full" barriers
-//                       (tile.tma_barriers: the copies per slot arrive), then
-//                       N "empty" ones, empty[I] for full[I] (one arrival
-//                       per warp)
+//   kernel entry        thread 0 inits each mbarrier with its arrival count,
+//                       fence.mbarrier_init, bar.sync 0; the barriers follow
+//                       the kernel's buffers in @__flashc_smem (8 bytes each)
 //   tile.async_copy     if thread 0 (and the copy's predicate):
-//     {tma_barrier = I}   in the loop, the copy of iteration j = k + S - 1
-//                         first waits on empty[I + slot] for parity
-//                         ((j / S) & 1) ^ 1, the release of round j / S - 1
-//                         (a fresh barrier passes parity 1 at once: round
-//                         0 needs no release); then
-//                         mbarrier.arrive.expect_tx(full[I + slot], slot
-//                         bytes) and one cp.async.bulk.tensor per column
-//                         block of the slot, coordinates innermost first,
-//                         the column block's start in the last dim; the map
-//                         is a __grid_constant__ kernel parameter `T.tmap`
-//                         (one per tensor, box and swizzle) listed in the
-//                         kernel's flashc.tensor_maps
+//     {tma_barrier = I}   mbarrier.arrive.expect_tx(bar[I + slot], slot bytes)
+//                         and one cp.async.bulk.tensor per column block of
+//                         the slot, coordinates innermost first, the column
+//                         block's start in the last dim; the map is a
+//                         __grid_constant__ kernel parameter `T.tmap` (one
+//                         per tensor, box and swizzle) listed in
+//                         the kernel's flashc.tensor_maps
 //   tile.async_wait     iteration k = (iv - lb) / step of its loop waits on
-//     {tma_barrier = I}   full[I + k % S] for parity (k / S) & 1: round k / S
-//                         of that slot. The CTA barrier after it goes: lane
-//                         0 of each warp arrives on empty[I + k % S] at the
-//                         end of the body, once the body's wgmma.wait_group
-//                         0 has retired the reads of the slot, and the
-//                         slot's next copy waits for that.
+//     {tma_barrier = I}   bar[I + k % S] for parity (k / S) & 1: round k / S
+//                         of that slot
 //
 // Rows past the tensor's end arrive as zeros from the TMA unit and count in
 // the transaction bytes like the others. Predicated-off copies (past the
@@ -60,9 +48,7 @@ constexpr int64_t kWaitTicks = 0x989680;
 struct TmaLowering {
   func::FuncOp kernel;
   int64_t barriersAt = 0;
-  /// The index of empty[0]: the number of full barriers.
-  int64_t emptyFirst = 0;
-  Value leader, lane0;
+  Value leader;
   /// Map arguments by (tensor, box, swizzle).
   std::map<std::string, Value> maps;
   SmallVector<Attribute> specs;
@@ -125,13 +111,6 @@ struct TmaLowering {
     return map;
   }
 
-  /// Iteration (iv - lb) / step of `loop`.
-  static Value iteration(OpBuilder &b, Location loc, scf::ForOp loop) {
-    Value since = arith::SubIOp::create(b, loc, loop.getInductionVar(),
-                                        loop.getLowerBound());
-    return arith::DivUIOp::create(b, loc, since, loop.getStep());
-  }
-
   LogicalResult lowerCopy(AsyncCopyOp copy) {
     Location loc = copy.getLoc();
     int64_t first = copy->getAttrOfType<IntegerAttr>(kTmaBarrierAttrName).getInt();
@@ -160,19 +139,6 @@ struct TmaLowering {
     auto ifOp = scf::IfOp::create(b, loc, issue, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     Value slot = copy.getSlot();
-    if (auto loop = dyn_cast<scf::ForOp>(copy->getParentOp())) {
-      // The slot's previous contents (round j / S - 1) must be released.
-      int64_t stages = type.getSlots();
-      Value j = arith::AddIOp::create(b, loc, iteration(b, loc, loop),
-                                      i32Const(b, loc, stages - 1));
-      Value round = arith::DivUIOp::create(b, loc, j, i32Const(b, loc, stages));
-      Value parity = arith::XOrIOp::create(
-          b, loc, arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1)),
-          i32Const(b, loc, 1));
-      NVVM::MBarrierTryWaitParityOp::create(
-          b, loc, barrierAddress(b, loc, emptyFirst + first, slot), parity,
-          i32Const(b, loc, kWaitTicks));
-    }
     Value bar = barrierAddress(b, loc, first, slot);
     NVVM::MBarrierArriveExpectTxOp::create(
         b, loc, Type(), bar, i32Const(b, loc, type.getSlotBytes()), {}, {},
@@ -209,11 +175,10 @@ struct TmaLowering {
       return wait.emitOpError("TMA wait must be in the body of its copies' "
                               "i32 scf.for and carry tile.tma_stages");
     int64_t first = wait->getAttrOfType<IntegerAttr>(kTmaBarrierAttrName).getInt();
-    // The empty barriers order the slot's reads before its next copy.
-    if (auto cta = dyn_cast_or_null<BarrierOp>(wait->getNextNode()))
-      cta.erase();
     OpBuilder b(wait);
-    Value k = iteration(b, loc, loop);
+    Value since = arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                                        loop.getLowerBound());
+    Value k = arith::DivUIOp::create(b, loc, since, loop.getStep());
     Value numSlots = i32Const(b, loc, stages.getInt());
     Value slot = arith::RemUIOp::create(b, loc, k, numSlots);
     Value round = arith::DivUIOp::create(b, loc, k, numSlots);
@@ -221,14 +186,6 @@ struct TmaLowering {
     NVVM::MBarrierTryWaitParityOp::create(b, loc,
                                           barrierAddress(b, loc, first, slot),
                                           parity, i32Const(b, loc, kWaitTicks));
-    // The body's last op retires its wgmmas (wgmma.wait_group 0), so at its
-    // end this warp's reads of the slot are complete.
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    auto release = scf::IfOp::create(b, loc, lane0, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&release.getThenRegion().front());
-    NVVM::MBarrierArriveOp::create(
-        b, loc, Type(), barrierAddress(b, loc, emptyFirst + first, slot),
-        Value());
     wait.erase();
     return success();
   }
@@ -248,9 +205,8 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
           flash::tile::kSharedBytesAttrName))
     buffers = attr.getInt();
   lowering.barriersAt = llvm::alignTo(buffers, kMbarrierBytes);
-  lowering.emptyFirst = int64_t(counts.size());
   auto bytes = attrs.getI64IntegerAttr(
-      lowering.barriersAt + kMbarrierBytes * 2 * int64_t(counts.size()));
+      lowering.barriersAt + kMbarrierBytes * int64_t(counts.size()));
   kernel->setAttr(flash::tile::kSharedBytesAttrName, bytes);
   kernel->setAttr(flash::simt::kSharedBytesAttrName, bytes);
 
@@ -260,19 +216,11 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   lowering.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           tid, i32Const(b, loc, 0));
-  lowering.lane0 = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 31)),
-      i32Const(b, loc, 0));
-  SmallVector<int64_t> all(counts.asArrayRef());
-  auto warps = kernel->getAttrOfType<IntegerAttr>(
-      flash::tile::kNumWarpsAttrName);
-  all.append(counts.size(), warps ? warps.getInt() : 1);
   auto init = scf::IfOp::create(b, loc, lowering.leader, false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&init.getThenRegion().front());
-    for (auto [i, count] : llvm::enumerate(all)) {
+    for (auto [i, count] : llvm::enumerate(counts.asArrayRef())) {
       Value bar = sharedByteAddress(
           b, loc, sharedGlobal(b, loc),
           i32Const(b, loc, lowering.barriersAt + kMbarrierBytes * int64_t(i)));

@@ -1,17 +1,13 @@
 // RUN: flash-opt %s --convert-tile-to-simt --cse | FileCheck %s
 
 // The TMA copies tile-tma-copies marks, at the SIMT level: thread 0 inits
-// the loop's two full mbarriers (after the 32 KiB of buffers) with two
-// arrivals each and its two empty ones with one per warp (4), fences the
-// inits and passes a barrier; each copy (thread 0, under its predicate)
-// arms its slot's full barrier with the slot's 16 KiB and issues two
+// the loop's two mbarriers (after the 32 KiB of buffers) with two arrivals
+// each, fences the inits and passes a barrier; each copy (thread 0, under its
+// predicate) arms its slot's barrier with the slot's 16 KiB and issues two
 // 128B-swizzled boxes of 64 x 64 (its column blocks), coordinates innermost
-// first; in the loop it first waits on the slot's empty barrier for parity
-// ((j / 2) & 1) ^ 1, j = k + 1 the copy's iteration. Each iteration waits on
-// its slot's full barrier for the parity of its round, with no CTA barrier
-// after, and lane 0 of each warp arrives on the slot's empty barrier at the
-// end of the body. One map per tensor: K.tmap and V.tmap, __grid_constant__
-// parameters after the expanded tensors, listed in flashc.tensor_maps.
+// first; each iteration waits on its slot's barrier for the parity of its
+// round. One map per tensor: K.tmap and V.tmap, __grid_constant__ parameters
+// after the expanded tensors, listed in flashc.tensor_maps.
 
 !T = !tile.global<[B, N, 128], f16>
 !buf = !tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
@@ -19,21 +15,15 @@
 // CHECK-LABEL: gpu.func @ring(
 // CHECK-SAME:      %[[KMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, tile.name = "K.tmap"}
 // CHECK-SAME:      %[[VMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, tile.name = "V.tmap"}
-// CHECK-SAME:      flashc.shared_bytes = 65568 : i64
+// CHECK-SAME:      flashc.shared_bytes = 65552 : i64
 // CHECK-SAME:      flashc.tensor_maps = [{box = array<i64: 1, 64, 64>, name = "K.tmap", oob = "zero", swizzle = "128B", tensor = "K"}, {box = array<i64: 1, 64, 64>, name = "V.tmap", oob = "zero", swizzle = "128B", tensor = "V"}]
 // CHECK:         %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK:         %[[LEADER:.*]] = arith.cmpi eq, %[[TID]], %c0_i32 : i32
-// CHECK:         %[[LANE:.*]] = arith.andi %[[TID]], %c31_i32 : i32
-// CHECK:         %[[LANE0:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32 : i32
 // CHECK:         scf.if %[[LEADER]] {
 // CHECK:           %[[B0:.*]] = llvm.getelementptr %{{.*}}[%c65536_i32]
 // CHECK:           nvvm.mbarrier.init %[[B0]], %c2_i32{{.*}} : !llvm.ptr<3>, i32
 // CHECK:           %[[B1:.*]] = llvm.getelementptr %{{.*}}[%c65544_i32]
 // CHECK:           nvvm.mbarrier.init %[[B1]], %c2_i32{{.*}} : !llvm.ptr<3>, i32
-// CHECK:           %[[E0:.*]] = llvm.getelementptr %{{.*}}[%c65552_i32]
-// CHECK:           nvvm.mbarrier.init %[[E0]], %c4_i32 : !llvm.ptr<3>, i32
-// CHECK:           %[[E1:.*]] = llvm.getelementptr %{{.*}}[%c65560_i32]
-// CHECK:           nvvm.mbarrier.init %[[E1]], %c4_i32 : !llvm.ptr<3>, i32
 // CHECK:         }
 // CHECK-NEXT:    nvvm.fence.mbarrier.init
 // CHECK-NEXT:    nvvm.barrier
@@ -45,33 +35,15 @@
 // CHECK:         scf.for %[[I:.*]] = %[[LB:.*]] to
 // CHECK:           %[[REL:.*]] = arith.subi %[[I]], %[[LB]] : i32
 // CHECK:           %[[K:.*]] = arith.divui %[[REL]], %{{.*}} : i32
-// CHECK:           %[[J:.*]] = arith.addi %[[K]], %c1_i32 : i32
-// CHECK:           %[[WS:.*]] = arith.remui %[[J]], %c2_i32 : i32
 // CHECK:           %[[SLOT:.*]] = arith.remui %[[K]], %c2_i32 : i32
 // CHECK:           %[[ROUND:.*]] = arith.divui %[[K]], %c2_i32 : i32
 // CHECK:           %[[PAR:.*]] = arith.andi %[[ROUND]], %c1_i32 : i32
-// CHECK:           %[[OFF:.*]] = arith.muli %[[SLOT]], %c8_i32 : i32
 // CHECK:           nvvm.mbarrier.try_wait.parity %{{.*}}, %[[PAR]], %c10000000_i32 : !llvm.ptr<3>, i32, i32
-// CHECK-NOT:       nvvm.barrier
-// CHECK:           scf.if
-// CHECK:             %[[JROUND:.*]] = arith.divui %[[J]], %c2_i32 : i32
-// CHECK:             %[[JPAR:.*]] = arith.andi %[[JROUND]], %c1_i32 : i32
-// CHECK:             %[[EPAR:.*]] = arith.xori %[[JPAR]], %c1_i32 : i32
-// CHECK:             %[[EOFF:.*]] = arith.muli %[[WS]], %c8_i32 : i32
-// CHECK:             arith.addi %[[EOFF]], %c65552_i32 : i32
-// CHECK:             nvvm.mbarrier.try_wait.parity %{{.*}}, %[[EPAR]], %c10000000_i32
-// CHECK:             nvvm.mbarrier.arrive.expect_tx
-// CHECK-COUNT-2:     nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %[[KMAP]]
-// CHECK:           scf.if
-// CHECK:             nvvm.mbarrier.try_wait.parity %{{.*}}, %[[EPAR2:.*]], %c10000000_i32
-// CHECK:             nvvm.mbarrier.arrive.expect_tx
-// CHECK-COUNT-2:     nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %[[VMAP]]
-// CHECK:           scf.if %[[LANE0]] {
-// CHECK:             %[[REL0:.*]] = arith.addi %[[OFF]], %c65552_i32 : i32
-// CHECK:             %[[EMPTY:.*]] = llvm.getelementptr %{{.*}}[%[[REL0]]]
-// CHECK:             nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3>
-// CHECK:           }
-// CHECK-NEXT:    } {flash.keep}
+// CHECK-NEXT:      nvvm.barrier
+// CHECK:           nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2:   nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %[[KMAP]]
+// CHECK:           nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-2:   nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %[[VMAP]]
 // CHECK-NOT:       nvvm.cp.async.shared.global
 // CHECK:         nvvm.cp.async.wait.group 0
 module attributes {tile.wgmma} {
