@@ -23,6 +23,7 @@ void AsyncUnit::beginCTA() {
   barriers.clear();
   slotAt.clear();
   named = {};
+  namedClocks = {};
   loads.clear();
   bulkCurrent.assign(program.T, {});
   bulkGroups.assign(program.T, {});
@@ -89,6 +90,15 @@ std::string AsyncUnit::barrierName(int slot) const {
   return "the mbarrier at shared " + hex(barriers[slot].offset);
 }
 
+void AsyncUnit::phaseClocks(int slot) {
+  Barrier &b = barriers[slot];
+  if (b.state.phase() == b.clockPhase)
+    return;
+  b.completed.swap(b.pending);
+  b.pending.assign(b.completed.size(), 0);
+  b.clockPhase = b.state.phase();
+}
+
 bool AsyncUnit::liveBarrier(const Instr &I, int64_t t, uint32_t bar,
                             const char *what, int &slot) {
   auto it = slotAt.find(bar);
@@ -124,6 +134,9 @@ bool AsyncUnit::mbarrierInit(const Instr &I, int64_t t, uint32_t bar,
     return errors.fail(I, s.error() + " at shared " + hex(bar) + " by " +
                               threadName(t));
   std::fill(b.seen.begin(), b.seen.end(), 0);
+  b.pending.clear();
+  b.completed.clear();
+  b.clockPhase = b.state.phase();
   for (uint32_t k = 0; k < 8; ++k)
     bytes[bar + k].mbarrier = true;
   return true;
@@ -153,12 +166,17 @@ bool AsyncUnit::mbarrierArrive(const Instr &I, int64_t t, uint32_t bar,
     return false;
   Mbarrier &m = barriers[slot].state;
   phase = m.phase();
+  // The arrival's clock belongs to the phase it may complete.
+  if (memory.ordering())
+    memory.release(t / 32, barriers[slot].pending);
   Status s = txBytes ? m.expectTx(txBytes) : Status::success();
   if (s.ok())
     s = m.arrive(count, drop);
   if (!s.ok())
     return errors.fail(I, s.error() + " on " + barrierName(slot) + " by " +
                               threadName(t));
+  if (memory.ordering())
+    phaseClocks(slot);
   return true;
 }
 
@@ -170,10 +188,14 @@ bool AsyncUnit::mbarrierTx(const Instr &I, int64_t t, uint32_t bar,
                    slot))
     return false;
   Mbarrier &m = barriers[slot].state;
+  if (memory.ordering())
+    memory.release(t / 32, barriers[slot].pending);
   Status s = complete ? m.completeTx(n) : m.expectTx(n);
   if (!s.ok())
     return errors.fail(I, s.error() + " on " + barrierName(slot) + " by " +
                               threadName(t));
+  if (memory.ordering())
+    phaseClocks(slot);
   return true;
 }
 
@@ -197,11 +219,20 @@ bool AsyncUnit::landLoads(const Instr &I, int slot) {
         b.publishedPhase = publishedPhase;
       }
     }
+    if (memory.ordering()) {
+      // The load's completion carries its issue's clock to the waiters.
+      std::vector<uint32_t> &p = barriers[slot].pending;
+      p.resize(it->clock.size(), 0);
+      for (size_t v = 0; v < it->clock.size(); ++v)
+        p[v] = std::max(p[v], it->clock[v]);
+    }
     Status s = m.completeTx(it->bytes);
     if (!s.ok())
       return errors.fail(I, s.error() + " on " + barrierName(slot) +
                                 " when a TMA load issued by " +
                                 threadName(it->issuer) + " completed");
+    if (memory.ordering())
+      phaseClocks(slot);
     it = loads.erase(it);
   }
   return true;
@@ -241,6 +272,8 @@ bool AsyncUnit::waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
                "CTA's threads in lockstep)");
   }
   if (done) {
+    if (memory.ordering())
+      memory.acquire(t / 32, b.completed);
     if (meant + 1 > b.seen[t])
       b.seen[t] = meant + 1;
     if (meant == cur - 1 && b.state.unobserved()) {
@@ -308,6 +341,7 @@ bool AsyncUnit::namedBarrier(const Instr &I, const ActiveThreads &threads,
                               " threads in a CTA of " + std::to_string(T));
   NamedBarrier &nb = named[id];
   bool blocked = false;
+  std::vector<int64_t> waiting; ///< warps of this call's bar.sync
   for (int64_t w = 0; w * 32 < T; ++w) {
     int64_t first = w * 32, last = std::min<int64_t>(T, first + 32);
     int64_t active = 0;
@@ -327,8 +361,19 @@ bool AsyncUnit::namedBarrier(const Instr &I, const ActiveThreads &threads,
       return errors.fail(I, std::string(op) + " " + std::to_string(id) + ": " +
                                 s.error());
     stats.barrierWarps += 1;
+    if (memory.ordering()) {
+      memory.release(w, namedClocks[id]);
+      if (wait)
+        waiting.push_back(w);
+    }
     if (completed) {
       memory.barrier();
+      if (memory.ordering()) {
+        for (int64_t v : waiting)
+          memory.acquire(v, namedClocks[id]);
+        waiting.clear();
+        namedClocks[id].clear();
+      }
       ++stats.barriers;
       blocked = false;
     } else if (wait) {
@@ -379,6 +424,11 @@ bool AsyncUnit::tmaLoad(const Instr &I, int64_t t, const TensorMap &map,
   if (!checkBoxAddress(memory, errors, I, t, map, dst, "TMA load destination"))
     return false;
   Load l;
+  if (memory.ordering()) {
+    if (!memory.checkOverwrite(I, t, dst, boxBytes(map), "TMA load"))
+      return false;
+    l.clock = memory.clockOf(t / 32);
+  }
   l.slot = slot;
   l.bytes = boxBytes(map);
   l.issuer = t;

@@ -101,6 +101,11 @@ private:
     Mbarrier state;
     uint32_t offset = 0;
     std::vector<int64_t> seen; ///< per thread: phases seen complete
+    /// Happens-before (Memory::ordering): the joined clocks of the current
+    /// phase's arrivals (and TMA completions), of the last completed phase,
+    /// and the phase `pending` belongs to.
+    std::vector<uint32_t> pending, completed;
+    int64_t clockPhase = 0;
   };
   /// A TMA load in flight: the bytes it lands, element by element.
   struct Load {
@@ -110,6 +115,7 @@ private:
     std::vector<uint32_t> addr; ///< shared address of each element
     std::vector<uint8_t> data;  ///< their bytes, elemBytes each
     uint32_t elemBytes;
+    std::vector<uint32_t> clock; ///< the issuer's warp's, at the issue
   };
   /// A TMA store's shared source bytes, still being read.
   struct Store {
@@ -128,6 +134,9 @@ private:
   bool liveBarrier(const Instr &I, int64_t t, uint32_t bar, const char *what,
                    int &slot);
   std::string barrierName(int slot) const;
+  /// After an op that may complete a phase of barrier `slot`: the clocks
+  /// of a completed phase become what its waiters acquire.
+  void phaseClocks(int slot);
   /// Lands every load in flight on barrier `slot`, in issue order.
   bool landLoads(const Instr &I, int slot);
   /// Thread t's wait for phase `meant` (through `parity`, -1 for a state).
@@ -142,6 +151,8 @@ private:
   std::vector<Barrier> barriers;
   std::map<uint32_t, int> slotAt; ///< shared offset -> barriers index
   std::array<NamedBarrier, kNumNamedBarriers> named;
+  /// Per named barrier: the joined clocks of its current arrivals.
+  std::array<std::vector<uint32_t>, kNumNamedBarriers> namedClocks;
   std::deque<Load> loads;
   std::vector<std::vector<Store>> bulkCurrent;             ///< per thread
   std::vector<std::deque<std::vector<Store>>> bulkGroups;  ///< per thread

@@ -2,6 +2,9 @@
 
 #include "Diagnostics.h"
 
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
+
 #include <cstdio>
 
 namespace flash::emu {
@@ -18,6 +21,17 @@ std::string hex(int64_t v) {
   else
     snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
   return buf;
+}
+
+std::string locOf(const Instr &I) {
+  if (auto loc = I.op->getLoc()->findInstanceOf<mlir::FileLineColLoc>())
+    return loc.getFilename().str() + ":" + std::to_string(loc.getLine()) +
+           ":" + std::to_string(loc.getColumn());
+  return "?";
+}
+
+std::string where(const Instr &I) {
+  return I.op->getName().getStringRef().str() + " at " + locOf(I);
 }
 
 bool ErrorReporter::fail(const Instr &I, const std::string &what) {

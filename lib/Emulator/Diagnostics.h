@@ -20,6 +20,10 @@ namespace flash::emu {
 std::string threadName(int64_t t);
 /// "0x1f", "-0x4".
 std::string hex(int64_t v);
+/// "file:line:col" of an instruction's op ("?" without one).
+std::string locOf(const Instr &I);
+/// "op at file:line:col".
+std::string where(const Instr &I);
 
 /// Formats a launch's runtime error into its Error.
 class ErrorReporter {

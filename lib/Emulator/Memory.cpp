@@ -33,6 +33,13 @@ void Memory::beginCTA(const std::array<int64_t, 3> &at) {
     b.asyncReads = 0;
   }
   epoch += 2; // a new CTA: no access of the previous one counts
+  trackOrder = checkRaces && asyncUnit->active();
+  if (trackOrder) {
+    clocks.assign(numWarps * numWarps, 0);
+    for (int64_t w = 0; w < numWarps; ++w)
+      clocks[w * numWarps + w] = 1;
+    lastRead.assign(shadow.size() * numWarps, ReadStamp());
+  }
   cpStates.assign(T, CpAsyncState());
   cpCurrent.assign(T, {});
   cpGroups.assign(T, {});
@@ -320,6 +327,74 @@ bool Memory::trackShared(const Instr &I, int64_t t, uint32_t off,
       s.rTid = kMany;
     }
   }
+  if (trackOrder && !write)
+    noteRead(t / 32, off, bytes, I);
+  return true;
+}
+
+void Memory::release(int64_t warp, std::vector<uint32_t> &sync) {
+  sync.resize(numWarps, 0);
+  uint32_t *c = clocks.data() + warp * numWarps;
+  for (int64_t v = 0; v < numWarps; ++v)
+    sync[v] = std::max(sync[v], c[v]);
+  ++c[warp];
+}
+
+void Memory::acquire(int64_t warp, const std::vector<uint32_t> &sync) {
+  uint32_t *c = clocks.data() + warp * numWarps;
+  for (size_t v = 0; v < sync.size(); ++v)
+    c[v] = std::max(c[v], sync[v]);
+}
+
+void Memory::syncAllWarps() {
+  if (!trackOrder)
+    return;
+  std::vector<uint32_t> all(numWarps, 0);
+  for (int64_t w = 0; w < numWarps; ++w)
+    release(w, all);
+  for (int64_t w = 0; w < numWarps; ++w)
+    acquire(w, all);
+}
+
+std::vector<uint32_t> Memory::clockOf(int64_t warp) const {
+  return std::vector<uint32_t>(clocks.begin() + warp * numWarps,
+                               clocks.begin() + (warp + 1) * numWarps);
+}
+
+void Memory::noteRead(int64_t warp, uint32_t off, uint32_t bytes,
+                      const Instr &at) {
+  uint32_t now = clocks[warp * numWarps + warp];
+  for (uint32_t k = 0; k < bytes; ++k)
+    lastRead[(off + k) * numWarps + warp] = {now, &at};
+}
+
+bool Memory::checkOverwrite(const Instr &I, int64_t t, uint32_t off,
+                            uint32_t bytes, const char *what) {
+  const int64_t u = t / 32;
+  const uint32_t *seen = clocks.data() + u * numWarps;
+  for (uint32_t k = 0; k < bytes; ++k) {
+    const ByteShadow &s = shadow[off + k];
+    if (s.asyncReads)
+      return errors.fail(
+          I, std::string("shared-memory race: ") + what + " by " +
+                 threadName(t) + " overwrites byte " + hex(off + k) +
+                 " while the wgmma " +
+                 (s.asyncReader ? "(" + where(*s.asyncReader) + ") "
+                                : std::string()) +
+                 "still reads it (missing wgmma.wait_group?)");
+    // A warp's own earlier reads are ordered by program order.
+    const ReadStamp *r = lastRead.data() + size_t(off + k) * numWarps;
+    for (int64_t w = 0; w < numWarps; ++w)
+      if (w != u && r[w].clock > seen[w])
+        return errors.fail(
+            I, std::string("shared-memory race: ") + what + " by " +
+                   threadName(t) + " overwrites byte " + hex(off + k) +
+                   " that warp " + std::to_string(w) + " read (" +
+                   where(*r[w].at) +
+                   ") with nothing ordering that read before the issue "
+                   "(the reader must arrive on a barrier the issuer then "
+                   "waits on: missing barrier?)");
+  }
   return true;
 }
 
@@ -341,9 +416,13 @@ bool Memory::checkAsyncProxyRead(const Instr &I, uint32_t off, uint32_t bytes,
   return true;
 }
 
-void Memory::holdAsyncRead(uint32_t off, uint32_t bytes, int delta) {
-  for (uint32_t k = 0; k < bytes; ++k)
+void Memory::holdAsyncRead(uint32_t off, uint32_t bytes, int delta,
+                           const Instr *reader) {
+  for (uint32_t k = 0; k < bytes; ++k) {
     shadow[off + k].asyncReads += delta;
+    if (reader)
+      shadow[off + k].asyncReader = reader;
+  }
 }
 
 void Memory::markAsyncProxyWrite(uint32_t off, uint32_t bytes) {
@@ -354,6 +433,8 @@ void Memory::markAsyncProxyWrite(uint32_t off, uint32_t bytes) {
 bool Memory::issueCopy(const Instr &I, int64_t t, uint32_t dst,
                        const uint8_t *src, uint32_t size, uint32_t srcSize) {
   // The copy may land any time until its wait: a write from now on.
+  if (trackOrder && !checkOverwrite(I, t, dst, size, "cp.async"))
+    return false;
   if (!trackShared(I, t, dst, size, true))
     return false;
   Status s = cpStates[t].issue(dst, src, size, srcSize);

@@ -109,9 +109,30 @@ public:
                            const char *what);
   void markAsyncProxyWrite(uint32_t off, uint32_t bytes);
   /// An async-proxy read in flight (a wgmma's operands until its wait):
-  /// `delta` +1 when it starts, -1 when it completes; writes to bytes with
-  /// reads in flight are errors (trackShared).
-  void holdAsyncRead(uint32_t off, uint32_t bytes, int delta);
+  /// `delta` +1 when it starts (by `reader`), -1 when it completes; writes
+  /// to bytes with reads in flight are errors (trackShared).
+  void holdAsyncRead(uint32_t off, uint32_t bytes, int delta,
+                     const Instr *reader = nullptr);
+
+  /// Happens-before between warps, kept (with the race check on) for
+  /// programs with mbarrier or TMA ops, where the epoch check is too coarse
+  /// for copies that land asynchronously: one vector clock per warp.
+  /// Barriers move clocks: release() joins warp w's clock into a barrier's
+  /// `sync` and starts a new interval of w; acquire() joins `sync` into
+  /// w's clock; syncAllWarps() is a barrier of the whole CTA.
+  bool ordering() const { return trackOrder; }
+  void release(int64_t warp, std::vector<uint32_t> &sync);
+  void acquire(int64_t warp, const std::vector<uint32_t> &sync);
+  void syncAllWarps();
+  /// Warp w's clock now (a TMA load carries its issuer's to the mbarrier).
+  std::vector<uint32_t> clockOf(int64_t warp) const;
+  /// Warp w's read of shared [off, off + bytes) by op `at` is complete now.
+  void noteRead(int64_t warp, uint32_t off, uint32_t bytes, const Instr &at);
+  /// An asynchronous write (`what`: a TMA load, a cp.async) issued by
+  /// thread t to shared [off, off + bytes): error when a read of another
+  /// warp is not ordered before the issue, or a wgmma still reads a byte.
+  bool checkOverwrite(const Instr &I, int64_t t, uint32_t off, uint32_t bytes,
+                      const char *what);
 
   /// Thread t's cp.async of `size` bytes to shared `dst` (`srcSize` of them
   /// from `src`, the rest zero): in flight until its group is waited for.
@@ -160,6 +181,12 @@ private:
     int32_t genericWriter = -1;
     /// Async-proxy reads in flight (wgmma operands) of this byte.
     uint16_t asyncReads = 0;
+    const Instr *asyncReader = nullptr; ///< the latest of them
+  };
+  /// A warp's last completed read of a shared byte: its clock, its op.
+  struct ReadStamp {
+    uint32_t clock = 0;
+    const Instr *at = nullptr;
   };
   static constexpr int32_t kMany = -2;
   /// A cp.async destination range.
@@ -214,6 +241,9 @@ private:
   std::unique_ptr<SharedMemory> smem;
   std::unique_ptr<AsyncUnit> asyncUnit;
   std::vector<ByteShadow> shadow;
+  bool trackOrder = false;
+  std::vector<uint32_t> clocks;    ///< numWarps x numWarps
+  std::vector<ReadStamp> lastRead; ///< per shared byte, numWarps
   uint32_t epoch = 0;
   std::vector<std::array<int64_t, 3>> ctas; ///< the CTAs run, in order
   std::vector<std::vector<GlobalShadow>> globalShadow; ///< per buffer, lazy

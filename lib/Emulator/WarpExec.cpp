@@ -325,6 +325,7 @@ bool execBarrier(Executor &ex, const Instr &I, const ActiveThreads &threads) {
         return ex.fail(I, "threads disagree on the barrier id");
   }
   ex.memory.barrier();
+  ex.memory.syncAllWarps();
   ++ex.stats.barriers;
   ex.stats.barrierWarps += ex.numWarps;
   return true;

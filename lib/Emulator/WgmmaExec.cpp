@@ -473,17 +473,6 @@ std::string bitsHex(uint64_t v) {
   return buf;
 }
 
-/// "file:line:col" of an instruction's op ("?" without one).
-std::string locOf(const Instr &I) {
-  if (auto loc = I.op->getLoc()->findInstanceOf<FileLineColLoc>())
-    return loc.getFilename().str() + ":" + std::to_string(loc.getLine()) +
-           ":" + std::to_string(loc.getColumn());
-  return "?";
-}
-/// "op at file:line:col".
-std::string where(const Instr &I) {
-  return I.op->getName().getStringRef().str() + " at " + locOf(I);
-}
 
 struct InFlight {
   const Instr *issuer;
@@ -624,8 +613,14 @@ static bool execWgmmaWait(Executor &ex, const Instr &I,
                        "overwritten while it was in flight (before the "
                        "wgmma.wait_group at " +
                            locOf(I) + " that covers it)");
-      for (uint32_t chunk : f.chunks)
+      for (uint32_t chunk : f.chunks) {
         ex.memory.holdAsyncRead(chunk, 16, -1);
+        // Each warp of the group has read the operands once the wait
+        // retires the wgmma.
+        if (ex.memory.ordering())
+          for (int64_t w = g * 4; w < g * 4 + 4; ++w)
+            ex.memory.noteRead(w, chunk, 16, *f.issuer);
+      }
       wg.inFlight.erase(id);
     }
     return true;
@@ -875,7 +870,7 @@ static bool execWgmma(Executor &ex, const Instr &I,
         R[i * T + g * 128 + t].i = markerOf(id, i);
     // The hardware reads the operands any time until the wgmma completes.
     for (uint32_t chunk : chunks)
-      ex.memory.holdAsyncRead(chunk, 16, +1);
+      ex.memory.holdAsyncRead(chunk, 16, +1, &I);
     wg.inFlight[id] = InFlight{&I, c.n, std::move(*d), std::move(aValues),
                                std::move(chunks)};
     wg.queue.issue(id);
