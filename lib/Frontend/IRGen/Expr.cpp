@@ -154,21 +154,24 @@ OptVal IRGen::evalName(const Expr &e) {
   if (inGrid)
     if (std::optional<std::string> why = invisibleInGrid(cx.kernel, e.name))
       return cx.error(e.loc, *why);
+  // A function's name is a function value, for a function parameter.
+  if (const FunctionDecl *fn = cx.program.lookupFunction(e.name))
+    return Val::ofFunction(fn);
   if (frame && scopes.lookupHidden(e.name))
     return cx.error(e.loc, "unknown name '" + e.name + "' in function '" +
                                frame->fn->name +
-                               "': a function sees only its parameters; "
-                               "pass '" + e.name + "' as an argument");
-  if (cx.program.lookupFunction(e.name))
-    return cx.error(e.loc, "'" + e.name + "' is a function; call it as " +
-                               e.name + "(...) (functions are not values)");
+                               "': a function sees its parameters and the "
+                               "kernel's constants only; pass '" + e.name +
+                               "' as an argument");
   std::string s = scopes.suggest(e.name);
   if (!s.empty())
     return cx.error(e.loc, "unknown name '" + e.name + "'; did you mean '" +
                                s + "'?");
   if (lookupBuiltin(e.name))
     return cx.error(e.loc, "'" + e.name + "' is a builtin function; call it "
-                                          "as " + e.name + "(...)");
+                                          "as " + e.name + "(...) (to pass "
+                                          "it as an argument, wrap it in a "
+                                          "fn)");
   return cx.error(e.loc, "unknown name '" + e.name + "'");
 }
 
@@ -394,6 +397,11 @@ const Builtin *IRGen::resolveBuiltin(const Expr &call) {
 }
 
 OptVal IRGen::evalCall(const Expr &e) {
+  // A parameter bound to a function calls that function.
+  if (Binding *b = scopes.lookup(e.name); b && b->val.kind == Val::Function) {
+    Val callee = b->val;
+    return inlineCall(e, *callee.fn, callee.boundTo);
+  }
   if (const FunctionDecl *fn = cx.program.lookupFunction(e.name))
     return inlineCall(e, *fn);
   if (!lookupBuiltin(e.name) && !cx.program.functions.empty())
