@@ -322,6 +322,11 @@ OptVal IRGen::evalBinary(const Expr &e) {
   if (!b)
     return std::nullopt;
   SMLoc aLoc = e.lhs->loc, bLoc = e.rhs->loc;
+  // Two functions compare by identity at compile time: a library can tell
+  // whether it got its default.
+  if (a->kind == Val::Function && b->kind == Val::Function &&
+      (e.binaryOp == BinaryOp::Eq || e.binaryOp == BinaryOp::Ne))
+    return Val::ofBool((a->fn == b->fn) == (e.binaryOp == BinaryOp::Eq));
   if (!checkPlain(cx, *a, aLoc) || !checkPlain(cx, *b, bLoc))
     return std::nullopt;
   if ((a->isConst() && b->isConst()) || a->kind == Val::Type ||
