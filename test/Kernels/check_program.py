@@ -119,7 +119,7 @@ def prog_attention_lse(rng, s, d):
 
 
 def prog_flex_attention(rng, s, d):
-    """flex_attention.tile: VARIANT 1 subtracts SLOPE * (h + 1) * |i - j| from
+    """flex_attention.tile and flex_attention_lib.tile: VARIANT 1 subtracts SLOPE * (h + 1) * |i - j| from
     the scaled scores and keeps keys with 0 <= i - j <= WINDOW; VARIANT 2
     keeps the window only; VARIANT 0 is plain attention. SLOPE is the
     kernel's default (0.125): -D passes integers here."""
@@ -148,7 +148,7 @@ PROGRAMS = {
     "dot": prog_dot, "dot_tiled": prog_dot, "dot_nt": prog_dot_nt, "broadcast": prog_broadcast,
     "reduce": prog_reduce, "reduce_tiled": prog_reduce, "cube": prog_cube, "alibi": prog_alibi,
     "alibi_tiled": prog_alibi, "attention_lse": prog_attention_lse,
-    "flex_attention": prog_flex_attention,
+    "flex_attention": prog_flex_attention, "flex_attention_lib": prog_flex_attention,
 }
 DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 
