@@ -188,6 +188,7 @@ struct TypeAnnot {
     Shaped, // ELT[d, ...]: a tile of that element type and rank
     Tensor, // tensor: a tensor parameter of the kernel
     Type,   // type: an element type (f16, a type constant, dtype(x))
+    Function, // fn or fn(T, ...) [-> R]: a user function, passed by name
   } kind = Any;
   llvm::SMLoc loc;
   /// Scalar / Const: "int", "float" or "bool"; Shaped: f16, bf16, f32, i32
@@ -196,6 +197,11 @@ struct TypeAnnot {
   /// Shaped: each dim is a name (bound to the size, or checked against it)
   /// or a literal (name empty).
   std::vector<Param::Dim> dims;
+  /// Function: whether a signature follows `fn`; then the types of the
+  /// arguments its calls pass and of the results they take (none: any).
+  bool hasSignature = false;
+  std::vector<TypeAnnot> fnParams;
+  std::vector<TypeAnnot> fnResults;
 };
 
 struct FnParam {

@@ -220,8 +220,66 @@ static std::optional<std::string> tileElement(llvm::StringRef name) {
   return std::nullopt;
 }
 
+bool Parser::parseFnSignature(TypeAnnot &t, const Twine &what) {
+  DepthGuard guard(*this, tok().loc);
+  if (!guard.ok)
+    return false;
+  t.kind = TypeAnnot::Function;
+  if (!is(Tok::LParen))
+    return true;
+  t.hasSignature = true;
+  llvm::SMLoc open = tok().loc;
+  consume();
+  while (!is(Tok::RParen)) {
+    t.fnParams.emplace_back();
+    if (!parseTypeAnnot(t.fnParams.back(),
+                        "argument " + Twine(t.fnParams.size() - 1) + " of " +
+                            what))
+      return false;
+    if (t.fnParams.size() > 64)
+      return error(t.fnParams.back().loc, "too many arguments in a function "
+                                          "type (the limit is 64)"),
+             false;
+    if (!consumeIf(Tok::Comma))
+      break;
+  }
+  if (!expectClose(Tok::RParen, Tok::LParen, open, "in function type"))
+    return false;
+  if (!consumeIf(Tok::Arrow))
+    return true;
+  if (!is(Tok::LParen)) {
+    t.fnResults.emplace_back();
+    return parseResultType(t.fnResults.back(), "the result of " + what);
+  }
+  open = tok().loc;
+  consume();
+  while (true) {
+    t.fnResults.emplace_back();
+    if (!parseResultType(t.fnResults.back(), "a result of " + what))
+      return false;
+    if (t.fnResults.size() > 16)
+      return error(tok().loc, "too many results"), false;
+    if (consumeIf(Tok::Comma))
+      continue;
+    return expectClose(Tok::RParen, Tok::LParen, open,
+                       "after the result types");
+  }
+}
+
+bool Parser::parseResultType(TypeAnnot &t, const Twine &what) {
+  if (!parseTypeAnnot(t, what))
+    return false;
+  if (t.kind == TypeAnnot::Function)
+    return error(t.loc, "a function cannot return a function: " + what +
+                            " cannot have a function type"),
+           false;
+  return true;
+}
+
 bool Parser::parseTypeAnnot(TypeAnnot &t, const Twine &what) {
   t.loc = tok().loc;
+  if (consumeIf(Tok::KwFn))
+    return parseFnSignature(t, what);
   if (!is(Tok::Ident)) {
     error(tok().loc, "expected the type of " + what + ", found " +
                          describeToken(tok()));
@@ -287,7 +345,7 @@ bool Parser::parseTypeAnnot(TypeAnnot &t, const Twine &what) {
   }
   error(t.loc, "unknown type '" + word + "' for " + what +
                    " (expected int, float, bool, const int, tile, tensor, "
-                   "type or a tile type such as f32[M, N])");
+                   "type, fn or a tile type such as f32[M, N])");
   return false;
 }
 
@@ -329,13 +387,13 @@ bool Parser::parseResultTypes(FunctionDecl &f) {
     return true;
   if (!is(Tok::LParen)) {
     f.results.emplace_back();
-    return parseTypeAnnot(f.results.back(), "the result of '" + f.name + "'");
+    return parseResultType(f.results.back(), "the result of '" + f.name + "'");
   }
   llvm::SMLoc open = tok().loc;
   consume();
   while (true) {
     f.results.emplace_back();
-    if (!parseTypeAnnot(f.results.back(), "a result of '" + f.name + "'"))
+    if (!parseResultType(f.results.back(), "a result of '" + f.name + "'"))
       return false;
     if (f.results.size() > 16)
       return error(tok().loc, "too many results"), false;

@@ -161,6 +161,10 @@ private:
                       size_t limit, llvm::function_ref<bool()> parseOne,
                       llvm::function_ref<size_t()> count);
   bool parseTypeAnnot(TypeAnnot &t, const llvm::Twine &what);
+  /// After `fn`: `(T, ...) [-> R | -> (R, ...)]`, if a signature follows.
+  bool parseFnSignature(TypeAnnot &t, const llvm::Twine &what);
+  /// A result type (of a function or a signature): any annotation but fn.
+  bool parseResultType(TypeAnnot &t, const llvm::Twine &what);
   bool parseResultTypes(FunctionDecl &f);
 };
 

@@ -101,6 +101,8 @@ bool IRGen::bindParameters(const Expr &call, const FunctionDecl &fn,
                            /*bindDims=*/true))
         return false;
     }
+    if (v.kind == Val::Function)
+      v.boundTo = &p;
     Binding b;
     b.kind = Binding::Param;
     b.val = v;
@@ -112,10 +114,32 @@ bool IRGen::bindParameters(const Expr &call, const FunctionDecl &fn,
 
 /// A value that can be passed: anything but a tuple.
 bool IRGen::checkArgument(const Val &v, SMLoc loc) {
-  return v.kind == Val::Global || checkPlain(cx, v, loc);
+  return v.kind == Val::Global || v.kind == Val::Function ||
+         checkPlain(cx, v, loc);
 }
 
-OptVal IRGen::inlineCall(const Expr &call, const FunctionDecl &fn) {
+bool IRGen::checkSignatureCall(const Expr &call, const FnParam &via) {
+  const TypeAnnot &t = via.type;
+  auto fail = [&](SMLoc loc, const Twine &msg) {
+    cx.error(loc, msg);
+    cx.note(t.loc, "the type of '" + via.name + "' is declared here");
+    return false;
+  };
+  if (!call.kwargs.empty())
+    return fail(call.kwargs[0].loc,
+                "'" + via.name + "' has the type " + spelling(t) +
+                    ", which takes positional arguments only");
+  size_t n = t.fnParams.size();
+  if (call.args.size() != n)
+    return fail(call.args.size() > n ? call.args[n]->loc : call.nameLoc,
+                "'" + via.name + "' takes " + Twine(n) + " argument" +
+                    (n == 1 ? "" : "s") + " (" + spelling(t) + "), got " +
+                    Twine(call.args.size()));
+  return true;
+}
+
+OptVal IRGen::inlineCall(const Expr &call, const FunctionDecl &fn,
+                         const FnParam *via) {
   if (inGrid)
     return cx.error(call.nameLoc, "function '" + fn.name +
                                       "' cannot be called in grid(); grid "
@@ -123,9 +147,11 @@ OptVal IRGen::inlineCall(const Expr &call, const FunctionDecl &fn) {
                                       "constants and scalar parameters");
   if (llvm::is_contained(cx.callStack(), &fn))
     return cx.error(call.nameLoc,
-                    "recursive call to '" + fn.name +
-                        "': functions are inlined, so a function cannot "
-                        "call itself, directly or through other functions");
+                    "recursive call to '" + fn.name + "'" +
+                        (via ? " (passed as '" + via->name + "')" : "") +
+                        ": functions are inlined, so a function cannot "
+                        "call itself, directly, through other functions or "
+                        "through function arguments");
   if (cx.callStack().size() >= kMaxCallDepth)
     return cx.error(call.nameLoc, "function calls nest too deeply (the limit "
                                   "is " + Twine(kMaxCallDepth) + " levels)");
@@ -133,6 +159,12 @@ OptVal IRGen::inlineCall(const Expr &call, const FunctionDecl &fn) {
     return cx.error(call.nameLoc, "more than " + Twine(kMaxInlinedCalls) +
                                       " function calls to inline; every call "
                                       "is expanded in place");
+  const TypeAnnot *sig =
+      via && via->type.kind == TypeAnnot::Function && via->type.hasSignature
+          ? &via->type
+          : nullptr;
+  if (sig && !checkSignatureCall(call, *via))
+    return std::nullopt;
   std::vector<const Expr *> args;
   if (!matchArguments(call, fn, args))
     return std::nullopt;
@@ -146,6 +178,50 @@ OptVal IRGen::inlineCall(const Expr &call, const FunctionDecl &fn) {
       return std::nullopt;
     values[i] = *v;
   }
+  if (!sig)
+    return inlineBody(call, fn, args, values);
+
+  // Through a parameter of type fn(...) -> ...: the arguments and results
+  // are checked against it in a frame of their own, where its dim names
+  // are bound (they are local to each call).
+  ScopeStack::FrameGuard sigFrame(scopes);
+  for (size_t i = 0; i < sig->fnParams.size(); ++i)
+    if (!checkAnnotation(cx, scopes, sig->fnParams[i], values[i],
+                         args[i]->loc,
+                         "argument " + std::to_string(i) + " of '" +
+                             via->name + "'",
+                         /*bindDims=*/true))
+      return std::nullopt;
+  OptVal result = inlineBody(call, fn, args, values);
+  if (!result || sig->fnResults.empty())
+    return result;
+  size_t n = sig->fnResults.size();
+  bool tuple = result->kind == Val::Tuple;
+  size_t got = tuple ? result->elems.size() : 1;
+  if (got != n) {
+    cx.error(call.nameLoc, "'" + via->name + "' must give " + Twine(n) +
+                               " result" + (n == 1 ? "" : "s") + " (" +
+                               spelling(*sig) + "), but '" + fn.name +
+                               "' returned " + Twine(got));
+    cx.note(sig->loc, "the type of '" + via->name + "' is declared here");
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Val &r = tuple ? result->elems[i] : *result;
+    std::string what = n == 1 ? "the result of '" + via->name + "'"
+                              : "result " + std::to_string(i) + " of '" +
+                                    via->name + "'";
+    // A result dim that no argument bound is free, like an argument's.
+    if (!checkAnnotation(cx, scopes, sig->fnResults[i], r, call.nameLoc,
+                         what, /*bindDims=*/true))
+      return std::nullopt;
+  }
+  return result;
+}
+
+OptVal IRGen::inlineBody(const Expr &call, const FunctionDecl &fn,
+                         llvm::ArrayRef<const Expr *> args,
+                         llvm::ArrayRef<Val> values) {
   ScopeStack::FrameGuard frameScope(scopes);
   if (!bindParameters(call, fn, args, values))
     return std::nullopt;
@@ -227,6 +303,11 @@ bool IRGen::emitReturn(const Stmt &s) {
 /// registry's messages.
 std::nullopt_t IRGen::reportUnknownFunction(const Expr &call) {
   llvm::StringRef name = call.name;
+  if (Binding *b = scopes.lookup(name); b && b->kind == Binding::Param)
+    return cx.error(call.nameLoc, "'" + name + "' is not a function: the "
+                                      "parameter is bound to " +
+                                      describe(b->val) +
+                                      " (pass a function by its name)");
   if (scopes.lookup(name) || name == "grid" || name == "warps" ||
       name == "static_assert" || name == "device_assert" || name == "range" ||
       name == "mma_layout") {

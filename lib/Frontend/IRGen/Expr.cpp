@@ -154,21 +154,24 @@ OptVal IRGen::evalName(const Expr &e) {
   if (inGrid)
     if (std::optional<std::string> why = invisibleInGrid(cx.kernel, e.name))
       return cx.error(e.loc, *why);
+  // A function's name is a function value, for a function parameter.
+  if (const FunctionDecl *fn = cx.program.lookupFunction(e.name))
+    return Val::ofFunction(fn);
   if (frame && scopes.lookupHidden(e.name))
     return cx.error(e.loc, "unknown name '" + e.name + "' in function '" +
                                frame->fn->name +
-                               "': a function sees only its parameters; "
-                               "pass '" + e.name + "' as an argument");
-  if (cx.program.lookupFunction(e.name))
-    return cx.error(e.loc, "'" + e.name + "' is a function; call it as " +
-                               e.name + "(...) (functions are not values)");
+                               "': a function sees its parameters and the "
+                               "kernel's constants only; pass '" + e.name +
+                               "' as an argument");
   std::string s = scopes.suggest(e.name);
   if (!s.empty())
     return cx.error(e.loc, "unknown name '" + e.name + "'; did you mean '" +
                                s + "'?");
   if (lookupBuiltin(e.name))
     return cx.error(e.loc, "'" + e.name + "' is a builtin function; call it "
-                                          "as " + e.name + "(...)");
+                                          "as " + e.name + "(...) (to pass "
+                                          "it as an argument, wrap it in a "
+                                          "fn)");
   return cx.error(e.loc, "unknown name '" + e.name + "'");
 }
 
@@ -319,6 +322,11 @@ OptVal IRGen::evalBinary(const Expr &e) {
   if (!b)
     return std::nullopt;
   SMLoc aLoc = e.lhs->loc, bLoc = e.rhs->loc;
+  // Two functions compare by identity at compile time: a library can tell
+  // whether it got its default.
+  if (a->kind == Val::Function && b->kind == Val::Function &&
+      (e.binaryOp == BinaryOp::Eq || e.binaryOp == BinaryOp::Ne))
+    return Val::ofBool((a->fn == b->fn) == (e.binaryOp == BinaryOp::Eq));
   if (!checkPlain(cx, *a, aLoc) || !checkPlain(cx, *b, bLoc))
     return std::nullopt;
   if ((a->isConst() && b->isConst()) || a->kind == Val::Type ||
@@ -394,6 +402,11 @@ const Builtin *IRGen::resolveBuiltin(const Expr &call) {
 }
 
 OptVal IRGen::evalCall(const Expr &e) {
+  // A parameter bound to a function calls that function.
+  if (Binding *b = scopes.lookup(e.name); b && b->val.kind == Val::Function) {
+    Val callee = b->val;
+    return inlineCall(e, *callee.fn, callee.boundTo);
+  }
   if (const FunctionDecl *fn = cx.program.lookupFunction(e.name))
     return inlineCall(e, *fn);
   if (!lookupBuiltin(e.name) && !cx.program.functions.empty())

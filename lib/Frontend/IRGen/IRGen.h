@@ -113,7 +113,17 @@ private:
   OptVal evalCall(const ast::Expr &e);
 
   // User functions (Call.cpp).
-  OptVal inlineCall(const ast::Expr &call, const ast::FunctionDecl &fn);
+  /// Inlines `fn` at `call`; `via` is the function parameter the call goes
+  /// through (null for a call by the function's own name), whose type
+  /// checks the arguments and results.
+  OptVal inlineCall(const ast::Expr &call, const ast::FunctionDecl &fn,
+                    const ast::FnParam *via = nullptr);
+  OptVal inlineBody(const ast::Expr &call, const ast::FunctionDecl &fn,
+                    llvm::ArrayRef<const ast::Expr *> args,
+                    llvm::ArrayRef<Val> values);
+  /// The checks of a call through a parameter of type fn(...) -> ...:
+  /// positional arguments only, as many as it lists.
+  bool checkSignatureCall(const ast::Expr &call, const ast::FnParam &via);
   /// The argument expression of each parameter of `fn` (null: its default);
   /// reports arity and keyword errors.
   bool matchArguments(const ast::Expr &call, const ast::FunctionDecl &fn,

@@ -501,7 +501,10 @@ bool KernelGen::setKernelAttributes(mlir::func::FuncOp kernelFn,
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> KernelGen::run() {
+  // Functions see the constants (those declared so far, in a constant's
+  // default), but not the parameters or shape symbols.
   ScopeStack::Guard globals(gen.scopes);
+  gen.scopes.shareWithFunctions();
   if (!evalConsts() || !buildParams())
     return nullptr;
   const Stmt *grid = checkGridWarps();

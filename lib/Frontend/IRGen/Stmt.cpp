@@ -74,6 +74,8 @@ bool IRGen::emitLet(const Stmt &s) {
                            "take windows of it directly");
     return false;
   }
+  if (value->kind == Val::Function)
+    return checkPlain(cx, *value, s.value->loc);
   if (value->kind == Val::Tuple && value->elems.empty())
     return checkPlain(cx, *value, s.value->loc);
   if (s.names.size() == 1) {
@@ -110,6 +112,8 @@ bool IRGen::emitAssign(const Stmt &s) {
     return cx.error(s.value->loc, "cannot assign a tensor parameter to a "
                                   "variable"),
            false;
+  if (v->kind == Val::Function)
+    return checkPlain(cx, *v, s.value->loc);
   if (v->kind == Val::Tuple && v->elems.empty())
     return checkPlain(cx, *v, s.value->loc);
   if (s.names.size() == 1) {

@@ -9,6 +9,24 @@ using namespace flash::ast;
 using llvm::SMLoc;
 using llvm::Twine;
 
+/// "fn" or "fn(f32[M, N], int) -> f32[M, N]".
+static std::string spellingFn(const TypeAnnot &t) {
+  if (!t.hasSignature)
+    return "fn";
+  std::string s = "fn(";
+  for (size_t i = 0; i < t.fnParams.size(); ++i)
+    s += (i ? ", " : "") + spelling(t.fnParams[i]);
+  s += ")";
+  if (t.fnResults.size() == 1)
+    return s + " -> " + spelling(t.fnResults[0]);
+  if (t.fnResults.empty())
+    return s;
+  s += " -> (";
+  for (size_t i = 0; i < t.fnResults.size(); ++i)
+    s += (i ? ", " : "") + spelling(t.fnResults[i]);
+  return s + ")";
+}
+
 std::string frontend::spelling(const TypeAnnot &t) {
   switch (t.kind) {
   case TypeAnnot::Any:
@@ -23,6 +41,8 @@ std::string frontend::spelling(const TypeAnnot &t) {
     return "tensor";
   case TypeAnnot::Type:
     return "type";
+  case TypeAnnot::Function:
+    return spellingFn(t);
   case TypeAnnot::Shaped:
     break;
   }
@@ -48,6 +68,8 @@ static std::string accepted(const TypeAnnot &t) {
     return "a tensor parameter of the kernel (tensor)";
   case TypeAnnot::Type:
     return "an element type such as f16 (type)";
+  case TypeAnnot::Function:
+    return "a function, passed by its name (" + spelling(t) + ")";
   default:
     return "a tile of type " + spelling(t);
   }
@@ -79,6 +101,8 @@ static bool matchesKind(const TypeAnnot &t, Val &v) {
     return v.kind == Val::Global;
   case TypeAnnot::Type:
     return v.kind == Val::Type;
+  case TypeAnnot::Function:
+    return v.kind == Val::Function;
   case TypeAnnot::Shaped:
     return v.kind == Val::Runtime && isTile(v.v.getType()) &&
            eltName(v.v.getType()) == t.element &&
@@ -100,7 +124,10 @@ static bool checkDim(FrontendContext &cx, ScopeStack &scopes,
   };
   if (dim.name.empty())
     return size == dim.literal || mismatch(Twine(dim.literal));
-  Binding *b = scopes.lookup(dim.name);
+  // A parameter's dim names are the function's own (a kernel constant of
+  // that name does not constrain them); a result's may name a constant.
+  Binding *b = bindDims ? scopes.lookupLocal(dim.name)
+                        : scopes.lookup(dim.name);
   if (!b) {
     if (!bindDims) {
       cx.error(dim.loc, "dim '" + dim.name + "' of the result type must "
@@ -123,6 +150,43 @@ static bool checkDim(FrontendContext &cx, ScopeStack &scopes,
          mismatch(dim.name + " = " + Twine(b->val.i));
 }
 
+/// Whether the function `v` can be called as `t` says: with as many
+/// positional arguments as `t` lists and, where both declare results, as
+/// many results. The types are checked at each call (IRGen::inlineCall).
+static bool checkSignature(FrontendContext &cx, const TypeAnnot &t,
+                           const Val &v, SMLoc loc, const std::string &what) {
+  if (!t.hasSignature)
+    return true;
+  const FunctionDecl &fn = *v.fn;
+  size_t n = t.fnParams.size(), total = fn.params.size(), required = 0;
+  while (required < total && !fn.params[required].defaultValue)
+    ++required;
+  auto count = [](size_t k, const char *noun) {
+    return std::to_string(k) + " " + noun + (k == 1 ? "" : "s");
+  };
+  if (n < required || n > total) {
+    std::string takes =
+        required == total
+            ? count(total, "argument")
+            : std::to_string(required) + " to " + count(total, "argument");
+    cx.error(loc, what + " must be a function of " + count(n, "argument") +
+                      " (" + spelling(t) + "), but '" + fn.name +
+                      "' takes " + takes);
+    cx.note(fn.loc, "'" + fn.name + "' is defined here");
+    return false;
+  }
+  if (!t.fnResults.empty() && !fn.results.empty() &&
+      t.fnResults.size() != fn.results.size()) {
+    cx.error(loc, what + " must be a function of " +
+                      count(t.fnResults.size(), "result") + " (" +
+                      spelling(t) + "), but '" + fn.name + "' declares " +
+                      std::to_string(fn.results.size()));
+    cx.note(fn.loc, "'" + fn.name + "' is defined here");
+    return false;
+  }
+  return true;
+}
+
 bool frontend::checkAnnotation(FrontendContext &cx, ScopeStack &scopes,
                                const TypeAnnot &t, Val &v, SMLoc loc,
                                const std::string &what, bool bindDims) {
@@ -131,6 +195,8 @@ bool frontend::checkAnnotation(FrontendContext &cx, ScopeStack &scopes,
     cx.note(t.loc, "its type is declared here");
     return false;
   }
+  if (t.kind == TypeAnnot::Function)
+    return checkSignature(cx, t, v, loc, what);
   if (t.kind != TypeAnnot::Shaped)
     return true;
   auto shape = shapeOf(v.v.getType());

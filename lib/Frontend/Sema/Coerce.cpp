@@ -47,6 +47,12 @@ bool frontend::checkPlain(FrontendContext &cx, const Val &v, SMLoc loc) {
                                "with load(" + name + "[...])");
     return false;
   }
+  if (v.kind == Val::Function) {
+    cx.error(loc, "'" + v.fn->name + "' is a function; call it as " +
+                      v.fn->name + "(...) or pass it as an argument (a "
+                      "function is not a value of an expression)");
+    return false;
+  }
   if (v.kind == Val::Tuple && v.elems.empty()) {
     cx.error(loc, "expected a value, but this call of a function returns "
                   "none");

@@ -8,7 +8,7 @@
 using namespace flash;
 using namespace flash::frontend;
 
-Binding *ScopeStack::lookup(llvm::StringRef name) {
+Binding *ScopeStack::lookupLocal(llvm::StringRef name) {
   for (size_t i = scopes.size(); i > frameBase; --i) {
     auto found = scopes[i - 1]->names.find(name.str());
     if (found != scopes[i - 1]->names.end())
@@ -17,8 +17,19 @@ Binding *ScopeStack::lookup(llvm::StringRef name) {
   return nullptr;
 }
 
+Binding *ScopeStack::lookup(llvm::StringRef name) {
+  if (Binding *b = lookupLocal(name))
+    return b;
+  for (size_t i = std::min(sharedScopes, frameBase); i > 0; --i) {
+    auto found = scopes[i - 1]->names.find(name.str());
+    if (found != scopes[i - 1]->names.end())
+      return &found->second;
+  }
+  return nullptr;
+}
+
 Binding *ScopeStack::lookupHidden(llvm::StringRef name) {
-  for (size_t i = frameBase; i > 0; --i) {
+  for (size_t i = frameBase; i > std::min(sharedScopes, frameBase); --i) {
     auto found = scopes[i - 1]->names.find(name.str());
     if (found != scopes[i - 1]->names.end())
       return &found->second;
@@ -31,7 +42,9 @@ std::string ScopeStack::suggest(llvm::StringRef name) const {
   unsigned bestDist = ~0u;
   unsigned maxDist =
       name.size() <= 3 ? 1 : std::max<unsigned>(2, name.size() / 3);
-  for (size_t i = frameBase; i < scopes.size(); ++i) {
+  for (size_t i = 0; i < scopes.size(); ++i) {
+    if (i < frameBase && i >= sharedScopes)
+      continue;
     for (auto &candidate : scopes[i]->order) {
       if (candidate == name)
         continue;
@@ -47,7 +60,7 @@ std::string ScopeStack::suggest(llvm::StringRef name) const {
 
 bool ScopeStack::declare(llvm::StringRef name, llvm::SMLoc loc,
                          Binding binding) {
-  if (Binding *prev = lookup(name)) {
+  if (Binding *prev = frameBase ? lookupLocal(name) : lookup(name)) {
     if (prev->predefined) {
       cx.error(loc, "'" + name + "' is a predefined constant (" +
                         predefinedMeaning(name) +

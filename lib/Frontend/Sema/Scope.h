@@ -3,7 +3,10 @@
 // A stack of scopes: the kernel's constants, its parameters and shape
 // symbols, then one scope per block. Shadowing is not allowed, so a name is
 // declared once in the visible stack. An inlined function's body starts a
-// frame that hides every scope below it: it sees only its parameters.
+// frame that hides every scope below it but the kernel's constants: it sees
+// its parameters and the constants, and its own names may shadow a
+// constant (a library function's parameter `BLOCK_N` need not know the
+// kernel's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,14 +72,21 @@ public:
     size_t savedBase;
   };
 
+  /// Makes the scopes open now (the kernel's constants) visible from every
+  /// frame.
+  void shareWithFunctions() { sharedScopes = scopes.size(); }
+
   /// The innermost visible binding of `name`, or null.
   Binding *lookup(llvm::StringRef name);
+  /// The binding of `name` in the current frame's own scopes, or null.
+  Binding *lookupLocal(llvm::StringRef name);
   /// A binding of `name` in the scopes the current frame hides, or null.
   Binding *lookupHidden(llvm::StringRef name);
   /// The declared name closest to a misspelled `name`; empty if none is close.
   std::string suggest(llvm::StringRef name) const;
   /// Binds `name` in the innermost scope; reports a redefinition (and returns
-  /// false) if it is bound already.
+  /// false) if it is bound already in the current frame (or, in the kernel
+  /// body, anywhere).
   bool declare(llvm::StringRef name, llvm::SMLoc loc, Binding binding);
 
 private:
@@ -92,6 +102,8 @@ private:
   std::vector<std::unique_ptr<Scope>> scopes;
   /// The first scope of the current frame.
   size_t frameBase = 0;
+  /// The bottom scopes every frame sees.
+  size_t sharedScopes = 0;
 };
 
 } // namespace flash::frontend

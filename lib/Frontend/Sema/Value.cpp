@@ -3,6 +3,8 @@
 #include "Sema/Value.h"
 #include "Sema/Types.h"
 
+#include "AST.h"
+
 using namespace flash;
 using namespace flash::frontend;
 
@@ -23,6 +25,8 @@ std::string frontend::describe(const Val &v) {
     return "a tensor parameter";
   case Val::Type:
     return "the type " + eltName(v.type);
+  case Val::Function:
+    return "the function '" + v.fn->name + "'";
   case Val::Tuple:
     if (v.elems.empty())
       return "no value";

@@ -17,15 +17,24 @@
 #include <string>
 #include <vector>
 
+namespace flash::ast {
+struct FunctionDecl;
+struct FnParam;
+} // namespace flash::ast
+
 namespace flash::frontend {
 
 /// A compile-time constant, an SSA value, a tensor parameter (only usable as
 /// the base of a window), a tuple (the results of online_softmax or of a
 /// function; empty: a function that returns nothing) or an element type (a
 /// type constant, a type name, dtype(x)), which is a compile-time value too
-/// but no number: it names the type of parameters, casts and tiles.
+/// but no number: it names the type of parameters, casts and tiles. A
+/// function (a user function named where a value is expected) can only be
+/// passed to a parameter and called through it: functions are inlined, so
+/// it is resolved at compile time too.
 struct Val {
-  enum Kind { Int, Float, Bool, Runtime, Global, Tuple, Type } kind = Int;
+  enum Kind { Int, Float, Bool, Runtime, Global, Tuple, Type, Function } kind =
+      Int;
   int64_t i = 0;
   double f = 0;
   bool b = false;
@@ -33,6 +42,10 @@ struct Val {
   mlir::Type type; // Type
   unsigned param = 0; // Global: index of the kernel parameter
   std::vector<Val> elems;
+  /// Function: the function, and the parameter it is bound to (null until
+  /// it is passed), whose type its calls are checked against.
+  const ast::FunctionDecl *fn = nullptr;
+  const ast::FnParam *boundTo = nullptr;
 
   static Val ofInt(int64_t x) {
     Val r;
@@ -56,6 +69,12 @@ struct Val {
     Val r;
     r.kind = Type;
     r.type = t;
+    return r;
+  }
+  static Val ofFunction(const ast::FunctionDecl *f) {
+    Val r;
+    r.kind = Function;
+    r.fn = f;
     return r;
   }
   static Val ofValue(mlir::Value x) {
