@@ -10,7 +10,8 @@ CPU, against flashc through the `flash_attn` package beside this file.
 - A case that fails with NotImplementedError (flashc names the argument it
   has no kernel for) is reported as skipped "unsupported: <reason>"; the
   upstream skips stay skips. The assertions and tolerances are upstream's.
-- A case whose longest sequence times head dim exceeds
+- A case whose longest sequence times head dim (times the loop count of the
+  tests that repeat the whole run 50 or 250 times) exceeds
   FA_CONFORMANCE_MAX_ELEMENTS (default 2**22) is skipped "over the CPU
   budget": the kvcache cases with 131,072 keys take 17 GiB and minutes each
   on the interpreter, more than a CPU run can give.
@@ -74,17 +75,25 @@ def pytest_pycollect_makeitem(collector, name, obj):
         elements = _elements(item)
         if elements > _MAX_ELEMENTS:
             item.add_marker(pytest.mark.skip(
-                reason=f"{_OVER_BUDGET}{elements} sequence x head-dim elements"))
+                reason=f"{_OVER_BUDGET}{elements} sequence x head-dim x repeats"))
     outcome.force_result(sampled)
 
 
+# Test functions that repeat the whole forward and backward to catch races
+# and nondeterminism on a GPU: their loop counts.
+_REPEATS = {"test_flash_attn_race_condition": 250, "test_flash_attn_deterministic": 50,
+            "test_flash_attn_varlen_deterministic": 50}
+
+
 def _elements(item):
-    """The longest sequence times the head dim: what the interpreter's memory
-    and time grow with (batch and head counts are small in the suite)."""
+    """The longest sequence times the head dim, times the test's own
+    repetitions: what the interpreter's memory and time grow with (batch and
+    head counts are small in the suite)."""
     params = getattr(getattr(item, "callspec", None), "params", {})
     seqlen = max((params[name] for name in ("seqlen", "seqlen_q", "seqlen_k")
                   if isinstance(params.get(name), int)), default=0)
-    return seqlen * params.get("d", 0) if isinstance(params.get("d"), int) else 0
+    d = params.get("d", 0) if isinstance(params.get("d"), int) else 0
+    return seqlen * d * _REPEATS.get(_function(item), 1)
 
 
 @pytest.hookimpl(hookwrapper=True)
