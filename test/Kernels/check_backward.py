@@ -6,14 +6,13 @@ the interpreter's.
 
   check_backward.py --flashc F --workdir W [--bf16] [-D X=V]...
                     [--B --H --H_KV --Nq --Nk --D --DV N] [--q-scale X]
-                    [--flashc-flag=OPTION]... [--alibi] [--softcap C]
-                    [--varlen Q_LENGTHS K_LENGTHS]
+                    [--flashc-flag=OPTION]... [--alibi] [--varlen Q_LENGTHS K_LENGTHS]
 
 The -D options go to flash_attn_bwd and flash_attn_bwd_dq (CAUSAL,
-WINDOW_LEFT, WINDOW_RIGHT, blocks); the reference follows flash_attn_func's
-mask (check_variant.py's `visible`). --softcap C soft-caps the scaled scores
-to C * tanh(s / C) (SOFTCAP=C to the kernels); --DV gives V, O and dO a head
-dim of their own (HEAD_DIM_V, also to the preprocess).
+WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP, blocks); the reference follows
+flash_attn_func's mask (check_variant.py's `visible`) and soft-cap (the
+scaled scores s become SOFTCAP * tanh(s / SOFTCAP)). --DV gives V, O and dO
+a head dim of their own (HEAD_DIM_V, also to the preprocess).
 
 --varlen "7,40,1" "20,3,50" runs the packed kernels (flash_attn_varlen_bwd,
 flash_attn_varlen_bwd_dq; the preprocess and the convert on the packed
@@ -71,7 +70,6 @@ def parse_args():
     ap.add_argument("--q-scale", type=float, default=1.0)
     ap.add_argument("--DV", type=int, default=0, help="v's head dim (default D)")
     ap.add_argument("--alibi", action="store_true", help="the ALiBi kernels, Slopes [B, H]")
-    ap.add_argument("--softcap", type=float, default=0.0)
     ap.add_argument("--varlen", nargs=2, metavar=("Q_LENGTHS", "K_LENGTHS"),
                     help="packed sequences of these query and key lengths")
     ap.add_argument("--seed", type=int, default=0)
@@ -162,7 +160,7 @@ class Runner:
             self.files[name] = self.path("%s-out-%s" % (name, kernel))
 
 
-def problem(args, defines, s, rng):
+def problem(args, defines, s, rng, softcap):
     """The inputs x (kernel layout), the float64 gradients and their terms'
     sums, the masks of gradients that must be 0, and the cu_seqlens of a
     packed batch (None otherwise)."""
@@ -187,7 +185,7 @@ def problem(args, defines, s, rng):
         if args.alibi:
             x["Slopes"] = (rng.random((1, h)) * 0.5 + 0.05).astype(np.float32)
         mask = visible(nq, nk, causal, left, right)
-        out, lse, grads, terms = reference(x, mask, dict(s, B=1), args.softcap)
+        out, lse, grads, terms = reference(x, mask, dict(s, B=1), softcap)
         x["O"], x["LSE"] = out.astype(x["Q"].dtype), lse.astype(np.float32)
         zero = {"DQ": ~mask.any(axis=1)[None, None, :, None],
                 "DK": ~mask.any(axis=0)[None, None, :, None]}
@@ -215,24 +213,23 @@ def main():
     defines = dict(d.split("=", 1) for d in args.defines)
     s = shapes(args)
     rng = np.random.default_rng(args.seed)
-    x, refs, floors, zero, cu = problem(args, defines, s, rng)
+    softcap = float(defines.get("SOFTCAP", 0))
+    x, refs, floors, zero, cu = problem(args, defines, s, rng, softcap)
     h, hkv, d = s["H"], s["H_KV"], s["D"]
     dv = args.DV or d
     b, nq, nk = x["Q"].shape[0], x["Q"].shape[2], x["K"].shape[2]
     half = x["Q"].dtype.type
     os.makedirs(args.workdir, exist_ok=True)
     dims = ([] if d == 64 else ["HEAD_DIM=%d" % d]) + ([] if dv == d else ["HEAD_DIM_V=%d" % dv])
-    kernel_defines = args.defines + dims + (["SOFTCAP=%r" % args.softcap] if args.softcap else [])
+    kernel_defines = args.defines + dims
     suffix = "_alibi" if args.alibi else ""
     prefix = "flash_attn_varlen" if args.varlen else "flash_attn"
     shape = " ".join("%s=%d" % kv for kv in s.items())
     if args.varlen:
         shape = "H=%d H_KV=%d D=%d q_lengths=%s k_lengths=%s" % (h, hkv, d, *args.varlen)
-    what = "%sbwd%s%s %s%s%s %s" % ("varlen_" if args.varlen else "", suffix,
-                                     " bf16" if args.bf16 else "", shape,
-                                     " DV=%d" % dv if dv != d else "",
-                                     " softcap=%g" % args.softcap if args.softcap else "",
-                                     " ".join(args.defines))
+    what = "%sbwd%s%s %s%s %s" % ("varlen_" if args.varlen else "", suffix,
+                                   " bf16" if args.bf16 else "", shape,
+                                   " DV=%d" % dv if dv != d else "", " ".join(args.defines))
     tol = (1.6e-2, 3.2e-2) if args.bf16 else (2e-3, 4e-3)
     ulp = 2.0 ** (-7 if args.bf16 else -10)
 
