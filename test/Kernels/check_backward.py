@@ -169,43 +169,38 @@ def problem(args, defines, s, rng, softcap):
     normal = nonzero_normal(rng, args.bf16)
     h, hkv, d, dv = s["H"], s["H_KV"], s["D"], args.DV or s["D"]
     sm_scale = float(np.float32(1 / np.sqrt(d)))
-    if args.varlen and args.alibi:
-        sys.exit("--varlen and --alibi: the packed kernels take no ALiBi")
-    if args.varlen:
-        q_lengths, k_lengths = ([int(n) for n in a.split(",")] for a in args.varlen)
-        if len(q_lengths) != len(k_lengths):
-            sys.exit("--varlen: as many query lengths as key lengths")
-        seqs = list(zip(q_lengths, k_lengths))
-    else:
-        seqs = [(s["Nq"], s["Nk"])] * s["B"]
-    parts = []
-    for nq, nk in seqs:
-        x = {"Q": normal((1, h, nq, d), args.q_scale), "K": normal((1, hkv, nk, d)),
-             "V": normal((1, hkv, nk, dv)), "DO": normal((1, h, nq, dv)), "sm_scale": sm_scale}
+
+    def inputs(b, nq, nk):
+        x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
+             "V": normal((b, hkv, nk, dv)), "DO": normal((b, h, nq, dv)), "sm_scale": sm_scale}
         if args.alibi:
-            x["Slopes"] = (rng.random((1, h)) * 0.5 + 0.05).astype(np.float32)
+            x["Slopes"] = (rng.random((b, h)) * 0.5 + 0.05).astype(np.float32)
         mask = visible(nq, nk, causal, left, right)
-        out, lse, grads, terms = reference(x, mask, dict(s, B=1), softcap)
+        out, lse, grads, terms = reference(x, mask, dict(s, B=b), softcap)
         x["O"], x["LSE"] = out.astype(x["Q"].dtype), lse.astype(np.float32)
         zero = {"DQ": ~mask.any(axis=1)[None, None, :, None],
                 "DK": ~mask.any(axis=0)[None, None, :, None]}
         zero["DV"] = zero["DK"]
-        parts.append((x, grads, terms, zero))
-    # Batches stack along dim 0, packed sequences along the rows (dim 2).
-    axis = 2 if args.varlen else 0
-    x = {n: np.concatenate([p[0][n] for p in parts], axis=axis)
-         for n in parts[0][0] if n not in ("sm_scale", "Slopes")}
+        names = ("DQ", "DK", "DV")
+        return x, dict(zip(names, grads)), dict(zip(names, terms)), zero
+
+    if not args.varlen:
+        return inputs(s["B"], s["Nq"], s["Nk"]) + (None,)
     if args.alibi:
-        x["Slopes"] = np.concatenate([p[0]["Slopes"] for p in parts], axis=0)
+        sys.exit("--varlen and --alibi: the packed kernels take no ALiBi")
+    q_lengths, k_lengths = ([int(n) for n in a.split(",")] for a in args.varlen)
+    if len(q_lengths) != len(k_lengths):
+        sys.exit("--varlen: as many query lengths as key lengths")
+    # Each sequence on its own, then packed along the rows (dim 2).
+    parts = [inputs(1, nq, nk) for nq, nk in zip(q_lengths, k_lengths)]
+    x = {n: np.concatenate([p[0][n] for p in parts], axis=2)
+         for n in parts[0][0] if n != "sm_scale"}
     x["sm_scale"] = sm_scale
-    grads, terms, zero = ({n: np.concatenate([p[i][j] if i < 3 else p[i][n]
-                                              for p in parts], axis=axis)
-                           for j, n in enumerate(("DQ", "DK", "DV"))} for i in (1, 2, 3))
-    cu = None
-    if args.varlen:
-        cu = tuple(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-                   for lengths in (q_lengths, k_lengths))
-    return x, grads, terms, zero, cu
+    packed = tuple({n: np.concatenate([p[i][n] for p in parts], axis=2)
+                    for n in ("DQ", "DK", "DV")} for i in (1, 2, 3))
+    cu = tuple(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+               for lengths in (q_lengths, k_lengths))
+    return (x,) + packed + (cu,)
 
 
 def main():
