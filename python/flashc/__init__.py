@@ -11,16 +11,21 @@ from ._flashc import CompileError, Error, RunError, SanitizerError
 from . import cache
 from .kernel import DEFAULT_ARCH, OPTIONS, Kernel, compile
 from .attention import attention
-from .backward import attention_backward
+from .backward import attention_backward, attention_varlen_backward
 from .inference import attention_varlen, attention_with_kvcache
 
 
 def __getattr__(name):
-    """FlashAttnFunc (torch.autograd.Function) when torch is importable."""
+    """FlashAttnFunc and FlashAttnVarlenFunc (torch.autograd.Function) when
+    torch is importable."""
     if name == "FlashAttnFunc":
         from .autograd import flash_attn_function
 
         return flash_attn_function()
+    if name == "FlashAttnVarlenFunc":
+        from .autograd import flash_attn_varlen_function
+
+        return flash_attn_varlen_function()
     raise AttributeError(f"module 'flashc' has no attribute '{name}'")
 
 
@@ -35,6 +40,7 @@ __all__ = [
     "attention",
     "attention_backward",
     "attention_varlen",
+    "attention_varlen_backward",
     "attention_with_kvcache",
     "cache",
     "compile",

@@ -219,17 +219,11 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     backward's dQ kernel without atomics).
     """
     if wants_grad(q, k, v):
-        if v.shape[-1] != q.shape[-1]:
-            raise NotImplementedError("the backward kernels need v's head dim "
-                                      "equal to q's (docs/kernels.md)")
-        if softcap:
-            raise NotImplementedError("the backward kernels do not take softcap "
-                                      "(docs/kernels.md)")
         from .autograd import flash_attn_function
 
         out, lse = flash_attn_function().apply(q, k, v, softmax_scale, causal,
                                                tuple(window_size), deterministic,
-                                               target, arch, alibi_slopes)
+                                               target, arch, alibi_slopes, softcap)
         return (out, lse) if return_lse else out
     return forward(q, k, v, softmax_scale, causal, window_size, softcap,
                    alibi_slopes, return_lse, target, arch)

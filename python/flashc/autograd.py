@@ -1,11 +1,12 @@
-"""flashc.FlashAttnFunc: a torch.autograd.Function over attention's forward
-(with the log-sum-exp) and attention_backward. Built on first use, so that
-the package imports without torch; all the work is in the NumPy-tested
-functions."""
+"""flashc.FlashAttnFunc and flashc.FlashAttnVarlenFunc: torch.autograd.Functions
+over attention's and attention_varlen's forwards (with the log-sum-exp) and
+their backwards. Built on first use, so that the package imports without
+torch; all the work is in the NumPy-tested functions."""
 import functools
 
 from .attention import forward as attention_forward
-from .backward import attention_backward
+from .backward import attention_backward, attention_varlen_backward
+from .inference import attention_varlen
 
 
 @functools.lru_cache(maxsize=1)
@@ -14,25 +15,59 @@ def flash_attn_function():
 
     class FlashAttnFunc(torch.autograd.Function):
         """apply(q, k, v, softmax_scale, causal, window_size, deterministic,
-        target, arch, alibi_slopes=None) -> (out, softmax_lse); softmax_lse
-        and the slopes have no gradient."""
+        target, arch, alibi_slopes=None, softcap=0.0) -> (out, softmax_lse);
+        softmax_lse and the slopes have no gradient."""
 
         @staticmethod
         def forward(ctx, q, k, v, softmax_scale, causal, window_size, deterministic,
-                    target, arch, alibi_slopes=None):
+                    target, arch, alibi_slopes=None, softcap=0.0):
             out, lse = attention_forward(q, k, v, softmax_scale, causal, window_size,
-                                         alibi_slopes=alibi_slopes, return_lse=True,
-                                         target=target, arch=arch)
+                                         softcap=softcap, alibi_slopes=alibi_slopes,
+                                         return_lse=True, target=target, arch=arch)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.options = dict(softmax_scale=softmax_scale, causal=causal,
                                window_size=window_size, deterministic=deterministic,
-                               target=target, arch=arch, alibi_slopes=alibi_slopes)
+                               target=target, arch=arch, alibi_slopes=alibi_slopes,
+                               softcap=softcap)
             ctx.mark_non_differentiable(lse)
             return out, lse
 
         @staticmethod
         def backward(ctx, dout, _dlse):
             dq, dk, dv = attention_backward(dout, *ctx.saved_tensors, **ctx.options)
-            return dq, dk, dv, None, None, None, None, None, None, None
+            return dq, dk, dv, None, None, None, None, None, None, None, None
 
     return FlashAttnFunc
+
+
+@functools.lru_cache(maxsize=1)
+def flash_attn_varlen_function():
+    import torch
+
+    class FlashAttnVarlenFunc(torch.autograd.Function):
+        """apply(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+        max_seqlen_k, softmax_scale, causal, window_size, softcap,
+        deterministic, target, arch) -> (out, softmax_lse); only q, k and v
+        have gradients."""
+
+        @staticmethod
+        def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                    softmax_scale, causal, window_size, softcap, deterministic, target, arch):
+            out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                        max_seqlen_k, softmax_scale, causal, window_size,
+                                        softcap, return_lse=True, target=target, arch=arch)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.lengths = (cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+            ctx.options = dict(softmax_scale=softmax_scale, causal=causal,
+                               window_size=window_size, softcap=softcap,
+                               deterministic=deterministic, target=target, arch=arch)
+            ctx.mark_non_differentiable(lse)
+            return out, lse
+
+        @staticmethod
+        def backward(ctx, dout, _dlse):
+            dq, dk, dv = attention_varlen_backward(dout, *ctx.saved_tensors, *ctx.lengths,
+                                                   **ctx.options)
+            return (dq, dk, dv) + (None,) * 11
+
+    return FlashAttnVarlenFunc

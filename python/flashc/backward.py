@@ -1,7 +1,8 @@
-"""FlashAttention-2's _flash_attn_backward over the backward kernels of
-docs/kernels.md ("The backward pass"): preprocess, flash_attn_bwd, then the
-dQ convert (atomic dQ) or flash_attn_bwd_dq (deterministic); with ALiBi
-their _alibi forms."""
+"""FlashAttention-2's _flash_attn_backward and _flash_attn_varlen_backward
+over the backward kernels of docs/kernels.md ("The backward pass"):
+preprocess, flash_attn_bwd, then the dQ convert (atomic dQ) or
+flash_attn_bwd_dq (deterministic); with ALiBi their _alibi forms, for a
+packed batch their flash_attn_varlen_ forms."""
 from .kernel import DEFAULT_ARCH
 from .attention import (backend, check_slopes, default_scale, kernel, mask_constants,
                         padded_head_dim, run)
@@ -9,43 +10,90 @@ from .attention import (backend, check_slopes, default_scale, kernel, mask_const
 
 def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, causal=False,
                        window_size=(-1, -1), deterministic=False, target=None,
-                       arch=DEFAULT_ARCH, alibi_slopes=None):
-    """dout, q, out [B, Nq, H, D]; k, v [B, Nk, H_KV, D]; softmax_lse f32
-    [B, H, Nq] as attention(..., return_lse=True) gives it (with the same
-    alibi_slopes, f32 [H] or [B, H], when given). Returns (dq, dk, dv) in
-    the layouts of q, k and v; dk and dv are summed over the query heads of
-    each KV group."""
+                       arch=DEFAULT_ARCH, alibi_slopes=None, softcap=0.0):
+    """dout, out [B, Nq, H, DV]; q [B, Nq, H, D]; k [B, Nk, H_KV, D], v [B,
+    Nk, H_KV, DV] (DV may differ from D); softmax_lse f32 [B, H, Nq] as
+    attention(..., return_lse=True) gives it (with the same alibi_slopes, f32
+    [H] or [B, H], and softcap). Returns (dq, dk, dv) in the layouts of q, k
+    and v; dk and dv are summed over the query heads of each KV group."""
     arrays = backend(q)
     alibi = "_alibi" if alibi_slopes is not None else ""
     if alibi:
         check_slopes(alibi_slopes, q.shape[0], q.shape[2])
-    dtype = arrays.dtype_name(q)
-    head_dim = q.shape[-1]
+    tensors = _padded(arrays, q, k, v, out, dout)
+    lse = arrays.contiguous(softmax_lse)
+    slopes = None
+    if alibi:  # Slopes [1 or B, H]
+        slopes = arrays.array(alibi_slopes, tensors[0]).reshape(-1, q.shape[2])
+    grads = _run(arrays, "flash_attn", alibi, tensors, lse, {}, slopes, q.shape[-1],
+                 softmax_scale, causal, window_size, softcap, deterministic, target, arch)
+    return tuple(arrays.take_last(arrays.seq_first(g), x.shape[-1])
+                 for g, x in zip(grads, (q, k, v)))
+
+
+def attention_varlen_backward(dout, q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k,
+                              max_seqlen_q, max_seqlen_k, softmax_scale=None, causal=False,
+                              window_size=(-1, -1), softcap=0.0, deterministic=False,
+                              target=None, arch=DEFAULT_ARCH):
+    """The gradients of attention_varlen: dout, q, out [TotalQ, H, D]; k, v
+    [TotalK, H_KV, D] packed as cu_seqlens_q and cu_seqlens_k (int32 [B +
+    1]) say; softmax_lse f32 [H, TotalQ] as attention_varlen(...,
+    return_lse=True) gives it. Returns (dq, dk, dv) in the layouts of q, k
+    and v. The kernels take the packed tensors heads first with a batch dim
+    of 1 ([1, H, TotalQ, D]), so the preprocess and the dQ convert are
+    flash_attn_bwd's."""
+    arrays = backend(q)
+    tensors = _padded(arrays, *(x[None] for x in (q, k, v, out, dout)))
+    lse = arrays.contiguous(softmax_lse).reshape(1, q.shape[1], q.shape[0])
+    packed = {"cu_seqlens_q": arrays.array(cu_seqlens_q, tensors[0], int32=True),
+              "cu_seqlens_k": arrays.array(cu_seqlens_k, tensors[0], int32=True),
+              "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k)}
+    grads = _run(arrays, "flash_attn_varlen", "", tensors, lse, packed, None, q.shape[-1],
+                 softmax_scale, causal, window_size, softcap, deterministic, target, arch)
+    return tuple(arrays.take_last(arrays.seq_first(g)[0], x.shape[-1])
+                 for g, x in zip(grads, (q, k, v)))
+
+
+def _padded(arrays, q, k, v, out, dout):
+    """Q, K, V, O, dO heads first, head dims padded to the kernels' multiples
+    of 16: q and k to one, v, out and dout to another."""
+    padded, padded_v = padded_head_dim(q.shape[-1]), padded_head_dim(v.shape[-1])
+    return tuple(arrays.heads_first(arrays.pad_last(x, size)) for x, size in
+                 ((q, padded), (k, padded), (v, padded_v), (out, padded_v), (dout, padded_v)))
+
+
+def _run(arrays, prefix, alibi, tensors, lse, packed, slopes, head_dim, softmax_scale, causal,
+         window_size, softcap, deterministic, target, arch):
+    """The backward kernels on heads-first tensors; returns (DQ, DK, DV)."""
+    Q, K, V, O, DO = tensors
+    dtype = arrays.dtype_name(Q)
     scale = default_scale(softmax_scale, head_dim)
-    padded = padded_head_dim(head_dim)
-    Q, K, V, O, DO = (arrays.heads_first(arrays.pad_last(x, padded))
-                      for x in (q, k, v, out, dout))
-    head_dim = padded
+    padded, padded_v = Q.shape[-1], V.shape[-1]
+    head_dim_v = (("HEAD_DIM_V", padded_v),) if padded_v != padded else ()
     grads = {"DQ": arrays.empty(Q, Q.shape), "DK": arrays.empty(K, K.shape),
              "DV": arrays.empty(V, V.shape)}
     work = {"Delta": arrays.empty(Q, Q.shape[:3], float32=True),
             "DQaccum": arrays.empty(Q, Q.shape, float32=True)}
-    rows = (("HEAD_DIM", head_dim),)
-    run(kernel("flash_attn_bwd_preprocess", arch, rows, dtype), arrays, target,
+    rows = (("HEAD_DIM", padded),)
+    run(kernel("flash_attn_bwd_preprocess", arch, rows + head_dim_v, dtype), arrays, target,
         {"O": O, "DO": DO, **work})
-    mask = mask_constants(head_dim, causal, window_size, softcap=None)
-    inputs = {"Q": Q, "K": K, "V": V, "DO": DO, "LSE": arrays.contiguous(softmax_lse), **work}
-    if alibi:  # Slopes [1 or B, H]
-        inputs["Slopes"] = arrays.array(alibi_slopes, Q).reshape(-1, q.shape[2])
-    run(kernel("flash_attn_bwd" + alibi, arch,
+    mask = mask_constants(padded, causal, window_size,
+                          softcap=float(softcap) if softcap else None) + head_dim_v
+    arrays_in = {n: a for n, a in packed.items() if n.startswith("cu_")}
+    inputs = {"Q": Q, "K": K, "V": V, "DO": DO, "LSE": lse, **work, **arrays_in}
+    if slopes is not None:
+        inputs["Slopes"] = slopes
+    lengths = {n: packed[n] for n in ("max_seqlen_k",) if n in packed}
+    run(kernel(prefix + "_bwd" + alibi, arch,
                mask + (("DETERMINISTIC", bool(deterministic)),), dtype),
-        arrays, target, {**inputs, "DK": grads["DK"], "DV": grads["DV"]}, sm_scale=scale)
+        arrays, target, {**inputs, "DK": grads["DK"], "DV": grads["DV"]}, sm_scale=scale,
+        **lengths)
     if deterministic:
         del inputs["DQaccum"]
-        run(kernel("flash_attn_bwd_dq" + alibi, arch, mask, dtype), arrays, target,
-            {**inputs, "DQ": grads["DQ"]}, sm_scale=scale)
+        lengths = {n: packed[n] for n in ("max_seqlen_q",) if n in packed}
+        run(kernel(prefix + "_bwd_dq" + alibi, arch, mask, dtype), arrays, target,
+            {**inputs, "DQ": grads["DQ"]}, sm_scale=scale, **lengths)
     else:
         run(kernel("flash_attn_bwd_dq_convert", arch, rows, dtype), arrays,
             target, {"DQaccum": work["DQaccum"], "DQ": grads["DQ"]}, sm_scale=scale)
-    return tuple(arrays.take_last(arrays.seq_first(grads[n]), q.shape[-1])
-                 for n in ("DQ", "DK", "DV"))
+    return grads["DQ"], grads["DK"], grads["DV"]

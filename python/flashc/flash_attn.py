@@ -72,21 +72,26 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            *, target=None, arch=DEFAULT_ARCH):
     """q [TotalQ, H, D], k and v [TotalK, H_KV, D], cu_seqlens int32 [B + 1];
     returns out [TotalQ, H, D], with return_attn_probs (out, softmax_lse
-    [H, TotalQ], None)."""
+    [H, TotalQ], None). torch tensors that require grad go through
+    flashc.FlashAttnVarlenFunc (the varlen backward kernels; `deterministic`
+    picks the dQ kernel without atomics)."""
     _no_dropout(dropout_p)
-    del deterministic  # only the backward reads it, and varlen has none yet
-    if wants_grad(q, k, v):
-        raise NotImplementedError("flash_attn_varlen_func with gradients: flashc has no "
-                                  "varlen backward kernel yet")
     if alibi_slopes is not None:
         raise NotImplementedError("alibi_slopes in flash_attn_varlen_func: the varlen "
                                   "kernel has no ALiBi yet")
     if block_table is not None:
         raise NotImplementedError("block_table in flash_attn_varlen_func: the varlen "
                                   "kernel reads contiguous K and V only")
-    out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                                max_seqlen_k, softmax_scale, causal, _window(window_size),
-                                softcap, return_lse=True, target=target, arch=arch)
+    if wants_grad(q, k, v):
+        from .autograd import flash_attn_varlen_function
+
+        out, lse = flash_attn_varlen_function().apply(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale,
+            causal, _window(window_size), softcap, deterministic, target, arch)
+    else:
+        out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                    max_seqlen_k, softmax_scale, causal, _window(window_size),
+                                    softcap, return_lse=True, target=target, arch=arch)
     return _with_probs(out, lse, return_attn_probs)
 
 

@@ -5,12 +5,20 @@ and dV against the analytic gradient in float64, and the emulator's against
 the interpreter's.
 
   check_backward.py --flashc F --workdir W [--bf16] [-D X=V]...
-                    [--B --H --H_KV --Nq --Nk --D N] [--q-scale X]
-                    [--flashc-flag=OPTION]... [--alibi]
+                    [--B --H --H_KV --Nq --Nk --D --DV N] [--q-scale X]
+                    [--flashc-flag=OPTION]... [--alibi] [--varlen Q_LENGTHS K_LENGTHS]
 
 The -D options go to flash_attn_bwd and flash_attn_bwd_dq (CAUSAL,
-WINDOW_LEFT, WINDOW_RIGHT, blocks); the reference follows flash_attn_func's
-mask (check_variant.py's `visible`). Inputs: random Q, K, V, dO (never
+WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP, blocks); the reference follows
+flash_attn_func's mask (check_variant.py's `visible`) and soft-cap (the
+scaled scores s become SOFTCAP * tanh(s / SOFTCAP)). --DV gives V, O and dO
+a head dim of their own (HEAD_DIM_V, also to the preprocess).
+
+--varlen "7,40,1" "20,3,50" runs the packed kernels (flash_attn_varlen_bwd,
+flash_attn_varlen_bwd_dq; the preprocess and the convert on the packed
+tensors as one batch): one sequence per length pair, its rows one after
+another in [1, H, TotalQ, D] (and TotalK), each sequence's reference taken
+on its own. Inputs: random Q, K, V, dO (never
 zero); O and the log-sum-exp come from the float64 forward (O rounded to
 the operands' type, LSE to f32, +inf for rows that see no key), as
 flash_attn_lse would give them. Outputs are poisoned with NaN (DQaccum too:
@@ -60,24 +68,32 @@ def parse_args():
                           ("D", 64)):
         ap.add_argument("--" + size, type=int, default=default)
     ap.add_argument("--q-scale", type=float, default=1.0)
+    ap.add_argument("--DV", type=int, default=0, help="v's head dim (default D)")
     ap.add_argument("--alibi", action="store_true", help="the ALiBi kernels, Slopes [B, H]")
+    ap.add_argument("--varlen", nargs=2, metavar=("Q_LENGTHS", "K_LENGTHS"),
+                    help="packed sequences of these query and key lengths")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args()
 
 
-def reference(x, mask, s):
-    """float64 (O, LSE, dQ, dK, dV) of attention with mask [Nq, Nk]."""
+def reference(x, mask, s, softcap=0.0):
+    """float64 (O, LSE, dQ, dK, dV) of attention with mask [Nq, Nk], the
+    scaled scores soft-capped to softcap * tanh(s / softcap) when softcap > 0."""
     group = s["H"] // s["H_KV"]
     q, k, v, d_o = (x[n].astype(np.float64) for n in ("Q", "K", "V", "DO"))
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = x["sm_scale"]
     scores = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    dtanh = 1.0
+    if softcap > 0:
+        t = np.tanh(scores / softcap)
+        scores, dtanh = softcap * t, 1 - t * t
     if "Slopes" in x:
         nq, nk = scores.shape[2:]
         dist = np.abs(np.arange(nq)[:, None] + (nk - nq) - np.arange(nk)[None, :])
         scores = scores - x["Slopes"].astype(np.float64)[:, :, None, None] * dist
     scores = np.where(mask, scores, -np.inf)
-    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)
     seen = np.isfinite(row_max)
     p = np.where(mask, np.exp(scores - np.where(seen, row_max, 0)), 0.0)
     total = np.where(seen, p.sum(axis=-1, keepdims=True), 1)
@@ -85,18 +101,19 @@ def reference(x, mask, s):
     out = np.einsum("bhij,bhjd->bhid", p, v)
     lse = np.where(seen, row_max + np.log(total), np.inf)[..., 0]
     dp = np.einsum("bhid,bhjd->bhij", d_o, v)
-    ds = p * (dp - (d_o * out).sum(axis=-1, keepdims=True))
+    ds = p * (dp - (d_o * out).sum(axis=-1, keepdims=True)) * dtanh
     dq = np.einsum("bhij,bhjd->bhid", ds, k) * scale
     dk = np.einsum("bhij,bhid->bhjd", ds, q) * scale
     dv = np.einsum("bhij,bhid->bhjd", p, d_o)
     # The same sums over the terms' magnitudes: where the terms cancel (one
     # visible key makes ds exactly 0), the rounding a kernel may leave is
     # relative to these, not to the gradient.
-    ds_terms = p * (np.abs(dp) + np.abs((d_o * out).sum(axis=-1, keepdims=True)))
+    ds_terms = p * (np.abs(dp) + np.abs((d_o * out).sum(axis=-1, keepdims=True))) * dtanh
     dq_terms = np.einsum("bhij,bhjd->bhid", ds_terms, np.abs(k)) * scale
     dk_terms = np.einsum("bhij,bhid->bhjd", ds_terms, np.abs(q)) * scale
     shape = dk.shape[:1] + (s["H_KV"], group) + dk.shape[2:]
-    grads = (dq, dk.reshape(shape).sum(2), dv.reshape(shape).sum(2))
+    shape_v = dv.shape[:1] + (s["H_KV"], group) + dv.shape[2:]
+    grads = (dq, dk.reshape(shape).sum(2), dv.reshape(shape_v).sum(2))
     terms = (dq_terms, dk_terms.reshape(shape).sum(2), grads[2])
     return out, lse, grads, terms
 
@@ -130,7 +147,7 @@ class Runner:
             cmd += ["-D", dfn]
         for name in params:
             value = self.files.get(name, None)
-            cmd += ["--arg", "%s=%s" % (name, value if value else repr(self.scalar))]
+            cmd += ["--arg", "%s=%s" % (name, value if value else repr(self.scalars[name]))]
         for name in outs:
             out = self.path("%s-out-%s" % (name, kernel))
             cmd += ["--out", "%s=%s" % (name, out)]
@@ -143,34 +160,71 @@ class Runner:
             self.files[name] = self.path("%s-out-%s" % (name, kernel))
 
 
+def problem(args, defines, s, rng, softcap):
+    """The inputs x (kernel layout), the float64 gradients and their terms'
+    sums, the masks of gradients that must be 0, and the cu_seqlens of a
+    packed batch (None otherwise)."""
+    causal = defines.get("CAUSAL", "false") == "true"
+    left, right = int(defines.get("WINDOW_LEFT", -1)), int(defines.get("WINDOW_RIGHT", -1))
+    normal = nonzero_normal(rng, args.bf16)
+    h, hkv, d, dv = s["H"], s["H_KV"], s["D"], args.DV or s["D"]
+    sm_scale = float(np.float32(1 / np.sqrt(d)))
+
+    def inputs(b, nq, nk):
+        x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
+             "V": normal((b, hkv, nk, dv)), "DO": normal((b, h, nq, dv)), "sm_scale": sm_scale}
+        if args.alibi:
+            x["Slopes"] = (rng.random((b, h)) * 0.5 + 0.05).astype(np.float32)
+        mask = visible(nq, nk, causal, left, right)
+        out, lse, grads, terms = reference(x, mask, dict(s, B=b), softcap)
+        x["O"], x["LSE"] = out.astype(x["Q"].dtype), lse.astype(np.float32)
+        zero = {"DQ": ~mask.any(axis=1)[None, None, :, None],
+                "DK": ~mask.any(axis=0)[None, None, :, None]}
+        zero["DV"] = zero["DK"]
+        names = ("DQ", "DK", "DV")
+        return x, dict(zip(names, grads)), dict(zip(names, terms)), zero
+
+    if not args.varlen:
+        return inputs(s["B"], s["Nq"], s["Nk"]) + (None,)
+    if args.alibi:
+        sys.exit("--varlen and --alibi: the packed kernels take no ALiBi")
+    q_lengths, k_lengths = ([int(n) for n in a.split(",")] for a in args.varlen)
+    if len(q_lengths) != len(k_lengths):
+        sys.exit("--varlen: as many query lengths as key lengths")
+    # Each sequence on its own, then packed along the rows (dim 2).
+    parts = [inputs(1, nq, nk) for nq, nk in zip(q_lengths, k_lengths)]
+    x = {n: np.concatenate([p[0][n] for p in parts], axis=2)
+         for n in parts[0][0] if n != "sm_scale"}
+    x["sm_scale"] = sm_scale
+    packed = tuple({n: np.concatenate([p[i][n] for p in parts], axis=2)
+                    for n in ("DQ", "DK", "DV")} for i in (1, 2, 3))
+    cu = tuple(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+               for lengths in (q_lengths, k_lengths))
+    return (x,) + packed + (cu,)
+
+
 def main():
     args = parse_args()
     defines = dict(d.split("=", 1) for d in args.defines)
     s = shapes(args)
-    b, h, hkv, nq, nk, d = (s[n] for n in ("B", "H", "H_KV", "Nq", "Nk", "D"))
-    mask = visible(nq, nk, defines.get("CAUSAL", "false") == "true",
-                   int(defines.get("WINDOW_LEFT", -1)), int(defines.get("WINDOW_RIGHT", -1)))
     rng = np.random.default_rng(args.seed)
-    normal = nonzero_normal(rng, args.bf16)
-    x = {"Q": normal((b, h, nq, d), args.q_scale), "K": normal((b, hkv, nk, d)),
-         "V": normal((b, hkv, nk, d)), "DO": normal((b, h, nq, d)),
-         "sm_scale": float(np.float32(1 / np.sqrt(d)))}
-    if args.alibi:
-        x["Slopes"] = (rng.random((b, h)) * 0.5 + 0.05).astype(np.float32)
+    softcap = float(defines.get("SOFTCAP", 0))
+    x, refs, floors, zero, cu = problem(args, defines, s, rng, softcap)
+    h, hkv, d = s["H"], s["H_KV"], s["D"]
+    dv = args.DV or d
+    b, nq, nk = x["Q"].shape[0], x["Q"].shape[2], x["K"].shape[2]
     half = x["Q"].dtype.type
-    out, lse, grads, terms = reference(x, mask, s)
-    refs = dict(zip(("DQ", "DK", "DV"), grads))
-    floors = dict(zip(("DQ", "DK", "DV"), terms))
-    x["O"], x["LSE"] = out.astype(half), lse.astype(np.float32)
-    zero = {"DQ": ~mask.any(axis=1)[None, None, :, None],
-            "DK": ~mask.any(axis=0)[None, None, :, None]}
-    zero["DV"] = zero["DK"]
     os.makedirs(args.workdir, exist_ok=True)
-    dims = [] if d == 64 else ["HEAD_DIM=%d" % d]
+    dims = ([] if d == 64 else ["HEAD_DIM=%d" % d]) + ([] if dv == d else ["HEAD_DIM_V=%d" % dv])
     kernel_defines = args.defines + dims
     suffix = "_alibi" if args.alibi else ""
-    what = "bwd%s%s %s %s" % (suffix, " bf16" if args.bf16 else "",
-                            " ".join("%s=%d" % kv for kv in s.items()), " ".join(args.defines))
+    prefix = "flash_attn_varlen" if args.varlen else "flash_attn"
+    shape = " ".join("%s=%d" % kv for kv in s.items())
+    if args.varlen:
+        shape = "H=%d H_KV=%d D=%d q_lengths=%s k_lengths=%s" % (h, hkv, d, *args.varlen)
+    what = "%sbwd%s%s %s%s %s" % ("varlen_" if args.varlen else "", suffix,
+                                   " bf16" if args.bf16 else "", shape,
+                                   " DV=%d" % dv if dv != d else "", " ".join(args.defines))
     tol = (1.6e-2, 3.2e-2) if args.bf16 else (2e-3, 4e-3)
     ulp = 2.0 ** (-7 if args.bf16 else -10)
 
@@ -190,29 +244,39 @@ def main():
     results = {}
     for target in ("interp", "emulate"):
         run = Runner(args, half, target)
-        run.scalar = x["sm_scale"]
+        run.scalars = {"sm_scale": x["sm_scale"]}
         for name in ("Q", "K", "V", "DO", "O", "LSE") + (("Slopes",) if args.alibi else ()):
             run.put(name, x[name])
+        packed = []
+        if cu is not None:
+            run.put("cu_seqlens_q", cu[0])
+            run.put("cu_seqlens_k", cu[1])
+            run.scalars["max_seqlen_q"] = int(np.diff(cu[0]).max())
+            run.scalars["max_seqlen_k"] = int(np.diff(cu[1]).max())
+            packed = ["cu_seqlens_q", "cu_seqlens_k"]
         for name, shape, dtype in (("Delta", (b, h, nq), np.float32),
                                    ("DQaccum", (b, h, nq, d), np.float32),
                                    ("DQ", (b, h, nq, d), half), ("DK", (b, hkv, nk, d), half),
-                                   ("DV", (b, hkv, nk, d), half)):
+                                   ("DV", (b, hkv, nk, dv), half)):
             run.put(name, np.full(shape, np.nan, dtype))
         poisoned = dict(run.files)
         run.run("flash_attn_bwd_preprocess", ["O", "DO", "Delta", "DQaccum"],
                 ["Delta", "DQaccum"], dims)
         slopes = ["Slopes"] if args.alibi else []
-        bwd = ["Q", "K", "V", "DO", "LSE", "Delta", "DQaccum", "DK", "DV", "sm_scale"] + slopes
-        run.run("flash_attn_bwd" + suffix, bwd, ["DQaccum", "DK", "DV"], kernel_defines)
-        run.run("flash_attn_bwd_dq_convert", ["DQaccum", "DQ", "sm_scale"], ["DQ"], dims)
+        bwd = (["Q", "K", "V", "DO", "LSE", "Delta", "DQaccum"] + packed + ["DK", "DV"]
+               + (["max_seqlen_k"] if packed else []) + ["sm_scale"] + slopes)
+        run.run(prefix + "_bwd" + suffix, bwd, ["DQaccum", "DK", "DV"], kernel_defines)
+        run.run("flash_attn_bwd_dq_convert", ["DQaccum", "DQ", "sm_scale"], ["DQ"],
+                [dfn for dfn in dims if dfn.startswith("HEAD_DIM=")])
         got = {n: run.get(n).astype(np.float64) for n in ("DQ", "DK", "DV")}
         for name in ("DK", "DV", "DQ"):
             run.files[name] = poisoned[name]
         run.files["DQaccum"] = poisoned["DQaccum"]
-        run.run("flash_attn_bwd" + suffix, bwd, ["DK", "DV"],
+        run.run(prefix + "_bwd" + suffix, bwd, ["DK", "DV"],
                 kernel_defines + ["DETERMINISTIC=true"])
-        run.run("flash_attn_bwd_dq" + suffix,
-                ["Q", "K", "V", "DO", "LSE", "Delta", "DQ", "sm_scale"] + slopes,
+        run.run(prefix + "_bwd_dq" + suffix,
+                ["Q", "K", "V", "DO", "LSE", "Delta"] + packed + ["DQ"]
+                + (["max_seqlen_q"] if packed else []) + ["sm_scale"] + slopes,
                 ["DQ"], kernel_defines)
         det = {n: run.get(n).astype(np.float64) for n in ("DQ", "DK", "DV")}
         accum = run.get("DQaccum")

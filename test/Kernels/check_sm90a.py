@@ -132,9 +132,19 @@ KERNELS = [
     Kernel("kvcache_append", "inference", (
         Case("3 new tokens at page boundaries and inside pages", H=4, H_KV=2,
              lengths="1,47,17,0,32", page=16),), kind="append", wgmma=False),
-    Kernel("flash_attn_bwd", "backward", (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY),
+    Kernel("flash_attn_bwd", "backward", (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY,
+                                          WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
                  "flash_attn_bwd_dq"), wgmma=False),
+    # Packed sequences (check_backward.py --varlen q_lengths lengths).
+    Kernel("flash_attn_varlen_bwd", "backward", (
+        Case("q lengths 1, 70, 30, 0; k lengths 20, 100, 17, 5, GQA", H=4, H_KV=2,
+             q_lengths="1,70,30,0", lengths="20,100,17,5"),
+        Case("causal + window + soft-cap, MQA, large scores",
+             ("CAUSAL=true", "WINDOW_LEFT=40", "SOFTCAP=10.0"), H=3, H_KV=1,
+             q_lengths="1,70,30,5", lengths="1,100,17,9", q_scale=4.0)),
+           also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
+                 "flash_attn_varlen_bwd_dq"), wgmma=False),
 ]
 
 
@@ -156,6 +166,8 @@ def helper_command(args, kernel, case, d, dtype):
             cmd += ["--kernel", kernel.name]
         cmd += ["--B", str(case.B), "--H", str(case.H), "--H_KV", str(case.H_KV),
                 "--Nq", str(case.Nq), "--Nk", str(case.Nk), "--D", str(d)]
+        if case.q_lengths:
+            cmd += ["--varlen", case.q_lengths, case.lengths]
         if case.q_scale != 1.0:
             cmd += ["--q-scale", str(case.q_scale)]
     else:
