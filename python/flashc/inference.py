@@ -3,7 +3,8 @@ kernels of docs/kernels.md (flash_attn_varlen, flash_attn_kvcache, _split,
 _combine, kvcache_append). Their tensors keep FlashAttention-2's token-major
 layout, so nothing is transposed here."""
 from .kernel import DEFAULT_ARCH
-from .attention import backend, default_scale, kernel, mask_constants, padded_head_dim, run
+from .attention import (backend, check_slopes, default_scale, kernel, mask_constants,
+                        padded_head_dim, run)
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -123,7 +124,8 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
                            window_size=(-1, -1), softcap=0.0, num_splits=1,
                            return_softmax_lse=False, pack_gqa=None, target=None,
                            arch=DEFAULT_ARCH, rotary_cos=None, rotary_sin=None,
-                           rotary_interleaved=True, cache_batch_idx=None, cache_leftpad=None):
+                           rotary_interleaved=True, cache_batch_idx=None, cache_leftpad=None,
+                           alibi_slopes=None):
     """flash_attn_with_kvcache: q [B, Nq, H, D]; k_cache, v_cache [Pages,
     PAGE_SIZE, H_KV, D] with block_table int32 [B, MaxPages] (or [B_cache, S,
     H_KV, D] without one, batch b in row cache_batch_idx[b], default b);
@@ -134,7 +136,9 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     rotary_dim / 2] (with k): k rotated at positions cache_seqlens[b] + i
     before it is written, q at cache_seqlens[b] + i with causal or a window,
     else at cache_seqlens[b]; rotary_interleaved pairs features (2j, 2j + 1),
-    else (j, j + rotary_dim / 2). num_splits > 1 runs split-KV and the
+    else (j, j + rotary_dim / 2). alibi_slopes f32 [H] or [B, H]: query i
+    and key j (positions in the sequence) get -slope * |i + Nk - Nq - j|
+    added to their scaled score. num_splits > 1 runs split-KV and the
     combine. Returns out [B, Nq, H, D], and with return_softmax_lse also
     softmax_lse f32 [B, H, Nq]. pack_gqa: None packs the heads of a KV group
     when Nq == 1.
@@ -179,8 +183,9 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
         pack_gqa = nq == 1 and heads > k_cache.shape[2]
     constants = mask_constants(padded, causal, window_size, softcap) + (
         ("PAGE_SIZE", k_cache.shape[1]), ("LEFTPAD", cache_leftpad is not None),
-        ("PACK_GQA", bool(pack_gqa)))
-    args = dict(caches, Q=arrays.contiguous(q), O=arrays.empty(q, q.shape),
+        ("ALIBI", alibi_slopes is not None), ("PACK_GQA", bool(pack_gqa)))
+    args = dict(caches, Q=arrays.contiguous(q), Slopes=_slopes(arrays, q, alibi_slopes),
+                O=arrays.empty(q, q.shape),
                 LSE=arrays.empty(q, (batch, heads, nq), float32=True))
     scale = default_scale(softmax_scale, head_dim)
     if num_splits > 1:
@@ -190,6 +195,16 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
             arrays, target, args, sm_scale=scale)
     out = arrays.take_last(args["O"], head_dim)
     return (out, args["LSE"]) if return_softmax_lse else out
+
+
+def _slopes(arrays, q, alibi_slopes):
+    """alibi_slopes as the kernels' Slopes f32 [SB, H] (zeros [1, H], not
+    read, without)."""
+    batch, heads = q.shape[0], q.shape[2]
+    if alibi_slopes is None:
+        return arrays.empty(q, (1, heads), float32=True)
+    check_slopes(alibi_slopes, batch, heads)
+    return arrays.array(alibi_slopes, q).reshape(-1, heads)
 
 
 def _rotary(q, k, cos, sin, seqlen_k, head_dim):

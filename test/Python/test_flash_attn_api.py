@@ -53,9 +53,6 @@ def test_kvcache_heuristic_splits():
 
 @pytest.mark.parametrize("call, argument", [
     (lambda q, k, v: fa.flash_attn_func(q, k, v, dropout_p=0.1), "dropout_p"),
-    (lambda q, k, v: fa.flash_attn_with_kvcache(q, k, v, cache_seqlens=53,
-                                                alibi_slopes=np.ones(2, np.float32)),
-     "alibi_slopes"),
     (lambda q, k, v: fa.flash_attn_varlen_func(
         q[0], k[0], v[0], np.array([0, 37], np.int32), np.array([0, 53], np.int32), 37, 53,
         block_table=np.zeros((1, 1), np.int32)), "block_table"),

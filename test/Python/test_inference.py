@@ -153,7 +153,8 @@ def test_kvcache_kernel_asserts_capacity(kernels, target):
         lse = np.zeros((1, 2, 1), np.float32)
         attend(Q=q, K_cache=cache, V_cache=cache, block_table=table,
                cache_seqlens=np.array([seqlen], np.int32),
-               cache_leftpad=np.zeros(1, np.int32), O=o, LSE=lse,
+               cache_leftpad=np.zeros(1, np.int32), Slopes=np.zeros((1, 2), np.float32),
+               O=o, LSE=lse,
                sm_scale=0.125, target=target)
 
     run(32)
@@ -358,3 +359,66 @@ def test_kvcache_rotary_leftpad_batch_idx_errors():
         with pytest.raises(ValueError, match=message):
             flash_attn_with_kvcache(q, cache, cache, cache_seqlens=seqlens, **kwargs)
     assert not cache.any()
+
+
+def alibi_reference(q, k, v, slopes, causal, window=(-1, -1)):
+    """float64 (out [Nq, H, D], lse [H, Nq]) of one sequence with ALiBi."""
+    x = {n: a.transpose(1, 0, 2)[None] for n, a in (("Q", q), ("K", k), ("V", v))}
+    x["sm_scale"] = q.shape[-1] ** -0.5
+    x["Slopes"] = slopes
+    sizes = {"B": 1, "H": q.shape[1], "H_KV": k.shape[1], "Nq": q.shape[0], "Nk": k.shape[0]}
+    opts = {"causal": causal, "left": window[0], "right": window[1], "softcap": 0.0}
+    out, lse = reference(x, opts, sizes)
+    return out[0].transpose(1, 0, 2), lse[0]
+
+
+@pytest.mark.parametrize("slopes_shape,nq,causal,window,num_splits,target", [
+    ("H", 1, False, (-1, -1), 1, "interp"),       # decode: GQA packed, a slope per row
+    ("BH", 1, False, (-1, -1), 2, "interp"),
+    ("BH", 3, True, (-1, -1), 1, "interp"),
+    ("H", 3, False, (5, 0), 2, "interp"),
+    ("BH", 1, False, (-1, -1), 1, "emulate"),
+    ("H", 3, True, (-1, -1), 1, "emulate"),
+])
+def test_kvcache_alibi(slopes_shape, nq, causal, window, num_splits, target):
+    # ALiBi over a paged cache, and (second batch) with left padding on a
+    # contiguous one: distances count from cache_leftpad.
+    rng = np.random.default_rng(12)
+    lens = [21, 40]
+    k_cache, v_cache, table = paged_cache(rng, lens, page_size=16)
+    q = rng.standard_normal((2, nq, 4, 32)).astype(np.float16)
+    slopes = rng.uniform(0.05, 0.5, (4,) if slopes_shape == "H" else (2, 4)).astype(np.float32)
+    out, lse = flash_attn_with_kvcache(
+        q, k_cache, v_cache, cache_seqlens=np.array(lens, np.int32), block_table=table,
+        causal=causal, window_size=window, alibi_slopes=slopes, num_splits=num_splits,
+        return_softmax_lse=True, target=target)
+    for b, n in enumerate(lens):
+        k, v = gathered(k_cache, table, b, n), gathered(v_cache, table, b, n)
+        row = slopes if slopes.ndim == 1 else slopes[b]
+        want, want_lse = alibi_reference(q[b], k, v, row, causal, window)
+        assert relative_error(out[b], want) < TOLERANCE
+        assert np.allclose(lse[b], want_lse, rtol=1e-3, atol=1e-3)
+    dense_k = np.stack([gathered(k_cache, table, b, 40) if b else
+                        np.concatenate([gathered(k_cache, table, 0, 21),
+                                        np.zeros((19, 2, 32), np.float16)]) for b in range(2)])
+    dense_v = np.stack([gathered(v_cache, table, b, 40) if b else
+                        np.concatenate([gathered(v_cache, table, 0, 21),
+                                        np.zeros((19, 2, 32), np.float16)]) for b in range(2)])
+    pads = np.array([0, 12], np.int32)
+    out = flash_attn_with_kvcache(
+        q, dense_k, dense_v, cache_seqlens=np.array(lens, np.int32), cache_leftpad=pads,
+        causal=causal, window_size=window, alibi_slopes=slopes, num_splits=num_splits,
+        target=target)
+    for b, n in enumerate(lens):
+        row = slopes if slopes.ndim == 1 else slopes[b]
+        want, _ = alibi_reference(q[b], dense_k[b, pads[b]:n], dense_v[b, pads[b]:n], row,
+                                  causal, window)
+        assert relative_error(out[b], want) < TOLERANCE
+
+
+def test_kvcache_alibi_slopes_shape():
+    q = np.zeros((2, 1, 4, 32), np.float16)
+    cache = np.zeros((2, 16, 2, 32), np.float16)
+    with pytest.raises(ValueError, match=r"alibi_slopes must be \[H\]"):
+        flash_attn_with_kvcache(q, cache, cache, cache_seqlens=3,
+                                alibi_slopes=np.zeros((3,), np.float32))
