@@ -153,15 +153,19 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
     new_tokens = 0 if k is None else k.shape[1]
     _check_capacity(seqlens, table, k_cache, new_tokens)
     leftpad = _leftpad(arrays, q, cache_leftpad, seqlens, block_table)
+    slopes = _slopes(arrays, q, alibi_slopes)
     head_dim = q.shape[-1]
     padded = padded_head_dim(head_dim)
-    rotary = _rotary(q, k, rotary_cos, rotary_sin, table.shape[1] * k_cache.shape[1],
-                     head_dim)
+    capacity = table.shape[1] * k_cache.shape[1]     # positions per sequence
+    rotary = _rotary(q, k, rotary_cos, rotary_sin, capacity, head_dim)
     caches = {"K_cache": arrays.pad_last(k_cache, padded),
               "V_cache": arrays.pad_last(v_cache, padded), "block_table": table,
               "cache_seqlens": seqlens, "cache_leftpad": leftpad}
-    rotate = lambda x, per_token: _rotate(arrays, dtype, x, rotary_cos, rotary_sin, seqlens,
-                                          rotary_interleaved, per_token, arch, target)
+
+    def rotate(x, per_token):
+        return _rotate(arrays, dtype, x, rotary_cos, rotary_sin, seqlens, rotary_interleaved,
+                       per_token, arch, target)
+
     if k is not None:
         if padded != head_dim and not all(_is_contiguous(c) for c in (k_cache, v_cache)):
             raise ValueError("k_cache and v_cache must be contiguous to be appended to")
@@ -177,15 +181,14 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
         caches["cache_seqlens"] = arrays.array(seqlens + new_tokens, q, int32=True)
     q = arrays.pad_last(q, padded)
     if rotary:
-        q = rotate(q, _rotates_per_token(causal, window_size, table.shape[1] * k_cache.shape[1]))
+        q = rotate(q, _rotates_per_token(causal, window_size, capacity))
     batch, nq, heads, _ = q.shape
     if pack_gqa is None:
         pack_gqa = nq == 1 and heads > k_cache.shape[2]
     constants = mask_constants(padded, causal, window_size, softcap) + (
         ("PAGE_SIZE", k_cache.shape[1]), ("LEFTPAD", cache_leftpad is not None),
         ("ALIBI", alibi_slopes is not None), ("PACK_GQA", bool(pack_gqa)))
-    args = dict(caches, Q=arrays.contiguous(q), Slopes=_slopes(arrays, q, alibi_slopes),
-                O=arrays.empty(q, q.shape),
+    args = dict(caches, Q=arrays.contiguous(q), Slopes=slopes, O=arrays.empty(q, q.shape),
                 LSE=arrays.empty(q, (batch, heads, nq), float32=True))
     scale = default_scale(softmax_scale, head_dim)
     if num_splits > 1:

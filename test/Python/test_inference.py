@@ -417,8 +417,11 @@ def test_kvcache_alibi(slopes_shape, nq, causal, window, num_splits, target):
 
 
 def test_kvcache_alibi_slopes_shape():
+    # Refused before anything is appended.
     q = np.zeros((2, 1, 4, 32), np.float16)
-    cache = np.zeros((2, 16, 2, 32), np.float16)
+    k_cache, v_cache = np.zeros((2, 16, 2, 32), np.float16), np.zeros((2, 16, 2, 32), np.float16)
+    new = np.ones((2, 1, 2, 32), np.float16)
     with pytest.raises(ValueError, match=r"alibi_slopes must be \[H\]"):
-        flash_attn_with_kvcache(q, cache, cache, cache_seqlens=3,
+        flash_attn_with_kvcache(q, k_cache, v_cache, new, new, cache_seqlens=3,
                                 alibi_slopes=np.zeros((3,), np.float32))
+    assert not k_cache.any() and not v_cache.any()
