@@ -1,7 +1,7 @@
 """flash_attn_varlen_func and flash_attn_with_kvcache over the inference
 kernels of docs/kernels.md (flash_attn_varlen, flash_attn_kvcache, _split,
-_combine, kvcache_append). Their tensors keep FlashAttention-2's token-major
-layout, so nothing is transposed here."""
+_combine, kvcache_append, kvcache_rotary). Their tensors keep
+FlashAttention-2's token-major layout, so nothing is transposed here."""
 from .kernel import DEFAULT_ARCH
 from .attention import (backend, check_slopes, default_scale, kernel, mask_constants,
                         padded_head_dim, run)
