@@ -171,7 +171,7 @@ def launch_shapes(kernel, defines, size):
         b = len(lens)
         shapes = {"Q": (b, s["Nq"], s["H"], d), "K_cache": (pages, PAGE, s["H_KV"], d),
                   "V_cache": (pages, PAGE, s["H_KV"], d), "block_table": (b, max_pages),
-                  "cache_seqlens": (b,)}
+                  "cache_seqlens": (b,), "cache_leftpad": (b,), "Slopes": (1, s["H"])}
         if fam == "kvcache":
             shapes.update(O=(b, s["Nq"], s["H"], d), LSE=(b, s["H"], s["Nq"]))
         else:

@@ -218,7 +218,10 @@ def kvcache_problem(torch, kernel, defines, size):
                                           size["H_KV"], d)
     x = {"Q": randn(torch, shapes["Q"], half), "K_cache": k_cache, "V_cache": v_cache,
          "block_table": table,
-         "cache_seqlens": torch.tensor(size["lens"], dtype=torch.int32, device="cuda")}
+         "cache_seqlens": torch.tensor(size["lens"], dtype=torch.int32, device="cuda"),
+         # Neither is read: LEFTPAD and ALIBI are off.
+         "cache_leftpad": torch.zeros(shapes["cache_leftpad"], dtype=torch.int32, device="cuda"),
+         "Slopes": torch.zeros(shapes["Slopes"], dtype=torch.float32, device="cuda")}
     scale = 1.0 / math.sqrt(d)
     b, nq, h, _ = shapes["Q"]
     want_o = torch.zeros((b, nq, h, d), dtype=torch.float64, device="cuda")

@@ -128,14 +128,10 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
                             return_softmax_lse=False, *, target=None, arch=DEFAULT_ARCH):
     """flashc.attention_with_kvcache under flash_attn's signature; num_splits
     0 (flash_attn's heuristic) runs without splitting."""
-    del rotary_interleaved  # read only together with rotary_cos
-    for name, value in (("rotary_cos", rotary_cos), ("rotary_sin", rotary_sin),
-                        ("cache_batch_idx", cache_batch_idx),
-                        ("cache_leftpad", cache_leftpad), ("alibi_slopes", alibi_slopes)):
-        if value is not None:
-            raise NotImplementedError(f"{name} in flash_attn_with_kvcache: the kvcache "
-                                      "kernels do not take it yet")
     return attention_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens, block_table,
                                   softmax_scale, causal, _window(window_size), softcap,
                                   max(int(num_splits), 1), return_softmax_lse,
-                                  target=target, arch=arch)
+                                  target=target, arch=arch, rotary_cos=rotary_cos,
+                                  rotary_sin=rotary_sin, rotary_interleaved=rotary_interleaved,
+                                  cache_batch_idx=cache_batch_idx, cache_leftpad=cache_leftpad,
+                                  alibi_slopes=alibi_slopes)

@@ -1,9 +1,10 @@
 """flash_attn_varlen_func and flash_attn_with_kvcache over the inference
 kernels of docs/kernels.md (flash_attn_varlen, flash_attn_kvcache, _split,
-_combine, kvcache_append). Their tensors keep FlashAttention-2's token-major
-layout, so nothing is transposed here."""
+_combine, kvcache_append, kvcache_rotary). Their tensors keep
+FlashAttention-2's token-major layout, so nothing is transposed here."""
 from .kernel import DEFAULT_ARCH
-from .attention import backend, default_scale, kernel, mask_constants, padded_head_dim, run
+from .attention import (backend, check_slopes, default_scale, kernel, mask_constants,
+                        padded_head_dim, run)
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -33,12 +34,21 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     return (out, args["LSE"]) if return_lse else out
 
 
-def _cache_tables(arrays, q, k_cache, cache_seqlens, block_table):
+def _cache_tables(arrays, q, k_cache, cache_seqlens, block_table, cache_batch_idx=None):
     """(block_table, cache_seqlens) as int32 arrays. Without a block table the
-    cache is [B, S, H_KV, D], read as B pages of S tokens."""
+    cache is [B_cache, S, H_KV, D], read as pages of S tokens: batch b's is
+    page cache_batch_idx[b] (default b)."""
     batch = q.shape[0]
     if block_table is None:
-        block_table = [[b] for b in range(batch)]
+        if cache_batch_idx is None:
+            block_table = [[b] for b in range(batch)]
+        else:
+            rows = _int_list(cache_batch_idx, "cache_batch_idx", batch)
+            for b, row in enumerate(rows):
+                if not 0 <= row < k_cache.shape[0]:
+                    raise ValueError("cache_batch_idx[%d] is %d; k_cache has rows 0 .. %d"
+                                     % (b, row, k_cache.shape[0] - 1))
+            block_table = [[row] for row in rows]
         if cache_seqlens is None:
             cache_seqlens = k_cache.shape[1]
     elif cache_seqlens is None:
@@ -47,6 +57,32 @@ def _cache_tables(arrays, q, k_cache, cache_seqlens, block_table):
         cache_seqlens = [cache_seqlens] * batch
     return (arrays.array(block_table, q, int32=True),
             arrays.array(cache_seqlens, q, int32=True))
+
+
+def _int_list(values, name, batch):
+    """A [B] integer argument as a list of ints."""
+    if tuple(values.shape) != (batch,):
+        raise ValueError("%s must be [B] (%d,), not %s" % (name, batch, tuple(values.shape)))
+    return [int(x) for x in values.tolist()]
+
+
+def _leftpad(arrays, q, cache_leftpad, seqlens, block_table):
+    """cache_leftpad as an int32 [B] array (zeros without it): batch b's keys
+    start at cache position cache_leftpad[b], which is at most
+    cache_seqlens[b]."""
+    batch = q.shape[0]
+    if cache_leftpad is None:
+        return arrays.array([0] * batch, q, int32=True)
+    if block_table is not None:
+        raise ValueError("cache_leftpad with block_table: flash_attn_with_kvcache takes "
+                         "them only apart (a contiguous cache with left padding)")
+    pads = _int_list(cache_leftpad, "cache_leftpad", batch)
+    lengths = [int(n) for n in seqlens.reshape(-1).tolist()]
+    for b, (pad, length) in enumerate(zip(pads, lengths)):
+        if not 0 <= pad <= length:
+            raise ValueError("cache_leftpad[%d] is %d; it must be 0 .. cache_seqlens[%d] (%d)"
+                             % (b, pad, b, length))
+    return arrays.array(pads, q, int32=True)
 
 
 def _check_capacity(seqlens, table, k_cache, new_tokens):
@@ -73,8 +109,9 @@ def _append(arrays, dtype, k, v, caches, arch, target):
     head_dim, page_size = k.shape[-1], caches["K_cache"].shape[1]
     compiled = kernel("kvcache_append", arch,
                       (("HEAD_DIM", head_dim), ("PAGE_SIZE", page_size)), dtype)
+    cache = {n: a for n, a in caches.items() if n != "cache_leftpad"}
     run(compiled, arrays, target,
-        dict(caches, K_new=arrays.contiguous(k), V_new=arrays.contiguous(v)))
+        dict(cache, K_new=arrays.contiguous(k), V_new=arrays.contiguous(v)))
 
 
 def _is_contiguous(x):
@@ -86,42 +123,72 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
                            block_table=None, softmax_scale=None, causal=False,
                            window_size=(-1, -1), softcap=0.0, num_splits=1,
                            return_softmax_lse=False, pack_gqa=None, target=None,
-                           arch=DEFAULT_ARCH):
+                           arch=DEFAULT_ARCH, rotary_cos=None, rotary_sin=None,
+                           rotary_interleaved=True, cache_batch_idx=None, cache_leftpad=None,
+                           alibi_slopes=None):
     """flash_attn_with_kvcache: q [B, Nq, H, D]; k_cache, v_cache [Pages,
-    PAGE_SIZE, H_KV, D] with block_table int32 [B, MaxPages] (or [B, S, H_KV,
-    D] without one); cache_seqlens int32 [B] (or an int). k and v [B, Nnew,
-    H_KV, D], when given, are written into the cache at cache_seqlens (in
-    place) and attended to. num_splits > 1 runs split-KV and the combine.
-    Returns out [B, Nq, H, D], and with return_softmax_lse also softmax_lse
-    f32 [B, H, Nq]. pack_gqa: None packs the heads of a KV group when Nq == 1.
+    PAGE_SIZE, H_KV, D] with block_table int32 [B, MaxPages] (or [B_cache, S,
+    H_KV, D] without one, batch b in row cache_batch_idx[b], default b);
+    cache_seqlens int32 [B] (or an int). k and v [B, Nnew, H_KV, D], when
+    given, are written into the cache at cache_seqlens (in place) and attended
+    to. cache_leftpad int32 [B] (contiguous cache only): batch b's keys start
+    at cache position cache_leftpad[b]. rotary_cos, rotary_sin [SeqRo,
+    rotary_dim / 2] (with k): k rotated at positions cache_seqlens[b] + i
+    before it is written, q at cache_seqlens[b] + i with causal or a window,
+    else at cache_seqlens[b]; rotary_interleaved pairs features (2j, 2j + 1),
+    else (j, j + rotary_dim / 2). alibi_slopes f32 [H] or [B, H]: query i
+    and key j (positions in the sequence) get -slope * |i + Nk - Nq - j|
+    added to their scaled score. num_splits > 1 runs split-KV and the
+    combine. Returns out [B, Nq, H, D], and with return_softmax_lse also
+    softmax_lse f32 [B, H, Nq]. pack_gqa: None packs the heads of a KV group
+    when Nq == 1.
     """
     arrays = backend(q)
     dtype = arrays.dtype_name(q)
-    table, seqlens = _cache_tables(arrays, q, k_cache, cache_seqlens, block_table)
-    _check_capacity(seqlens, table, k_cache, 0 if k is None else k.shape[1])
+    if cache_batch_idx is not None and block_table is not None:
+        raise ValueError("cache_batch_idx with block_table: flash_attn_with_kvcache takes "
+                         "them only apart (the block table names each sequence's pages)")
+    table, seqlens = _cache_tables(arrays, q, k_cache, cache_seqlens, block_table,
+                                   cache_batch_idx)
+    new_tokens = 0 if k is None else k.shape[1]
+    _check_capacity(seqlens, table, k_cache, new_tokens)
+    leftpad = _leftpad(arrays, q, cache_leftpad, seqlens, block_table)
+    slopes = _slopes(arrays, q, alibi_slopes)
     head_dim = q.shape[-1]
     padded = padded_head_dim(head_dim)
+    capacity = table.shape[1] * k_cache.shape[1]     # positions per sequence
+    rotary = _rotary(q, k, rotary_cos, rotary_sin, capacity, head_dim)
     caches = {"K_cache": arrays.pad_last(k_cache, padded),
               "V_cache": arrays.pad_last(v_cache, padded), "block_table": table,
-              "cache_seqlens": seqlens}
+              "cache_seqlens": seqlens, "cache_leftpad": leftpad}
+
+    def rotate(x, per_token):
+        return _rotate(arrays, dtype, x, rotary_cos, rotary_sin, seqlens, rotary_interleaved,
+                       per_token, arch, target)
+
     if k is not None:
         if padded != head_dim and not all(_is_contiguous(c) for c in (k_cache, v_cache)):
             raise ValueError("k_cache and v_cache must be contiguous to be appended to")
-        _append(arrays, dtype, arrays.pad_last(k, padded), arrays.pad_last(v, padded),
-                caches, arch, target)
+        k_new = arrays.pad_last(k, padded)
+        if rotary:
+            k_new = rotate(k_new, True)
+        _append(arrays, dtype, k_new, arrays.pad_last(v, padded), caches, arch, target)
         if padded != head_dim:
             # The kernels appended to padded copies (as flash_attn does for
             # such head dims): the new tokens go back into the caller's.
             _copy_into(k_cache, caches["K_cache"][..., :head_dim])
             _copy_into(v_cache, caches["V_cache"][..., :head_dim])
-        caches["cache_seqlens"] = arrays.array(seqlens + k.shape[1], q, int32=True)
+        caches["cache_seqlens"] = arrays.array(seqlens + new_tokens, q, int32=True)
     q = arrays.pad_last(q, padded)
+    if rotary:
+        q = rotate(q, _rotates_per_token(causal, window_size, capacity))
     batch, nq, heads, _ = q.shape
     if pack_gqa is None:
         pack_gqa = nq == 1 and heads > k_cache.shape[2]
     constants = mask_constants(padded, causal, window_size, softcap) + (
-        ("PAGE_SIZE", k_cache.shape[1]), ("PACK_GQA", bool(pack_gqa)))
-    args = dict(caches, Q=arrays.contiguous(q), O=arrays.empty(q, q.shape),
+        ("PAGE_SIZE", k_cache.shape[1]), ("LEFTPAD", cache_leftpad is not None),
+        ("ALIBI", alibi_slopes is not None), ("PACK_GQA", bool(pack_gqa)))
+    args = dict(caches, Q=arrays.contiguous(q), Slopes=slopes, O=arrays.empty(q, q.shape),
                 LSE=arrays.empty(q, (batch, heads, nq), float32=True))
     scale = default_scale(softmax_scale, head_dim)
     if num_splits > 1:
@@ -131,6 +198,65 @@ def attention_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=No
             arrays, target, args, sm_scale=scale)
     out = arrays.take_last(args["O"], head_dim)
     return (out, args["LSE"]) if return_softmax_lse else out
+
+
+def _slopes(arrays, q, alibi_slopes):
+    """alibi_slopes as the kernels' Slopes f32 [SB, H] (zeros [1, H], not
+    read, without)."""
+    batch, heads = q.shape[0], q.shape[2]
+    if alibi_slopes is None:
+        return arrays.empty(q, (1, heads), float32=True)
+    check_slopes(alibi_slopes, batch, heads)
+    return arrays.array(alibi_slopes, q).reshape(-1, heads)
+
+
+def _rotary(q, k, cos, sin, seqlen_k, head_dim):
+    """Whether q and k are rotated; flash_attn's checks of rotary_cos and
+    rotary_sin [SeqRo, rotary_dim / 2] (seqlen_k: the cache's capacity per
+    sequence)."""
+    if cos is None and sin is None:
+        return False
+    if cos is None or sin is None:
+        raise ValueError("rotary_cos and rotary_sin go together: one of them is None")
+    if k is None:
+        raise ValueError("rotary_cos and rotary_sin rotate the new keys: they need k and v")
+    if len(cos.shape) != 2 or tuple(sin.shape) != tuple(cos.shape):
+        raise ValueError("rotary_cos and rotary_sin must both be [seqlen_ro, rotary_dim / 2], "
+                         "not %s and %s" % (tuple(cos.shape), tuple(sin.shape)))
+    rotary_dim = 2 * cos.shape[1]
+    if rotary_dim > head_dim or rotary_dim % 16:
+        raise ValueError("rotary_dim (2 * rotary_cos.shape[1] = %d) must be a multiple of 16 "
+                         "up to the head dim %d" % (rotary_dim, head_dim))
+    if cos.shape[0] < seqlen_k:
+        raise ValueError("rotary_cos and rotary_sin have %d rows; the cache holds %d "
+                         "positions per sequence, each needs one" % (cos.shape[0], seqlen_k))
+    for name, table in (("rotary_cos", cos), ("rotary_sin", sin)):
+        if str(table.dtype) != str(q.dtype):
+            raise ValueError("%s must have q's dtype %s, not %s" % (name, q.dtype, table.dtype))
+    return True
+
+
+def _rotates_per_token(causal, window_size, seqlen_k):
+    """flash_attn rotates each query at its own position (cache_seqlens[b] +
+    i) with causal or a window, else every query at cache_seqlens[b]; a
+    window side of seqlen_k or more is no window."""
+    return bool(causal) or any(0 <= int(w) < seqlen_k for w in window_size)
+
+
+def _rotate(arrays, dtype, x, cos, sin, seqlens, interleaved, per_token, arch, target):
+    """kvcache_rotary: x [B, N, H, D] with its first rotary_dim features of
+    token i of batch b rotated to position seqlens[b] + i (per_token) or
+    seqlens[b]; a new array."""
+    batch, tokens, heads, head_dim = x.shape
+    view = (batch, tokens, heads) + ((head_dim // 2, 2) if interleaved else (1, head_dim))
+    compiled = kernel("kvcache_rotary", arch, (
+        ("HEAD_DIM", head_dim), ("ROTARY_DIM", 2 * cos.shape[1]),
+        ("INTERLEAVED", bool(interleaved)), ("PER_TOKEN", bool(per_token))), dtype)
+    out = arrays.empty(x, view)
+    run(compiled, arrays, target, {"X": arrays.contiguous(x).reshape(view),
+                                   "cos": arrays.contiguous(cos), "sin": arrays.contiguous(sin),
+                                   "cache_seqlens": seqlens, "Y": out})
+    return out.reshape(x.shape)
 
 
 def _copy_into(dest, values):

@@ -6,7 +6,7 @@ run` on the interpreter and on the emulator and checks them against float64
   check_inference.py --flashc F --workdir W --kernel KIND [--bf16] [-D X=V]...
                      [--lengths N,N,...] [--q-lengths N,...] [--nq N] [--H N]
                      [--H_KV N] [--D N] [--page N] [--splits S,S,...]
-                     [--nnew N] [--dense] [--stats]
+                     [--nnew N] [--dense] [--stats] [--slopes H|BH]
 
 KIND:
 - varlen: flash_attn_varlen (O and LSE) over sequences of key lengths
@@ -23,13 +23,20 @@ KIND:
   kernels/flash_attn_lse.tile over each sequence's K/V gathered from the
   cache (interp). --stats: the emulator's cp.async
   reads exactly Q once plus the K/V rows each program uses (with PACK_GQA
-  and one query token: the cache's slots in use, once).
+  and one query token: the cache's slots in use, once). -D LEFTPAD=true:
+  sequence b's keys start at cache_leftpad[b] (0 to its length; the slots
+  before it NaN). -D ALIBI=true: slopes of shape --slopes ([H] or [B, H]).
 - split: flash_attn_kvcache_split with each S of --splits, then
   flash_attn_kvcache_combine; O and LSE against float64 and against
   flash_attn_kvcache on the same target.
 - append: kvcache_append of --nnew tokens per sequence at cache_seqlens
   --lengths; the cache after it must equal numpy's, bit for bit (NaN
   untouched).
+- rotary: kvcache_rotary of --nnew tokens per sequence of --H heads
+  (-D ROTARY_DIM, INTERLEAVED, PER_TOKEN) at positions from cache_seqlens
+  --lengths; every element within half a unit in the last place of the
+  float64 rotation (f32 arithmetic, rounded once), the features past
+  ROTARY_DIM bit for bit.
 
 The reference is FlashAttention-2's (bottom-right aligned causal/window,
 GQA, softcap; rows that see no key: O = 0, LSE = +inf). Outputs are poisoned
@@ -49,7 +56,8 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flashc", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--kernel", required=True, choices=["varlen", "kvcache", "split", "append"])
+    ap.add_argument("--kernel", required=True,
+                    choices=["varlen", "kvcache", "split", "append", "rotary"])
     ap.add_argument("--kernels-dir",
                     default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                          "..", "..", "kernels"))
@@ -66,6 +74,7 @@ def parse_args():
     ap.add_argument("--nnew", type=int, default=3)
     ap.add_argument("--dense", action="store_true")
     ap.add_argument("--stats", action="store_true")
+    ap.add_argument("--slopes", choices=["H", "BH"], default="BH")
     ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[],
                     help="an option for every `flashc run` (e.g. --lean-masks)")
     ap.add_argument("--seed", type=int, default=0)
@@ -83,6 +92,8 @@ class Ctx:
         self.right = 0 if self.causal else int(defines.get("WINDOW_RIGHT", -1))
         self.softcap = float(defines.get("SOFTCAP", 0))
         self.packed = defines.get("PACK_GQA", "") == "true"
+        self.leftpad = defines.get("LEFTPAD", "") == "true"
+        self.alibi = defines.get("ALIBI", "") == "true"
         self.rng = np.random.default_rng(args.seed)
         self.half = np.float16
         if args.bf16:
@@ -162,9 +173,10 @@ class Ctx:
                 os.remove(os.path.join(self.args.workdir, f))
 
 
-def attention(c, q, k, v):
+def attention(c, q, k, v, slopes=None):
     """float64 (O [nq, H, D], LSE [H, nq]) of one sequence: q [nq, H, D], k and
-    v [nk, H_KV, D], bottom-right aligned, FlashAttention-2's options."""
+    v [nk, H_KV, D], bottom-right aligned, FlashAttention-2's options; ALiBi
+    with slopes [H]."""
     nq, h, d = q.shape
     nk, hkv = k.shape[0], k.shape[1]
     heads = np.arange(h) // (h // hkv)
@@ -174,6 +186,8 @@ def attention(c, q, k, v):
         s = c.softcap * np.tanh(s / c.softcap)
     i = np.arange(nq)[:, None] + (nk - nq)
     j = np.arange(nk)[None, :]
+    if slopes is not None:
+        s = s - slopes.astype(np.float64)[:, None, None] * np.abs(i - j)[None]
     ok = np.ones((nq, nk), bool)
     if c.left >= 0:
         ok &= j >= i - c.left
@@ -304,15 +318,28 @@ def kvcache_inputs(c):
     lens = lengths(a.lengths)
     k_cache, v_cache, table, seqs = paged_cache(c, lens, lens)
     B = len(lens)
+    # Left padding: from none to the whole sequence; the slots before it NaN.
+    pads = [(7 * b + 5) % (n + 1) if c.leftpad else 0 for b, n in enumerate(lens)]
+    for b, pad in enumerate(pads):
+        for pos in range(pad):
+            k_cache[table[b, pos // a.page], pos % a.page] = np.nan
+            v_cache[table[b, pos // a.page], pos % a.page] = np.nan
+        seqs[b] = (seqs[b][0][pad:], seqs[b][1][pad:])
+    slopes = np.zeros((1, a.H), np.float32)
+    if c.alibi:
+        slopes = c.rng.uniform(0.05, 0.6, (B if a.slopes == "BH" else 1, a.H)).astype(np.float32)
     q = c.normal((B, a.nq, a.H, a.D))
     want_o = np.zeros(q.shape)
     want_lse = np.zeros((B, a.H, a.nq))
     for b in range(B):
-        want_o[b], want_lse[b] = attention(c, q[b], *seqs[b])
+        want_o[b], want_lse[b] = attention(c, q[b], *seqs[b],
+                                           slopes=slopes[b % len(slopes)] if c.alibi else None)
     inputs = {"Q": q, "K_cache": k_cache, "V_cache": v_cache, "block_table": table,
-              "cache_seqlens": np.array(lens, np.int32)}
-    what = "page %d lengths %s Nq %d H %d H_KV %d D %d %s" % (
-        a.page, lens, a.nq, a.H, a.H_KV, a.D, " ".join(a.defines))
+              "cache_seqlens": np.array(lens, np.int32),
+              "cache_leftpad": np.array(pads, np.int32), "Slopes": slopes}
+    what = "page %d lengths %s%s Nq %d H %d H_KV %d D %d %s%s" % (
+        a.page, lens, " leftpad %s" % pads if c.leftpad else "", a.nq, a.H, a.H_KV, a.D,
+        " ".join(a.defines), " slopes [%s]" % ", ".join(a.slopes) if c.alibi else "")
     return inputs, want_o, want_lse, what, seqs
 
 
@@ -353,6 +380,8 @@ def check_dense(c, what, pairs):
 
 def check_kvcache(c):
     a = c.args
+    if a.dense and c.alibi:
+        sys.exit("--dense compares with flash_attn_lse, which has no ALiBi")
     inputs, want_o, want_lse, what, seqs = kvcache_inputs(c)
     inputs.update({"O": np.full(want_o.shape, np.nan, c.half),
                    "LSE": np.full(want_lse.shape, np.nan, np.float32), "sm_scale": c.scale})
@@ -450,10 +479,63 @@ def check_append(c):
         c.ok = c.ok and same
 
 
+def rotated(x, cos, sin, positions, interleaved):
+    """float64 rotary embedding of x [B, N, H, D]: token i of batch b at row
+    positions[b, i] of cos and sin [S, R / 2]."""
+    half = cos.shape[1]
+    cs = cos.astype(np.float64)[positions][:, :, None, :]
+    sn = sin.astype(np.float64)[positions][:, :, None, :]
+    y = x.astype(np.float64)
+    first, second = ((slice(0, 2 * half, 2), slice(1, 2 * half, 2)) if interleaved
+                     else (slice(0, half), slice(half, 2 * half)))
+    x1, x2 = y[..., first].copy(), y[..., second].copy()
+    y[..., first], y[..., second] = x1 * cs - x2 * sn, x2 * cs + x1 * sn
+    return y
+
+
+def check_rotary(c):
+    a = c.args
+    defines = dict(d.split("=", 1) for d in a.defines)
+    rotary_dim = int(defines.get("ROTARY_DIM", 64))
+    interleaved = defines.get("INTERLEAVED", "true") == "true"
+    per_token = defines.get("PER_TOKEN", "true") == "true"
+    lens = lengths(a.lengths)
+    B = len(lens)
+    x = c.normal((B, a.nnew, a.H, a.D))
+    rows = max(lens) + a.nnew + 3
+    angle = c.rng.uniform(0, 2 * np.pi, (rows, rotary_dim // 2))
+    cos, sin = np.cos(angle).astype(c.half), np.sin(angle).astype(c.half)
+    positions = np.array(lens)[:, None] + (np.arange(a.nnew)[None, :] if per_token else 0)
+    positions = np.broadcast_to(positions, (B, a.nnew))
+    want = rotated(x, cos, sin, positions, interleaved)
+    view = x.shape[:3] + ((a.D // 2, 2) if interleaved else (1, a.D))
+    # Half a unit in the last place of T (11 significant bits for f16, 8 for
+    # bf16), with f16's subnormal spacing as the floor.
+    bits = 8 if a.bf16 else 11
+    ulp = np.maximum(2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), 1e-30))) - bits + 1),
+                     2.0 ** -24)
+    for target in ("interp", "emulate"):
+        out = c.run("kvcache_rotary", target,
+                    {"X": x.reshape(view), "cos": cos, "sin": sin,
+                     "cache_seqlens": np.array(lens, np.int32),
+                     "Y": np.full(view, np.nan, c.half)}, ["Y"])[0]["Y"].reshape(x.shape)
+        err = np.abs(out.astype(np.float64) - want)
+        # 1/2 ulp of rounding f32 to T plus f32's own error, far below it.
+        good = bool(np.all(err <= 0.5 * ulp * (1 + 2 ** -8)))
+        same = np.array_equal(out[..., rotary_dim:].view(np.uint16),
+                              x[..., rotary_dim:].view(np.uint16))
+        print("%s kvcache_rotary%s lengths %s Nnew %d H %d D %d %s on %s: rotated within "
+              "half an ulp (worst %.2f ulp), the other features %s" % (
+                  "PASS" if good and same else "FAIL", " bf16" if a.bf16 else "", lens, a.nnew,
+                  a.H, a.D, " ".join(a.defines), target, float(np.max(err / ulp)),
+                  "copied bit for bit" if same else "CHANGED"))
+        c.ok = c.ok and good and same
+
+
 def main():
     c = Ctx(parse_args())
     {"varlen": check_varlen, "kvcache": check_kvcache, "split": check_split,
-     "append": check_append}[c.args.kernel](c)
+     "append": check_append, "rotary": check_rotary}[c.args.kernel](c)
     c.cleanup()
     return 0 if c.ok else 1
 

@@ -53,13 +53,6 @@ def test_kvcache_heuristic_splits():
 
 @pytest.mark.parametrize("call, argument", [
     (lambda q, k, v: fa.flash_attn_func(q, k, v, dropout_p=0.1), "dropout_p"),
-    (lambda q, k, v: fa.flash_attn_with_kvcache(q, k, v, cache_seqlens=53,
-                                                cache_leftpad=np.zeros(1, np.int32)),
-     "cache_leftpad"),
-    (lambda q, k, v: fa.flash_attn_with_kvcache(q, k, v, cache_seqlens=53,
-                                                rotary_cos=np.zeros((53, 32), np.float16),
-                                                rotary_sin=np.zeros((53, 32), np.float16)),
-     "rotary_cos"),
     (lambda q, k, v: fa.flash_attn_varlen_func(
         q[0], k[0], v[0], np.array([0, 37], np.int32), np.array([0, 53], np.int32), 37, 53,
         block_table=np.zeros((1, 1), np.int32)), "block_table"),

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import flashc
+from flashc.flash_attn import flash_attn_with_kvcache
 from check_variant import reference
 from conftest import relative_error
 
@@ -151,7 +152,9 @@ def test_kvcache_kernel_asserts_capacity(kernels, target):
         o = np.zeros_like(q)
         lse = np.zeros((1, 2, 1), np.float32)
         attend(Q=q, K_cache=cache, V_cache=cache, block_table=table,
-               cache_seqlens=np.array([seqlen], np.int32), O=o, LSE=lse,
+               cache_seqlens=np.array([seqlen], np.int32),
+               cache_leftpad=np.zeros(1, np.int32), Slopes=np.zeros((1, 2), np.float32),
+               O=o, LSE=lse,
                sm_scale=0.125, target=target)
 
     run(32)
@@ -223,3 +226,202 @@ def test_kvcache_head_dim_padded(num_splits):
         assert np.array_equal(k[n:], k_new[b]) and np.array_equal(v[n:], v_new[b])
         want, _ = sequence_reference(q[b], k, v, d ** -0.5, causal=True)
         assert relative_error(out[b], want) < TOLERANCE
+
+
+def rotated(x, cos, sin, positions, interleaved):
+    """float64 rotary embedding of x [N, H, D] (token i at row positions[i] of
+    cos and sin [S, R / 2]), rounded to x's dtype as flash_attn stores it."""
+    half = cos.shape[1]
+    c = cos.astype(np.float64)[positions][:, None, :]
+    s = sin.astype(np.float64)[positions][:, None, :]
+    y = x.astype(np.float64)
+    if interleaved:
+        x1, x2 = y[..., 0:2 * half:2].copy(), y[..., 1:2 * half:2].copy()
+        y[..., 0:2 * half:2], y[..., 1:2 * half:2] = x1 * c - x2 * s, x2 * c + x1 * s
+    else:
+        x1, x2 = y[..., :half].copy(), y[..., half:2 * half].copy()
+        y[..., :half], y[..., half:2 * half] = x1 * c - x2 * s, x2 * c + x1 * s
+    return y.astype(x.dtype)
+
+
+def rotary_tables(rng, rows, rotary_dim):
+    angle = rng.uniform(0, 2 * np.pi, (rows, rotary_dim // 2))
+    return np.cos(angle).astype(np.float16), np.sin(angle).astype(np.float16)
+
+
+@pytest.mark.parametrize("num_splits,target", [(1, "interp"), (2, "interp"), (1, "emulate")])
+def test_kvcache_batch_idx_leftpad(num_splits, target):
+    # Batch b reads cache row cache_batch_idx[b] from cache_leftpad[b] on:
+    # the slots before it (NaN here) are invisible and causal counts from it;
+    # the new tokens land at cache_seqlens[b] of that row.
+    rng = np.random.default_rng(10)
+    rows, capacity, new, d = 4, 40, 3, 32
+    k_cache, v_cache = (rng.standard_normal((rows, capacity, 2, d)).astype(np.float16)
+                        for _ in range(2))
+    batch_idx = np.array([2, 0, 3], np.int32)
+    lens = np.array([30, 9, 17], np.int32)
+    pads = np.array([11, 0, 17], np.int32)
+    for b, row in enumerate(batch_idx):
+        k_cache[row, :pads[b]] = np.nan
+        v_cache[row, :pads[b]] = np.nan
+    before_k, before_v = k_cache.copy(), v_cache.copy()
+    k_new, v_new = (rng.standard_normal((3, new, 2, d)).astype(np.float16) for _ in range(2))
+    q = rng.standard_normal((3, new, 4, d)).astype(np.float16)
+    out, lse = flash_attn_with_kvcache(
+        q, k_cache, v_cache, k_new, v_new, cache_seqlens=lens, cache_batch_idx=batch_idx,
+        cache_leftpad=pads, causal=True, num_splits=num_splits, return_softmax_lse=True,
+        target=target)
+    untouched = np.ones(rows, bool)
+    untouched[batch_idx] = False
+    assert np.array_equal(k_cache[untouched], before_k[untouched], equal_nan=True)
+    for b, row in enumerate(batch_idx):
+        n, pad = lens[b], pads[b]
+        assert np.array_equal(k_cache[row, n:n + new], k_new[b])
+        assert np.array_equal(v_cache[row, n:n + new], v_new[b])
+        assert np.array_equal(k_cache[row, :n], before_k[row, :n], equal_nan=True)
+        want, want_lse = sequence_reference(q[b], k_cache[row, pad:n + new],
+                                            v_cache[row, pad:n + new], d ** -0.5, causal=True)
+        assert relative_error(out[b], want) < TOLERANCE
+        assert np.allclose(lse[b], want_lse, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("interleaved,causal,window,num_splits,target", [
+    (True, True, (-1, -1), 1, "interp"),
+    (False, False, (-1, -1), 1, "interp"),
+    (True, False, (4, -1), 2, "interp"),
+    (False, True, (-1, -1), 1, "emulate"),
+    (True, False, (-1, -1), 1, "emulate"),
+])
+def test_kvcache_rotary(interleaved, causal, window, num_splits, target):
+    # The new keys are rotated at cache positions cache_seqlens[b] + i and
+    # stored so; the queries at the same positions with causal or a window,
+    # else all at cache_seqlens[b]. Head dim 40 (kernels: 48), rotary_dim 32
+    # (features 32 .. 39 not rotated); left padding and cache_batch_idx do
+    # not move the positions (they count from the cache's slot 0).
+    rng = np.random.default_rng(11)
+    capacity, new, d, rotary_dim = 36, 4, 40, 32
+    k_cache, v_cache = (rng.standard_normal((3, capacity, 1, d)).astype(np.float16)
+                        for _ in range(2))
+    cos, sin = rotary_tables(rng, capacity, rotary_dim)
+    lens = np.array([13, 0], np.int32)
+    pads = np.array([5, 0], np.int32)
+    batch_idx = np.array([1, 2], np.int32)
+    k_new, v_new = (rng.standard_normal((2, new, 1, d)).astype(np.float16) for _ in range(2))
+    q = rng.standard_normal((2, new, 3, d)).astype(np.float16)
+    out = flash_attn_with_kvcache(
+        q, k_cache, v_cache, k_new, v_new, rotary_cos=cos, rotary_sin=sin,
+        cache_seqlens=lens, cache_batch_idx=batch_idx, cache_leftpad=pads, causal=causal,
+        window_size=window, rotary_interleaved=interleaved, num_splits=num_splits,
+        target=target)
+    for b, row in enumerate(batch_idx):
+        n, pad = lens[b], pads[b]
+        positions = n + np.arange(new)
+        k_ro = rotated(k_new[b], cos, sin, positions, interleaved)
+        assert relative_error(k_cache[row, n:n + new], k_ro) < 1e-3
+        assert np.array_equal(k_cache[row, n:n + new, :, rotary_dim:], k_new[b, :, :, rotary_dim:])
+        assert np.array_equal(v_cache[row, n:n + new], v_new[b])
+        per_token = causal or window != (-1, -1)
+        q_ro = rotated(q[b], cos, sin, positions if per_token else np.full(new, n),
+                       interleaved)
+        want, _ = sequence_reference(q_ro, k_cache[row, pad:n + new], v_cache[row, pad:n + new],
+                                     d ** -0.5, causal, window)
+        assert relative_error(out[b], want) < TOLERANCE
+
+
+def test_kvcache_rotary_leftpad_batch_idx_errors():
+    q = np.zeros((1, 2, 2, 32), np.float16)
+    cache = np.zeros((2, 16, 1, 32), np.float16)
+    new = np.zeros((1, 2, 1, 32), np.float16)
+    cos = np.zeros((16, 8), np.float16)
+    table = np.zeros((1, 1), np.int32)
+    seqlens = np.array([4], np.int32)
+    cases = [
+        (dict(rotary_cos=cos, rotary_sin=cos), "need k and v"),
+        (dict(k=new, v=new, rotary_cos=cos), "go together"),
+        (dict(k=new, v=new, rotary_cos=cos, rotary_sin=cos[:, :4]), r"both be \[seqlen_ro"),
+        (dict(k=new, v=new, rotary_cos=cos[:, :4], rotary_sin=cos[:, :4]),
+         "must be a multiple of 16"),
+        (dict(k=new, v=new, rotary_cos=np.zeros((16, 24), np.float16),
+              rotary_sin=np.zeros((16, 24), np.float16)), "up to the head dim 32"),
+        (dict(k=new, v=new, rotary_cos=cos[:15], rotary_sin=cos[:15]), "have 15 rows"),
+        (dict(k=new, v=new, rotary_cos=cos.astype(np.float32),
+              rotary_sin=cos.astype(np.float32)), "must have q's dtype"),
+        (dict(cache_batch_idx=np.array([0], np.int32), block_table=table),
+         "cache_batch_idx with block_table"),
+        (dict(cache_batch_idx=np.array([2], np.int32)), r"cache_batch_idx\[0\] is 2"),
+        (dict(cache_batch_idx=np.array([0, 1], np.int32)), r"must be \[B\]"),
+        (dict(cache_leftpad=np.array([1], np.int32), block_table=table),
+         "cache_leftpad with block_table"),
+        (dict(cache_leftpad=np.array([5], np.int32)), r"cache_leftpad\[0\] is 5"),
+        (dict(cache_leftpad=np.array([-1], np.int32)), r"cache_leftpad\[0\] is -1"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            flash_attn_with_kvcache(q, cache, cache, cache_seqlens=seqlens, **kwargs)
+    assert not cache.any()
+
+
+def alibi_reference(q, k, v, slopes, causal, window=(-1, -1)):
+    """float64 (out [Nq, H, D], lse [H, Nq]) of one sequence with ALiBi."""
+    x = {n: a.transpose(1, 0, 2)[None] for n, a in (("Q", q), ("K", k), ("V", v))}
+    x["sm_scale"] = q.shape[-1] ** -0.5
+    x["Slopes"] = slopes
+    sizes = {"B": 1, "H": q.shape[1], "H_KV": k.shape[1], "Nq": q.shape[0], "Nk": k.shape[0]}
+    opts = {"causal": causal, "left": window[0], "right": window[1], "softcap": 0.0}
+    out, lse = reference(x, opts, sizes)
+    return out[0].transpose(1, 0, 2), lse[0]
+
+
+@pytest.mark.parametrize("slopes_shape,nq,causal,window,num_splits,target", [
+    ("H", 1, False, (-1, -1), 1, "interp"),       # decode: GQA packed, a slope per row
+    ("BH", 1, False, (-1, -1), 2, "interp"),
+    ("BH", 3, True, (-1, -1), 1, "interp"),
+    ("H", 3, False, (5, 0), 2, "interp"),
+    ("BH", 1, False, (-1, -1), 1, "emulate"),
+    ("H", 3, True, (-1, -1), 1, "emulate"),
+])
+def test_kvcache_alibi(slopes_shape, nq, causal, window, num_splits, target):
+    # ALiBi over a paged cache, and (second batch) with left padding on a
+    # contiguous one: distances count from cache_leftpad.
+    rng = np.random.default_rng(12)
+    lens = [21, 40]
+    k_cache, v_cache, table = paged_cache(rng, lens, page_size=16)
+    q = rng.standard_normal((2, nq, 4, 32)).astype(np.float16)
+    slopes = rng.uniform(0.05, 0.5, (4,) if slopes_shape == "H" else (2, 4)).astype(np.float32)
+    out, lse = flash_attn_with_kvcache(
+        q, k_cache, v_cache, cache_seqlens=np.array(lens, np.int32), block_table=table,
+        causal=causal, window_size=window, alibi_slopes=slopes, num_splits=num_splits,
+        return_softmax_lse=True, target=target)
+    for b, n in enumerate(lens):
+        k, v = gathered(k_cache, table, b, n), gathered(v_cache, table, b, n)
+        row = slopes if slopes.ndim == 1 else slopes[b]
+        want, want_lse = alibi_reference(q[b], k, v, row, causal, window)
+        assert relative_error(out[b], want) < TOLERANCE
+        assert np.allclose(lse[b], want_lse, rtol=1e-3, atol=1e-3)
+    dense_k = np.stack([gathered(k_cache, table, b, 40) if b else
+                        np.concatenate([gathered(k_cache, table, 0, 21),
+                                        np.zeros((19, 2, 32), np.float16)]) for b in range(2)])
+    dense_v = np.stack([gathered(v_cache, table, b, 40) if b else
+                        np.concatenate([gathered(v_cache, table, 0, 21),
+                                        np.zeros((19, 2, 32), np.float16)]) for b in range(2)])
+    pads = np.array([0, 12], np.int32)
+    out = flash_attn_with_kvcache(
+        q, dense_k, dense_v, cache_seqlens=np.array(lens, np.int32), cache_leftpad=pads,
+        causal=causal, window_size=window, alibi_slopes=slopes, num_splits=num_splits,
+        target=target)
+    for b, n in enumerate(lens):
+        row = slopes if slopes.ndim == 1 else slopes[b]
+        want, _ = alibi_reference(q[b], dense_k[b, pads[b]:n], dense_v[b, pads[b]:n], row,
+                                  causal, window)
+        assert relative_error(out[b], want) < TOLERANCE
+
+
+def test_kvcache_alibi_slopes_shape():
+    # Refused before anything is appended.
+    q = np.zeros((2, 1, 4, 32), np.float16)
+    k_cache, v_cache = np.zeros((2, 16, 2, 32), np.float16), np.zeros((2, 16, 2, 32), np.float16)
+    new = np.ones((2, 1, 2, 32), np.float16)
+    with pytest.raises(ValueError, match=r"alibi_slopes must be \[H\]"):
+        flash_attn_with_kvcache(q, k_cache, v_cache, new, new, cache_seqlens=3,
+                                alibi_slopes=np.zeros((3,), np.float32))
+    assert not k_cache.any() and not v_cache.any()

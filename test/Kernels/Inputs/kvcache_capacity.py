@@ -18,6 +18,8 @@ arrays = {
     "New": rng.standard_normal((1, 1, 1, 32)).astype(np.float16),
     "table": np.array([[2, 0]], np.int32),
     "seqlens": np.array([seqlen], np.int32),
+    "leftpad": np.zeros(1, np.int32),
+    "slopes": np.zeros((1, 2), np.float32),
     "O": np.zeros((1, 1, 2, 32), np.float16),
     "LSE": np.zeros((1, 2, 1), np.float32),
     "O_part": np.zeros((2, 1, 1, 2, 32), np.float32),
