@@ -65,6 +65,10 @@ bool execMbarrierArrive(Executor &ex, const Instr &I,
     if (R)
       R[t].i = phase;
   }
+  // A plain arrival may complete a phase the other side waits for; one
+  // that expects bytes completes nothing before its loads land.
+  if (!X)
+    yieldCurrentRole();
   return true;
 }
 
@@ -126,7 +130,11 @@ bool execNamedBarrier(Executor &ex, const Instr &I,
   if (!uniform(ex, I, threads, I.a, 0, "barrier id", id) ||
       !uniform(ex, I, threads, I.b, ex.T, "barrier thread count", count))
     return false;
-  return ex.memory.async().namedBarrier(I, threads, id, count, I.imm != 0);
+  if (!ex.memory.async().namedBarrier(I, threads, id, count, I.imm != 0))
+    return false;
+  if (!I.imm)
+    yieldCurrentRole();
+  return true;
 }
 
 bool execSetMaxNReg(Executor &ex, const Instr &I,

@@ -41,6 +41,7 @@ public:
   bool fail(const Instr &I, const std::string &what) {
     return errors.fail(I, what);
   }
+  ErrorReporter &errorReporter() { return errors; }
   Cell *cellsOf(int32_t id) { return &cells[program.vals[id].base]; }
   const ValInfo &val(int32_t id) const { return program.vals[id]; }
   /// Bit l: lane l of warp w is active.

@@ -26,6 +26,11 @@ static thread_local RoleScheduler *running = nullptr;
 
 bool blockCurrentRole() { return running && running->block(); }
 
+void yieldCurrentRole() {
+  if (running)
+    running->yield();
+}
+
 RoleScheduler::RoleScheduler(Executor &ex) : ex(ex) {}
 RoleScheduler::~RoleScheduler() = default;
 
@@ -81,8 +86,12 @@ bool RoleScheduler::run(std::vector<std::function<bool()>> bodies) {
     if (!live || !ok)
       break;
     if (!progressed) {
-      // Every side is blocked: the first one reports where.
+      // Every side is blocked: each one reports where (the cause may be in
+      // any of them).
       givingUp = true;
+      ok = false;
+      Error first;
+      bool reported = false;
       for (size_t i = 0; i < sides.size(); ++i) {
         Side &side = *sides[i];
         if (side.finished)
@@ -92,20 +101,25 @@ bool RoleScheduler::run(std::vector<std::function<bool()>> bodies) {
         swapcontext(&home, &side.context);
         ex.masks = outerMasks;
         current = -1;
-        // The side failed at its blocking op (or, with nothing left to wait
-        // for, ran on and failed or finished).
-        if (!side.finished || !side.ok) {
-          ok = false;
-          break;
-        }
+        Error &e = ex.errorReporter().last();
+        if (!reported)
+          first = e;
+        else
+          first.message += "; meanwhile " + e.message;
+        reported = true;
       }
-      if (ok)
-        givingUp = false;
+      // Where the first side waits, with what the others wait for.
+      ex.errorReporter().last() = first;
     }
   }
   running = outer;
   // A side left suspended after another failed is abandoned with its stack.
   return ok;
+}
+
+void RoleScheduler::yield() {
+  Side &side = *sides[current];
+  swapcontext(&side.context, side.context.uc_link);
 }
 
 bool RoleScheduler::block() {

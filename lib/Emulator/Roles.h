@@ -7,7 +7,8 @@
 // sides run as coroutines instead, one at a time, deterministically: a side
 // runs until it finishes or blocks (an mbarrier wait whose phase has not
 // completed, a bar.sync short of arrivals, a setmaxnreg.inc the register
-// pool cannot supply), then the other side resumes. When a whole round of
+// pool cannot supply) or arrives on a barrier (the other side may wait for
+// it), then the other side resumes. When a whole round of
 // resumptions executes no op, every side is blocked for good: the op the
 // first side blocked at reports the deadlock.
 //
@@ -35,6 +36,9 @@ public:
   /// True: retry the op; false: no side can make progress (a deadlock the
   /// caller reports).
   bool block();
+  /// Called after an arrival the other side may be waiting for: lets it
+  /// run at once, as the hardware's warps would.
+  void yield();
 
 private:
   struct Side;
@@ -48,6 +52,8 @@ private:
 /// block() of the scheduler whose side runs now; false outside a role split
 /// (the lockstep executor has nothing else to run).
 bool blockCurrentRole();
+/// yield() of the scheduler whose side runs now, if any.
+void yieldCurrentRole();
 
 } // namespace flash::emu
 
