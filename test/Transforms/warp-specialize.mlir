@@ -4,21 +4,21 @@
 // two-stage ring, tile-tma-copies moves it to the TMA unit and
 // tile-allocate-shared places the buffers, as in flashc's pipeline.
 
-// One consumer warpgroup (4 warps): the producer is threads [128, 256),
-// setmaxnreg 56 / 256. The producer's first warp (tid < 160) runs the
+// Two consumer warpgroups (8 warps): the producer is threads [256, 384),
+// setmaxnreg 24 / 240. The producer's first warp (tid < 288) runs the
 // prologue's copies and a loop over the same range with only the body's
 // copies (marked tile.tma_producer), with what their operands need; the
 // consumers keep the rest: no copies, no barrier after the full wait, which
 // releases the slot (tile.tma_release). The buffers stay above the split.
 // CHECK-LABEL: func.func @ring(
-// CHECK-SAME:      tile.warp_specialize = {consumer_regs = 256 : i64, consumer_warps = 4 : i32, producer_regs = 56 : i64}
+// CHECK-SAME:      tile.warp_specialize = {consumer_regs = 240 : i64, consumer_warps = 8 : i32, producer_regs = 24 : i64}
 // CHECK:         %[[KB:.*]] = tile.local_alloc {offset = 0 : i64}
 // CHECK:         %[[VB:.*]] = tile.local_alloc {offset = 32768 : i64}
 // CHECK:         %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
-// CHECK:         %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128_i32
+// CHECK:         %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c256_i32
 // CHECK:         scf.if %[[PRODUCER]] {
-// CHECK-NEXT:      nvvm.setmaxregister decrease 56
-// CHECK:           %[[WARP0:.*]] = arith.cmpi ult, %[[TID]], %c160_i32
+// CHECK-NEXT:      nvvm.setmaxregister decrease 24
+// CHECK:           %[[WARP0:.*]] = arith.cmpi ult, %[[TID]], %c288_i32
 // CHECK:           scf.if %[[WARP0]] {
 // CHECK-NOT:         nvvm.barrier
 // CHECK:             tile.async_copy %arg0{{.*}} into %[[KB]]{{.*}} {tile.tma_barrier = 0 : i64, tile.tma_producer, tile.tma_swizzle = "128B"}
@@ -31,7 +31,7 @@
 // CHECK-NEXT:        }{{$}}
 // CHECK-NEXT:      }{{$}}
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      nvvm.setmaxregister increase 256
+// CHECK-NEXT:      nvvm.setmaxregister increase 240
 // CHECK-NOT:       tile.async_copy
 // CHECK:           scf.for
 // CHECK:             tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_release, tile.tma_stages = 2 : i64}
@@ -50,7 +50,7 @@
 
 module attributes {tile.wgmma} {
 func.func @ring(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
-    attributes {tile.num_warps = 4 : i32} {
+    attributes {tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
   %kb = tile.local_alloc : !buf
   %vb = tile.local_alloc : !buf
@@ -75,7 +75,7 @@ func.func @ring(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
 
 // Q's buffer shares bytes with K's ring: the consumers load Q, pass the
 // barrier tile-allocate-shared put before the ring's first copy, and hand
-// the bytes over (bar.arrive 2 over the 128 consumers and the producer's
+// the bytes over (bar.arrive 2 over the 256 consumers and the producer's
 // warp); the producer syncs on it before its first copy.
 // CHECK-LABEL: func.func @handover(
 // CHECK:         scf.if
@@ -90,7 +90,7 @@ func.func @ring(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
 // CHECK-NEXT:      tile.barrier
 // CHECK-NEXT:      tile.local_load
 // CHECK:           tile.barrier
-// CHECK:           %[[N2:.*]] = arith.constant 160 : i32
+// CHECK:           %[[N2:.*]] = arith.constant 288 : i32
 // CHECK:           nvvm.barrier.arrive id = %{{.*}} number_of_threads = %[[N2]]
 // CHECK:           scf.for
 // CHECK-NOT:         tile.barrier
@@ -105,7 +105,7 @@ func.func @ring(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
 
 module attributes {tile.wgmma} {
 func.func @handover(%Q: !K, %K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
-    attributes {tile.num_warps = 4 : i32} {
+    attributes {tile.num_warps = 8 : i32} {
   %c0 = arith.constant 0 : i32
   %qb = tile.local_alloc : !buf
   %kb = tile.local_alloc : !buf
@@ -134,7 +134,15 @@ func.func @handover(%Q: !K, %K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
 
 // -----
 
-// Left alone: five consumer warpgroups (no register split for them).
+// Left alone: one warpgroup (4 warps, 255 registers per thread already),
+// five (no register split for them).
+// CHECK-LABEL: func.func @one_warpgroup(
+// CHECK-NOT:     tile.warp_specialize
+// CHECK-NOT:     nvvm.
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy
 // CHECK-LABEL: func.func @five_warpgroups(
 // CHECK-NOT:     tile.warp_specialize
 // CHECK-NOT:     nvvm.
@@ -150,6 +158,26 @@ func.func @handover(%Q: !K, %K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
 !buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
 
 module attributes {tile.wgmma} {
+func.func @one_warpgroup(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
 func.func @five_warpgroups(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
     attributes {tile.num_warps = 20 : i32} {
   %c0 = arith.constant 0 : i32
@@ -171,7 +199,6 @@ func.func @five_warpgroups(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
   return
 }
 }
-
 // -----
 
 // Left alone: no TMA ring (sm_80 .. sm_90, cp.async).

@@ -27,10 +27,10 @@
 //                         parity ((j / S) & 1) ^ 1, j = k + S - 1 the copy's
 //                         iteration: the release of round j / S - 1 (a
 //                         fresh barrier passes parity 1 at once)
-//   tile.async_wait     as above, and lane 0 of each consumer warp arrives
-//     {tma_release}       on empty[I + k % S] at the end of the body, after
-//                         the body's last wgmma.wait_group retired the
-//                         slot's reads
+//   tile.async_wait     as above, and first (k > 0) lane 0 of each
+//     {tma_release}       consumer warp arrives on empty[I + (k - 1) % S]:
+//                         iteration k - 1 ended with wgmma.wait_group 0,
+//                         which retired its reads of that slot
 //
 // Rows past the tensor's end arrive as zeros from the TMA unit and count in
 // the transaction bytes like the others. Predicated-off copies (past the
@@ -226,25 +226,36 @@ struct TmaLowering {
     OpBuilder b(wait);
     Value k = iteration(b, loc, loop);
     Value numSlots = i32Const(b, loc, stages.getInt());
+    if (wait->hasAttr(kTmaReleaseAttrName)) {
+      if (emptyFirst < 0)
+        return wait.emitOpError("releasing wait in a kernel that is not "
+                                "warp-specialized");
+      // Iteration k - 1 ended with wgmma.wait_group 0 (the body's last op
+      // once converted): this warp's reads of its slot, (k + S - 1) % S,
+      // are complete; lane 0 releases it here rather than at the end of
+      // k - 1, so that no address stays live across the body.
+      Value prev = arith::RemUIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, k,
+                                i32Const(b, loc, stages.getInt() - 1)),
+          numSlots);
+      Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             k, i32Const(b, loc, 0));
+      auto release = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, lane0, notFirst),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&release.getThenRegion().front());
+      NVVM::MBarrierArriveOp::create(
+          b, loc, Type(), barrierAddress(b, loc, emptyFirst + first, prev),
+          Value(), NVVM::MemScopeKindAttr());
+    }
     Value slot = arith::RemUIOp::create(b, loc, k, numSlots);
     Value round = arith::DivUIOp::create(b, loc, k, numSlots);
     Value parity = arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1));
     NVVM::MBarrierTryWaitParityOp::create(b, loc,
                                           barrierAddress(b, loc, first, slot),
                                           parity, i32Const(b, loc, kWaitTicks));
-    if (wait->hasAttr(kTmaReleaseAttrName)) {
-      if (emptyFirst < 0)
-        return wait.emitOpError("releasing wait in a kernel that is not "
-                                "warp-specialized");
-      // The body's last op retires its wgmmas (wgmma.wait_group 0 once
-      // converted): this warp's reads of the slot are complete there.
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      auto release = scf::IfOp::create(b, loc, lane0, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(&release.getThenRegion().front());
-      NVVM::MBarrierArriveOp::create(
-          b, loc, Type(), barrierAddress(b, loc, emptyFirst + first, slot),
-          Value(), NVVM::MemScopeKindAttr());
-    }
     wait.erase();
     return success();
   }
