@@ -13,13 +13,12 @@ constexpr size_t kStackBytes = size_t(8) << 20;
 } // namespace
 
 struct RoleScheduler::Side {
-  RoleScheduler *owner = nullptr;
   std::function<bool()> body;
   ucontext_t context;
   std::unique_ptr<char[]> stack;
   /// This side's masks of nested regions (the executor's are per depth).
   std::vector<std::vector<uint8_t>> masks;
-  bool started = false, finished = false, ok = false;
+  bool finished = false, ok = false;
 };
 
 static thread_local RoleScheduler *running = nullptr;
@@ -46,7 +45,6 @@ bool RoleScheduler::run(std::vector<std::function<bool()>> bodies) {
   std::vector<std::vector<uint8_t>> *outerMasks = ex.masks;
   for (auto &body : bodies) {
     auto side = std::make_unique<Side>();
-    side->owner = this;
     side->body = std::move(body);
     side->masks = *outerMasks;
     side->stack.reset(new char[kStackBytes]);
@@ -69,10 +67,9 @@ bool RoleScheduler::run(std::vector<std::function<bool()>> bodies) {
       if (side.finished)
         continue;
       live = true;
-      uint64_t before = ex.stats.opsExecuted;
+      int64_t before = ex.stats.opsExecuted;
       current = int(i);
       ex.masks = &side.masks;
-      side.started = true;
       swapcontext(&home, &side.context);
       ex.masks = outerMasks;
       current = -1;

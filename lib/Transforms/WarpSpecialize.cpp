@@ -236,11 +236,10 @@ struct TileWarpSpecializePass
     auto warp0 = scf::IfOp::create(b, loc, issuer, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&warp0.getThenRegion().front());
     IRMapping map;
-    Value handoverThreads = i32(b, loc, consumers + 32);
-    Value handoverId = i32(b, loc, kHandoverBarrierId);
     for (Operation &op : *consumerBlock) {
       if (plan->handovers.contains(&op)) {
-        NVVM::BarrierOp::create(b, loc, Type(), handoverId, handoverThreads,
+        NVVM::BarrierOp::create(b, loc, Type(), i32(b, loc, kHandoverBarrierId),
+                                i32(b, loc, consumers + 32),
                                 NVVM::BarrierReductionAttr(), Value());
         continue;
       }
