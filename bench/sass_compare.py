@@ -91,9 +91,12 @@ def profile_flashc(args, d, causal, arch, flashc_arch=None):
         return {"peer": "flashc", "version": "flashc", "flashc_arch": flashc_arch,
                 "error": str(exc)}
     # Per attention FLOP: flashc's row sums on the tensor cores are MMAs too.
-    useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["num_warps"])
+    # The attention FLOP and the TMA bytes are the MMA warps' (a
+    # warp-specialized kernel's producer warpgroup does neither).
+    useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
     prof = profile_cubin(cubin, flashc_arch, meta["num_warps"], meta["smem"],
-                         useful_flop=useful, tma_bytes=sidecar_tma_bytes(meta["sidecar"]))
+                         useful_flop=useful, tma_bytes=sidecar_tma_bytes(meta["sidecar"]),
+                         mma_warps=meta["mma_warps"])
     out = summarize(prof, meta)
     out["flashc_arch"] = flashc_arch
     return out

@@ -43,11 +43,13 @@ def sidecar_launch(sidecar):
     return sidecar["num_warps"], shared["static_bytes"] + shared["dynamic_bytes"]
 
 
-def profile_cubin(cubin, arch, warps, smem, function=None, useful_flop=None, tma_bytes=None):
+def profile_cubin(cubin, arch, warps, smem, function=None, useful_flop=None, tma_bytes=None,
+                  mma_warps=None):
     listing = tools.disassemble(cubin)
     fn = sass.find_function(sass.parse(listing), function)
     resources = tools.resource_usage(cubin).get(fn.name)
-    return profile.profile_function(fn, arch, warps, smem, resources, useful_flop, tma_bytes)
+    return profile.profile_function(fn, arch, warps, smem, resources, useful_flop, tma_bytes,
+                                    mma_warps)
 
 
 def sidecar_attention_flop(sidecar):
@@ -119,7 +121,10 @@ def main(argv):
                 tma = args.tma_bytes
                 if tma is None and args.attention_flop:
                     tma = sidecar_tma_bytes(sidecar)
-                prof = profile_cubin(cubin, args.arch, warps, smem, args.function, useful, tma)
+                # A warp-specialized kernel's WARPS consumers run the MMA loop.
+                mma_warps = sidecar.get("constants", {}).get("WARPS", warps)
+                prof = profile_cubin(cubin, args.arch, warps, smem, args.function, useful, tma,
+                                     mma_warps)
         elif args.cubin:
             prof = profile_cubin(args.cubin, args.arch, args.warps, args.smem, args.function,
                                  tma_bytes=args.tma_bytes)

@@ -36,6 +36,9 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir):
     meta = {"peer": "flashc", "version": "flashc", "sidecar": sidecar,
             "block_m": constants["BLOCK_M"], "block_n": constants["BLOCK_N"],
             "num_warps": sidecar["num_warps"],
+            # The warps that run the MMA loop: all but a warp-specialized
+            # kernel's producer warpgroup (the block's extra 4 warps).
+            "mma_warps": constants.get("WARPS", sidecar["num_warps"]),
             "smem": shared["static_bytes"] + shared["dynamic_bytes"],
             "command": "flashc kernels/fa2.tile -D HEAD_DIM=%d -D CAUSAL=%s --arch=%s "
                        "--emit=cubin -o OUT.cubin" % (head_dim, "true" if causal else "false",

@@ -28,7 +28,12 @@ def config_label(entry):
 
 
 def tile_label(entry):
-    text = "%d×%d, %dw" % (entry["block_m"], entry["block_n"], entry["num_warps"])
+    mma = entry.get("mma_warps", entry["num_warps"])
+    if mma < entry["num_warps"]:  # consumers + a producer warpgroup
+        text = "%d×%d, %d+%dw" % (entry["block_m"], entry["block_n"], mma,
+                                  entry["num_warps"] - mma)
+    else:
+        text = "%d×%d, %dw" % (entry["block_m"], entry["block_n"], entry["num_warps"])
     if entry["kernel"] == "Triton":
         fit = sum(1 for c in entry.get("considered", [])
                   if not c.get("error") and c.get("ctas_per_sm", 1) > 0)

@@ -35,16 +35,21 @@ def loop_profile(loop, machine, useful_flop=None, tma_bytes=0.0):
 
 
 def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None,
-                     useful_flop=None, tma_bytes=None):
+                     useful_flop=None, tma_bytes=None, mma_warps=None):
     """The profile of a parsed function: every MMA loop, the primary one (the
     leanest: fewest no-overlap cycles per FLOP, the steady-state loop where a
     kernel splits masked and unmasked blocks), occupancy and ceilings.
     `useful_flop`: see model.bounds. `tma_bytes`: the bytes the CTA's TMA
     loads write into shared memory per iteration of a loop that issues them
-    (UTMALDG moves a box the SASS does not show), shared by its warps."""
+    (UTMALDG moves a box the SASS does not show), shared by its warps.
+    `mma_warps`: the warps that run the MMA loops, when fewer than the CTA's
+    (a warp-specialized kernel's producer warpgroup runs its own loop, which
+    has no MMA and is not profiled: its instructions are not the consumers'
+    issue); the CTA's warps count for occupancy only."""
     machine = machine_mod.for_arch(arch)
     graph = cfg_mod.CFG(function)
-    per_warp = (tma_bytes or 0.0) / warps_per_cta
+    mma_warps = mma_warps or warps_per_cta
+    per_warp = (tma_bytes or 0.0) / mma_warps
     loops = [loop_profile(loop, machine, useful_flop, per_warp) for loop in tensor_loops(graph)]
     if not loops:
         raise ValueError("%s: no loop with MMA instructions" % function.name)
@@ -54,6 +59,7 @@ def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None
     result = collections.OrderedDict([
         ("function", function.name), ("arch", arch), ("machine", machine.name),
         ("registers", registers), ("warps_per_cta", warps_per_cta),
+        ("mma_warps", mma_warps),
         ("smem_per_cta", smem_per_cta), ("tma_bytes_per_iteration", tma_bytes),
         ("stack", (resources or {}).get("stack")),
         ("local_instructions", sum(1 for i in function.instructions

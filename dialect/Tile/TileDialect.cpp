@@ -415,6 +415,34 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kWarpSpecializeAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto has = [&](StringRef key) {
+      return dict && isa_and_nonnull<IntegerAttr>(dict.get(key));
+    };
+    if (!isa<func::FuncOp>(op) || !has("consumer_warps") ||
+        !has("producer_regs") || !has("consumer_regs"))
+      return op->emitError() << "'" << name
+                             << "' must be a dictionary of integers "
+                                "consumer_warps, producer_regs and "
+                                "consumer_regs on a func.func, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kTmaProducerAttrName || name == kTmaReleaseAttrName ||
+      name == kWarpRolesAttrName) {
+    bool placed = name == kTmaProducerAttrName  ? isa<AsyncCopyOp>(op)
+                  : name == kTmaReleaseAttrName ? isa<AsyncWaitOp>(op)
+                                                : op->getName().getStringRef() == "scf.if";
+    if (!placed || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute on a "
+             << (name == kTmaProducerAttrName  ? "tile.async_copy"
+                 : name == kTmaReleaseAttrName ? "tile.async_wait"
+                                               : "scf.if")
+             << ", got " << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown tile dialect attribute '" << name << "'";
 }
 

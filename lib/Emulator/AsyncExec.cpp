@@ -8,6 +8,7 @@
 #include "AsyncExec.h"
 #include "AsyncUnit.h"
 #include "Executor.h"
+#include "Roles.h"
 
 #include <algorithm>
 
@@ -64,6 +65,10 @@ bool execMbarrierArrive(Executor &ex, const Instr &I,
     if (R)
       R[t].i = phase;
   }
+  // A plain arrival may complete a phase the other side waits for; one
+  // that expects bytes completes nothing before its loads land.
+  if (!X)
+    yieldCurrentRole();
   return true;
 }
 
@@ -125,7 +130,73 @@ bool execNamedBarrier(Executor &ex, const Instr &I,
   if (!uniform(ex, I, threads, I.a, 0, "barrier id", id) ||
       !uniform(ex, I, threads, I.b, ex.T, "barrier thread count", count))
     return false;
-  return ex.memory.async().namedBarrier(I, threads, id, count, I.imm != 0);
+  if (!ex.memory.async().namedBarrier(I, threads, id, count, I.imm != 0))
+    return false;
+  if (!I.imm)
+    yieldCurrentRole();
+  return true;
+}
+
+bool execSetMaxNReg(Executor &ex, const Instr &I,
+                    const ActiveThreads &threads) {
+  const int64_t T = ex.T, regs = I.imm;
+  const bool inc = I.imm2 != 0;
+  const char *op = inc ? "setmaxnreg.inc" : "setmaxnreg.dec";
+  if (regs < 24 || regs > 256 || regs % 8 != 0)
+    return ex.fail(I, std::string(op) + " to " + std::to_string(regs) +
+                          " registers: the count must be a multiple of 8 in "
+                          "[24, 256]");
+  if (ex.warpRegisters.empty())
+    ex.warpRegisters.assign(ex.numWarps, registersAtEntry(T));
+  // .sync.aligned: every thread of each warpgroup that runs it.
+  std::vector<int64_t> warps;
+  for (int64_t g = 0; g * 128 < T; ++g) {
+    int64_t first = g * 128, last = std::min<int64_t>(T, first + 128);
+    int64_t active = 0;
+    for (int64_t t = first; t < last; ++t)
+      active += threads.mask[t] != 0;
+    if (!active)
+      continue;
+    if (active != 128)
+      return ex.fail(I, std::string(op) + " executed by " +
+                            std::to_string(active) +
+                            " of the 128 threads of warpgroup " +
+                            std::to_string(g) +
+                            " (all of a warpgroup's warps must execute it)");
+    for (int64_t w = first / 32; w < last / 32; ++w)
+      warps.push_back(w);
+  }
+  int64_t need = 0;
+  for (int64_t w : warps) {
+    int64_t cur = ex.warpRegisters[w];
+    if (inc ? regs < cur : regs > cur)
+      return ex.fail(I, std::string(op) + " to " + std::to_string(regs) +
+                            " registers in warp " + std::to_string(w) +
+                            ", which holds " + std::to_string(cur) +
+                            (inc ? " (an increase cannot lower the count)"
+                                 : " (a decrease cannot raise the count)"));
+    need += (regs - cur) * 32;
+  }
+  auto available = [&] {
+    int64_t used = 0;
+    for (int64_t r : ex.warpRegisters)
+      used += r * 32;
+    return kRegisterFile - used;
+  };
+  // An increase waits until other warps' decreases free enough registers.
+  while (inc && need > available())
+    if (!blockCurrentRole())
+      return ex.fail(
+          I, "deadlock: " + std::string(op) + " to " + std::to_string(regs) +
+                 " registers needs " + std::to_string(need) +
+                 " registers of the CTA's " + std::to_string(kRegisterFile) +
+                 ", " + std::to_string(available()) +
+                 " are free, and no other warp can release any (" +
+                 std::to_string(registersAtEntry(T)) + " per thread at entry "
+                 "for " + std::to_string(T) + " threads)");
+  for (int64_t w : warps)
+    ex.warpRegisters[w] = regs;
+  return true;
 }
 
 bool execElect(Executor &ex, const Instr &I, const ActiveThreads &threads) {
@@ -246,7 +317,7 @@ bool isAsyncExec(ExecFn fn) {
   static const ExecFn all[] = {
       execMbarrierInit, execMbarrierInval, execMbarrierArrive,
       execMbarrierTx,   execMbarrierWait,  execNamedBarrier,
-      execElect,        execTmaLoad,
+      execElect,        execTmaLoad,       execSetMaxNReg,
       execTmaStore,     execBulkCommit,    execBulkWait};
   return std::find(std::begin(all), std::end(all), fn) != std::end(all);
 }

@@ -27,6 +27,7 @@ bool execMbarrierWait(Executor &, const Instr &, const ActiveThreads &);
 /// bar.sync (imm 1) or bar.arrive (imm 0) on named barrier a (-1: 0) of b
 /// threads (-1: the CTA).
 bool execNamedBarrier(Executor &, const Instr &, const ActiveThreads &);
+bool execSetMaxNReg(Executor &, const Instr &, const ActiveThreads &);
 /// res = elect.sync(membermask a, -1: all lanes).
 bool execElect(Executor &, const Instr &, const ActiveThreads &);
 /// TMA load: lists[aux] = {dst, map, mbar, coords...}; imm2: pred.

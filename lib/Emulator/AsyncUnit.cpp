@@ -5,6 +5,7 @@
 #include "ExecHandlers.h"
 #include "Executor.h"
 #include "Memory.h"
+#include "Roles.h"
 
 #include <algorithm>
 
@@ -24,6 +25,8 @@ void AsyncUnit::beginCTA() {
   slotAt.clear();
   named = {};
   namedClocks = {};
+  namedWaiting = {};
+  namedRounds = {};
   loads.clear();
   bulkCurrent.assign(program.T, {});
   bulkGroups.assign(program.T, {});
@@ -253,9 +256,16 @@ bool AsyncUnit::waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
                " (a parity wait cannot tell them apart: a wrong parity, or "
                "missing waits in earlier phases?)");
   done = meant < cur;
-  if (!done) {
-    if (!landLoads(I, slot))
-      return false;
+  while (true) {
+    if (!done) {
+      if (!landLoads(I, slot))
+        return false;
+      cur = b.state.phase();
+      done = meant < cur;
+    }
+    // In a role split the other side may still complete the phase.
+    if (done || !blocking || !blockCurrentRole())
+      break;
     cur = b.state.phase();
     done = meant < cur;
   }
@@ -268,8 +278,7 @@ bool AsyncUnit::waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
                " of " + std::to_string(m.expected()) +
                " arrivals pending, tx-count " + std::to_string(m.tx()) +
                ", no TMA load in flight on it, and every other thread of the "
-               "CTA is blocked here or has run past (the emulator runs a "
-               "CTA's threads in lockstep)");
+               "CTA is blocked or has run past");
   }
   if (done) {
     if (memory.ordering())
@@ -341,7 +350,7 @@ bool AsyncUnit::namedBarrier(const Instr &I, const ActiveThreads &threads,
                               " threads in a CTA of " + std::to_string(T));
   NamedBarrier &nb = named[id];
   bool blocked = false;
-  std::vector<int64_t> waiting; ///< warps of this call's bar.sync
+  std::vector<int64_t> &waiting = namedWaiting[id]; ///< warps in bar.sync
   for (int64_t w = 0; w * 32 < T; ++w) {
     int64_t first = w * 32, last = std::min<int64_t>(T, first + 32);
     int64_t active = 0;
@@ -375,19 +384,22 @@ bool AsyncUnit::namedBarrier(const Instr &I, const ActiveThreads &threads,
         namedClocks[id].clear();
       }
       ++stats.barriers;
+      ++namedRounds[id];
       blocked = false;
     } else if (wait) {
       blocked = true;
     }
   }
+  // In a role split the other side may still arrive.
+  for (uint64_t round = namedRounds[id]; blocked && blockCurrentRole();)
+    blocked = namedRounds[id] == round;
   if (blocked)
     return errors.fail(
         I, "deadlock: bar.sync " + std::to_string(id) + ", " +
                std::to_string(count) + " waits with only " +
                std::to_string(nb.arrived()) +
                " threads arrived, and every other thread of the CTA is "
-               "blocked here or has run past (the emulator runs a CTA's "
-               "threads in lockstep)");
+               "blocked or has run past");
   return true;
 }
 

@@ -153,6 +153,10 @@ private:
   std::array<NamedBarrier, kNumNamedBarriers> named;
   /// Per named barrier: the joined clocks of its current arrivals.
   std::array<std::vector<uint32_t>, kNumNamedBarriers> namedClocks;
+  /// Per named barrier: the warps in bar.sync on it, and how many times it
+  /// completed (a blocked bar.sync waits for the next completion).
+  std::array<std::vector<int64_t>, kNumNamedBarriers> namedWaiting;
+  std::array<uint64_t, kNumNamedBarriers> namedRounds{};
   std::deque<Load> loads;
   std::vector<std::vector<Store>> bulkCurrent;             ///< per thread
   std::vector<std::deque<std::vector<Store>>> bulkGroups;  ///< per thread

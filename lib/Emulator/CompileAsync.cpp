@@ -134,6 +134,15 @@ bool compileNamedBarrier(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
+static bool compileSetMaxNReg(ProgramBuilder &b, Operation *op) {
+  auto o = cast<NVVM::SetMaxRegisterOp>(op);
+  Instr I = ProgramBuilder::instr(op, execSetMaxNReg);
+  I.imm = o.getRegCount();
+  I.imm2 = o.getAction() == NVVM::SetMaxRegisterAction::increase;
+  b.emit(I);
+  return true;
+}
+
 static bool compileElect(ProgramBuilder &b, Operation *op) {
   auto o = cast<NVVM::ElectSyncOp>(op);
   Instr I = ProgramBuilder::instr(op, execElect);
@@ -233,6 +242,7 @@ void addAsyncOps(OpHandlers &handlers) {
                NVVM::MBarrierTryWaitOp>(compileMbarrierWait);
   handlers.add<NVVM::BarrierArriveOp>(compileNamedBarrier);
   handlers.add<NVVM::ElectSyncOp>(compileElect);
+  handlers.add<NVVM::SetMaxRegisterOp>(compileSetMaxNReg);
   handlers.add<NVVM::FenceMbarrierInitOp>(compileFenceMbarrierInit);
   handlers.add<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(compileTmaLoad);
   handlers.add<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(compileTmaStore);

@@ -9,6 +9,8 @@
 #include "ExecHandlers.h"
 #include "Program.h"
 
+#include "flashc/Dialect/Tile/TmaAttributes.h"
+
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -32,6 +34,9 @@ static bool compileIf(ProgramBuilder &b, Operation *op) {
   IfInfo info;
   if (!b.defineAll(op, op->getResults(), info.results))
     return false;
+  info.roles = op->hasAttr(flash::tile::kWarpRolesAttrName);
+  if (info.roles && (o.getElseRegion().empty() || op->getNumResults()))
+    return b.fail(op, "a role split needs both sides and no results");
   I.aux = b.program.ifs.size();
   b.program.ifs.emplace_back();
   uint32_t at = b.emit(I);

@@ -34,6 +34,8 @@ public:
   bool fail(const Instr &I, const std::string &what);
 
   std::array<int64_t, 3> cta{{0, 0, 0}}; ///< the CTA being run
+  /// The error reported last (a role split joins its sides' reports).
+  Error &last() { return error; }
 
 private:
   const std::string &kernelName;

@@ -10,11 +10,13 @@
 #include "ArithMathOps.h"
 #include "ExecHandlers.h"
 #include "Diagnostics.h"
+#include "Roles.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 
 #include "flashc/Semantics/ScalarOps.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace flash::emu {
@@ -25,12 +27,15 @@ Executor::Executor(const Program &program, const std::array<int64_t, 3> &grid,
       cells(program.numCells, Cell{0}), memory(memory), stats(stats),
       errors(errors),
       // Sized once: run() keeps references into it across nested regions.
-      maskPool(program.maxDepth + 2, std::vector<uint8_t>(program.T, 0)) {}
+      maskPool(program.maxDepth + 2, std::vector<uint8_t>(program.T, 0)) {
+  masks = &maskPool;
+}
 
 bool Executor::runCTA(const std::array<int64_t, 3> &at) {
   cta = at;
   errors.cta = at;
   memory.beginCTA(at);
+  warpRegisters.clear();
   ++stats.ctas;
   std::vector<uint8_t> full(T, 1);
   return run(0, program.topEnd, {full.data(), T, 0});
@@ -84,6 +89,22 @@ bool execIf(Executor &ex, const Instr &I, const ActiveThreads &threads) {
     thenCount += m;
   }
   int64_t elseCount = threads.count - thenCount;
+  if (info.roles && thenCount && elseCount) {
+    // The sides wait on each other: they run side by side (Roles.h).
+    std::vector<uint8_t> thenMask(sub), elseMask(T, 0);
+    for (int64_t t = 0; t < T; ++t)
+      elseMask[t] = mask[t] && !(Cn[t].i & 1);
+    RoleScheduler roles(ex);
+    return roles.run(
+        {[&] {
+           return ex.run(info.thenBegin, info.thenEnd,
+                         {thenMask.data(), thenCount, inner});
+         },
+         [&] {
+           return ex.run(info.elseBegin, info.elseEnd,
+                         {elseMask.data(), elseCount, inner});
+         }});
+  }
   if (thenCount) {
     if (!ex.run(info.thenBegin, info.thenEnd, {sub.data(), thenCount, inner}))
       return false;
@@ -175,6 +196,11 @@ bool execFor(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   }
   copyMasked(ex, info.iterArgs, info.results, mask, threads.count);
   return true;
+}
+
+int64_t registersAtEntry(int64_t threads) {
+  return std::min<int64_t>(256, kRegisterFile / std::max<int64_t>(threads, 1) /
+                                    8 * 8);
 }
 
 /// Special register `reg` of thread t.

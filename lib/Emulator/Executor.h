@@ -41,6 +41,7 @@ public:
   bool fail(const Instr &I, const std::string &what) {
     return errors.fail(I, what);
   }
+  ErrorReporter &errorReporter() { return errors; }
   Cell *cellsOf(int32_t id) { return &cells[program.vals[id].base]; }
   const ValInfo &val(int32_t id) const { return program.vals[id]; }
   /// Bit l: lane l of warp w is active.
@@ -56,8 +57,14 @@ public:
   /// The mask buffer of regions nested in a region at `depth`: one per
   /// depth, so that an enclosing region's mask stays intact.
   std::vector<uint8_t> &nestedMask(unsigned depth) {
-    return maskPool[depth + 1];
+    return (*masks)[depth + 1];
   }
+  /// The mask buffers nestedMask hands out: maskPool, or while a role split
+  /// runs its sides as coroutines (Roles.h), the running side's own.
+  std::vector<std::vector<uint8_t>> *masks;
+  /// setmaxnreg: registers per thread of each warp (empty until the first
+  /// one in the CTA, when every warp has the count at entry).
+  std::vector<int64_t> warpRegisters;
 
   const Program &program;
   const int64_t T, numWarps;
@@ -73,6 +80,13 @@ private:
   ErrorReporter &errors;
   std::vector<std::vector<uint8_t>> maskPool;
 };
+
+/// The registers per thread every warp starts with, the CTA alone on the
+/// SM: the 64K-register file over the block, in units of 8, at most 256
+/// (what ptxas assumes at entry with .maxntid and .minnctapersm 1).
+int64_t registersAtEntry(int64_t threads);
+/// The register file setmaxnreg redistributes among a CTA's warps.
+inline constexpr int64_t kRegisterFile = 65536;
 
 } // namespace flash::emu
 

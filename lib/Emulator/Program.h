@@ -68,6 +68,8 @@ struct Instr {
 struct IfInfo {
   uint32_t thenBegin, thenEnd, elseBegin, elseEnd;
   std::vector<int32_t> thenYield, elseYield, results;
+  /// A warp-specialized kernel's role split: the sides run side by side.
+  bool roles = false;
 };
 struct ForInfo {
   uint32_t bodyBegin, bodyEnd;

@@ -73,6 +73,9 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   allocate.maxSharedBytes = options.maxSharedBytes;
   allocate.arch = options.arch;
   kernel.addPass(createTileAllocateShared(allocate));
+  // After the buffers are placed: the split moves the body into regions.
+  if (options.compile.warpSpecialize)
+    kernel.addPass(createTileWarpSpecialize());
 }
 
 void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,

@@ -41,6 +41,13 @@ struct PrepareNVVMPass
     StringRef reqntid = NVVM::NVVMDialect::getReqntidAttrName();
     StringRef maxntid = NVVM::NVVMDialect::getMaxntidAttrName();
     for (auto func : module.getOps<gpu::GPUFuncOp>()) {
+      // setmaxnreg needs the register count at entry, which ptxas derives
+      // from .maxntid and .minnctapersm: one CTA per SM owns the 64K
+      // registers the roles split.
+      if (func.isKernel() && func->hasAttr("flashc.warp_specialize") &&
+          !func->hasAttr(NVVM::NVVMDialect::getMinctasmAttrName()))
+        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      b.getI32IntegerAttr(1));
       if (!func.isKernel() || func->hasAttr(reqntid) || func->hasAttr(maxntid))
         continue;
       // convert-gpu-to-nvvm turns the inherent known_block_size into

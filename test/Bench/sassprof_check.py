@@ -268,5 +268,12 @@ equal((without["cycles"]["smem"], without["cycles"]["tensor"], without["no_overl
       (132.0, 128.0, 146.0), "wgmma: without TMA bytes: tensor + 18 other instructions")
 equal(profile.profile_function(simple, "sm_90", 4, None, tma_bytes=4096)["loops"][0]["smem_bytes"],
       2048, "TMA bytes count only in loops that issue a TMA load")
+# A warp-specialized CTA: the same 4 MMA warps plus a producer warpgroup (8
+# warps in all). The TMA bytes are the 4 consumers' to share; the 8 warps
+# count for occupancy.
+ws = profile.profile_function(wg, "sm_90a", 8, 3 * 8192, tma_bytes=tma, mma_warps=4)
+equal((ws["loops"][0]["smem_bytes"], ws["mma_warps"], ws["warps_per_cta"]),
+      (loop["smem_bytes"], 4, 8), "warp-specialized: TMA bytes over the MMA warps only")
+equal(ws["occupancy"]["warps_per_smsp"], 2.0, "warp-specialized: all 8 warps occupy the SM")
 
 print("sassprof: %d checks passed" % checks)

@@ -306,6 +306,43 @@ def TileTmaCopies : Pass<"tile-tma-copies", "mlir::func::FuncOp"> {
   }];
 }
 
+def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
+  let summary = "On sm_90a, a producer warpgroup issues the TMA rings' copies";
+  let description = [{
+    A kernel whose TMA rings (tile-tma-copies) all qualify is split into
+    two roles by thread index: the existing warps (2 or 3 warpgroups) are
+    the consumers, and one more warpgroup, threads `[C, C + 128)`, the
+    producer. Runs after tile-allocate-shared (offsets are final; the
+    split moves the body into regions). The kernel becomes
+    `scf.if tid >= C {producer} else {consumers}` marked `tile.warp_roles`:
+
+    - producer: `nvvm.setmaxregister decrease` (24 or 32 registers for 2
+      or 3 consumer warpgroups), then its first warp alone runs the
+      copies with what computes their operands (a backward slice that must
+      be free of side effects and of loop-carried values): each ring's
+      prologue, then a loop over the same key range holding only the body's
+      copies, marked `tile.tma_producer` (convert-tile-to-simt makes them
+      wait on the slot's "empty" mbarrier before the refill). Where the
+      consumers passed a `tile.barrier` before a ring's first copies (the
+      ring reuses bytes they read), the producer syncs on named barrier 2
+      with the consumers' `nvvm.barrier.arrive`.
+    - consumers: `nvvm.setmaxregister increase` (240 or 160), the body
+      without the TMA copies; in each ring's loop the `tile.barrier` after
+      the "full" wait goes and the wait is marked `tile.tma_release` (each
+      warp releases the slot the previous iteration read, whose wgmmas that
+      iteration's end waited for, on its "empty" barrier). Their CTA
+      barriers become named barrier 1 over the consumer threads.
+
+    The kernel records `tile.warp_specialize = {consumer_warps, producer_regs,
+    consumer_regs}`; the SIMT kernel's block has 128 more threads. Kernels
+    with another number of warps (one warpgroup has 255 registers per
+    thread already: nothing to gain), rings in nested regions, or copies whose
+    operands need loop-carried or side-effecting values are left alone.
+  }];
+  let dependentDialects = ["mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TileAllocateShared : Pass<"tile-allocate-shared", "mlir::func::FuncOp"> {
   let summary = "Assign shared-memory offsets to buffers by liveness";
   let description = [{

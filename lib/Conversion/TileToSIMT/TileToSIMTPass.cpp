@@ -28,6 +28,7 @@
 #include "Utility.h"
 #include "WindowAnalysis.h"
 
+#include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -294,6 +295,29 @@ void copyKernelAttributes(func::FuncOp kernel, gpu::GPUFuncOp gpuFunc) {
                      Builder(kernel.getContext()).getI64IntegerAttr(0));
 }
 
+/// In a warp-specialized kernel the producer warpgroup leaves the consumers
+/// early: their CTA barriers (the conversion's and tile.barrier's) become
+/// named barrier 1 over the consumer threads.
+void useConsumerBarriers(gpu::GPUFuncOp func, int64_t consumers) {
+  SmallVector<NVVM::BarrierOp> barriers;
+  func.walk([&](scf::IfOp roles) {
+    if (!roles->hasAttr(flash::tile::kWarpRolesAttrName))
+      return;
+    roles.getElseRegion().walk([&](NVVM::BarrierOp bar) {
+      if (!bar.getNumberOfThreads() && !bar.getBarrierId())
+        barriers.push_back(bar);
+    });
+  });
+  for (NVVM::BarrierOp bar : barriers) {
+    OpBuilder b(bar);
+    Location loc = bar.getLoc();
+    NVVM::BarrierOp::create(
+        b, loc, Type(), i32Const(b, loc, flash::tile::kConsumerBarrierId),
+        i32Const(b, loc, consumers), NVVM::BarrierReductionAttr(), Value());
+    bar.erase();
+  }
+}
+
 /// Moves `kernel`'s body into a gpu.func kernel at `b` and erases it.
 void outlineKernel(OpBuilder &b, func::FuncOp kernel) {
   auto gpuFunc = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getName(),
@@ -303,9 +327,18 @@ void outlineKernel(OpBuilder &b, func::FuncOp kernel) {
   int64_t numWarps =
       kernel->getAttrOfType<IntegerAttr>(flash::tile::kNumWarpsAttrName)
           .getInt();
-  gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(numWarps * kWarp), 1, 1}));
+  bool specialized = kernel->hasAttr(flash::tile::kWarpSpecializeAttrName);
+  // The layouts are the consumers'; a producer warpgroup runs beside them.
+  int64_t threads = numWarps * kWarp +
+                    (specialized ? flash::tile::kProducerThreads : 0);
+  gpuFunc.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
   copyKernelAttributes(kernel, gpuFunc);
+  if (specialized) {
+    gpuFunc->setAttr(flash::simt::kNumWarpsAttrName,
+                     b.getI32IntegerAttr(threads / kWarp));
+    useConsumerBarriers(gpuFunc, numWarps * kWarp);
+  }
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
     gpuFunc.setArgAttrs(i, kernel.getArgAttrDict(i));
   SmallVector<func::ReturnOp> returns;

@@ -18,6 +18,20 @@
 //     {tma_barrier = I}   bar[I + k % S] for parity (k / S) & 1: round k / S
 //                         of that slot
 //
+// In a kernel tile-warp-specialize split (`tile.warp_specialize`), each
+// slot also has an "empty" mbarrier (after the full ones, one arrival per
+// consumer warp), and:
+//
+//   tile.async_copy     lane 0 of the producer warp issues; in a loop the
+//     {tma_producer}      whole warp first waits on empty[I + slot] for
+//                         parity ((j / S) & 1) ^ 1, j = k + S - 1 the copy's
+//                         iteration: the release of round j / S - 1 (a
+//                         fresh barrier passes parity 1 at once)
+//   tile.async_wait     as above, and first (k > 0) lane 0 of each
+//     {tma_release}       consumer warp arrives on empty[I + (k - 1) % S]:
+//                         iteration k - 1 ended with wgmma.wait_group 0,
+//                         which retired its reads of that slot
+//
 // Rows past the tensor's end arrive as zeros from the TMA unit and count in
 // the transaction bytes like the others. Predicated-off copies (past the
 // loop's end) are not issued: nothing waits for them.
@@ -48,7 +62,10 @@ constexpr int64_t kWaitTicks = 0x989680;
 struct TmaLowering {
   func::FuncOp kernel;
   int64_t barriersAt = 0;
-  Value leader;
+  /// The index of empty[0] (the number of full barriers), when the kernel
+  /// is warp-specialized.
+  int64_t emptyFirst = -1;
+  Value leader, lane0;
   /// Map arguments by (tensor, box, swizzle).
   std::map<std::string, Value> maps;
   SmallVector<Attribute> specs;
@@ -58,6 +75,13 @@ struct TmaLowering {
         b, loc, arith::MulIOp::create(b, loc, slot, i32Const(b, loc, 8)),
         i32Const(b, loc, barriersAt + kMbarrierBytes * first));
     return sharedByteAddress(b, loc, sharedGlobal(b, loc), offset);
+  }
+
+  /// Iteration k = (iv - lb) / step of `loop`.
+  Value iteration(OpBuilder &b, Location loc, scf::ForOp loop) {
+    Value since = arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                                        loop.getLowerBound());
+    return arith::DivUIOp::create(b, loc, since, loop.getStep());
   }
 
   FailureOr<Value> mapFor(AsyncCopyOp copy, ArrayRef<int64_t> box,
@@ -133,12 +157,36 @@ struct TmaLowering {
       return failure();
 
     OpBuilder b(copy);
-    Value issue = leader;
-    if (Value pred = copy.getPred())
+    Value slot = copy.getSlot();
+    bool producer = copy->hasAttr(kTmaProducerAttrName);
+    if (producer && emptyFirst < 0)
+      return copy.emitOpError("producer copy in a kernel that is not "
+                              "warp-specialized");
+    Value issue = producer ? lane0 : leader;
+    if (producer) {
+      // The whole warp waits for the slot's release, then lane 0 issues.
+      if (Value pred = copy.getPred()) {
+        auto guard = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+      }
+      if (auto loop = dyn_cast<scf::ForOp>(copy->getParentOp())) {
+        int64_t stages = type.getSlots();
+        Value j = arith::AddIOp::create(b, loc, iteration(b, loc, loop),
+                                        i32Const(b, loc, stages - 1));
+        Value round = arith::DivUIOp::create(b, loc, j,
+                                             i32Const(b, loc, stages));
+        Value parity = arith::XOrIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1)),
+            i32Const(b, loc, 1));
+        NVVM::MBarrierTryWaitParityOp::create(
+            b, loc, barrierAddress(b, loc, emptyFirst + first, slot), parity,
+            i32Const(b, loc, kWaitTicks));
+      }
+    } else if (Value pred = copy.getPred()) {
       issue = arith::AndIOp::create(b, loc, issue, pred);
+    }
     auto ifOp = scf::IfOp::create(b, loc, issue, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value slot = copy.getSlot();
     Value bar = barrierAddress(b, loc, first, slot);
     NVVM::MBarrierArriveExpectTxOp::create(
         b, loc, Type(), bar, i32Const(b, loc, type.getSlotBytes()), {}, {},
@@ -176,10 +224,32 @@ struct TmaLowering {
                               "i32 scf.for and carry tile.tma_stages");
     int64_t first = wait->getAttrOfType<IntegerAttr>(kTmaBarrierAttrName).getInt();
     OpBuilder b(wait);
-    Value since = arith::SubIOp::create(b, loc, loop.getInductionVar(),
-                                        loop.getLowerBound());
-    Value k = arith::DivUIOp::create(b, loc, since, loop.getStep());
+    Value k = iteration(b, loc, loop);
     Value numSlots = i32Const(b, loc, stages.getInt());
+    if (wait->hasAttr(kTmaReleaseAttrName)) {
+      if (emptyFirst < 0)
+        return wait.emitOpError("releasing wait in a kernel that is not "
+                                "warp-specialized");
+      // Iteration k - 1 ended with wgmma.wait_group 0 (the body's last op
+      // once converted): this warp's reads of its slot, (k + S - 1) % S,
+      // are complete; lane 0 releases it here rather than at the end of
+      // k - 1, so that no address stays live across the body.
+      Value prev = arith::RemUIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, k,
+                                i32Const(b, loc, stages.getInt() - 1)),
+          numSlots);
+      Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             k, i32Const(b, loc, 0));
+      auto release = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, lane0, notFirst),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&release.getThenRegion().front());
+      NVVM::MBarrierArriveOp::create(
+          b, loc, Type(), barrierAddress(b, loc, emptyFirst + first, prev),
+          Value(), NVVM::MemScopeKindAttr());
+    }
     Value slot = arith::RemUIOp::create(b, loc, k, numSlots);
     Value round = arith::DivUIOp::create(b, loc, k, numSlots);
     Value parity = arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1));
@@ -205,8 +275,16 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
           flash::tile::kSharedBytesAttrName))
     buffers = attr.getInt();
   lowering.barriersAt = llvm::alignTo(buffers, kMbarrierBytes);
+  SmallVector<int64_t> all(counts.asArrayRef());
+  if (auto split = kernel->getAttrOfType<DictionaryAttr>(kWarpSpecializeAttrName)) {
+    auto warps = split.getAs<IntegerAttr>("consumer_warps");
+    if (!warps)
+      return kernel.emitOpError("tile.warp_specialize without consumer_warps");
+    lowering.emptyFirst = counts.size();
+    all.append(counts.size(), warps.getInt());
+  }
   auto bytes = attrs.getI64IntegerAttr(
-      lowering.barriersAt + kMbarrierBytes * int64_t(counts.size()));
+      lowering.barriersAt + kMbarrierBytes * int64_t(all.size()));
   kernel->setAttr(flash::tile::kSharedBytesAttrName, bytes);
   kernel->setAttr(flash::simt::kSharedBytesAttrName, bytes);
 
@@ -216,11 +294,16 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   lowering.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           tid, i32Const(b, loc, 0));
+  if (lowering.emptyFirst >= 0)
+    lowering.lane0 = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 31)),
+        i32Const(b, loc, 0));
   auto init = scf::IfOp::create(b, loc, lowering.leader, false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&init.getThenRegion().front());
-    for (auto [i, count] : llvm::enumerate(counts.asArrayRef())) {
+    for (auto [i, count] : llvm::enumerate(all)) {
       Value bar = sharedByteAddress(
           b, loc, sharedGlobal(b, loc),
           i32Const(b, loc, lowering.barriersAt + kMbarrierBytes * int64_t(i)));

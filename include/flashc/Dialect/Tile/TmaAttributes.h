@@ -24,6 +24,23 @@ inline constexpr llvm::StringLiteral kTmaStagesAttrName = "tile.tma_stages";
 /// func.func attribute (dense i64 array): the arrival count of each of the
 /// kernel's mbarriers (the TMA copies into one slot).
 inline constexpr llvm::StringLiteral kTmaBarriersAttrName = "tile.tma_barriers";
+/// tile-warp-specialize: on the kernel, {consumer_warps, producer_regs,
+/// consumer_regs}; on the producer's copies, a unit attr (they wait on the
+/// slot's empty barrier and are issued by lane 0 of the producer warp); on
+/// a ring's wait, a unit attr (each consumer warp releases the slot at the
+/// end of the body); on the scf.if that splits the roles, a unit attr.
+inline constexpr llvm::StringLiteral kWarpSpecializeAttrName =
+    "tile.warp_specialize";
+inline constexpr llvm::StringLiteral kTmaProducerAttrName = "tile.tma_producer";
+inline constexpr llvm::StringLiteral kTmaReleaseAttrName = "tile.tma_release";
+inline constexpr llvm::StringLiteral kWarpRolesAttrName = "tile.warp_roles";
+/// Named barriers of a warp-specialized kernel (0 stays the CTA's): the
+/// consumers' own barriers, and the consumers' hand-over of the shared
+/// memory to the producer before a ring's first copies.
+inline constexpr int64_t kConsumerBarrierId = 1;
+inline constexpr int64_t kHandoverBarrierId = 2;
+/// The producer warpgroup's threads (one warp of them issues the copies).
+inline constexpr int64_t kProducerThreads = 128;
 } // namespace flash::tile
 
 #endif // FLASH_DIALECT_TILE_TMAATTRIBUTES_H

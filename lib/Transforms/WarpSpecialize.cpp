@@ -1,0 +1,302 @@
+//===- WarpSpecialize.cpp - a producer warpgroup for the TMA rings --------===//
+//
+// On sm_90a the TMA rings of tile-tma-copies are filled by one thread of
+// the consumer warps, which also recycle each slot behind a CTA barrier.
+// Here one more warpgroup takes the copies over (FlashAttention-3's
+// organisation): its first warp runs the rings' copies alone, waiting on a
+// slot's "empty" mbarrier before refilling it, while the consumers only
+// wait on "full", compute, and release the slot when the wgmma that read
+// it has retired. The producer keeps few registers (setmaxnreg.dec) so that
+// the consumers can take more (setmaxnreg.inc).
+//
+// The split is structural and happens at the tile level, after
+// tile-allocate-shared (which needs the single-block body and places the
+// buffers): the body moves into the consumer side of an scf.if on the
+// thread index, and the producer side is rebuilt from the copies and the
+// ops their operands need. The mbarrier arithmetic stays with the rest of
+// the TMA lowering in convert-tile-to-simt, which reads the marks.
+//
+//===----------------------------------------------------------------------===//
+#include "flashc/Transforms/Passes.h"
+
+#include "flashc/Dialect/Tile/Attributes.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TmaAttributes.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tile-warp-specialize"
+
+namespace flash {
+#define GEN_PASS_DEF_TILEWARPSPECIALIZE
+#include "flashc/Transforms/Passes.h.inc"
+} // namespace flash
+
+using namespace mlir;
+using namespace flash::tile;
+
+namespace {
+/// setmaxnreg per consumer warpgroup count (FlashAttention-3's split):
+/// producer + consumers * consumer registers stay within 512 per thread of
+/// a warpgroup, the CTA's 64K registers. One consumer warpgroup gains no
+/// registers (it has 255 at entry already) and ptxas spilled the consumers
+/// of flash_attn and flash_attn_alibi so: those kernels keep their copies.
+struct RegisterSplit {
+  int64_t producer, consumer;
+};
+std::optional<RegisterSplit> registerSplit(int64_t consumerGroups) {
+  switch (consumerGroups) {
+  case 2:
+    return RegisterSplit{24, 240};
+  case 3:
+    return RegisterSplit{32, 160};
+  default:
+    return std::nullopt;
+  }
+}
+
+bool isTma(Operation *op) { return op->hasAttr(kTmaBarrierAttrName); }
+
+struct Plan {
+  /// Ops the producer runs, in the consumers' order: the copies, what their
+  /// operands and the loops' bounds need, the loops holding copies.
+  llvm::SetVector<Operation *> producer;
+  SmallVector<scf::ForOp> loops;
+  /// Per loop: its full wait and the CTA barrier after it.
+  SmallVector<std::pair<AsyncWaitOp, BarrierOp>> waits;
+  /// tile.barrier ops before a ring's first copies.
+  llvm::SmallPtrSet<Operation *, 4> handovers;
+};
+
+/// Why the kernel stays as it is, or the plan.
+FailureOr<Plan> planSplit(func::FuncOp func, std::string &why) {
+  Plan plan;
+  Block &entry = func.getBody().front();
+  SmallVector<AsyncCopyOp> copies;
+  bool nested = false;
+  func.walk([&](AsyncCopyOp copy) {
+    if (!isTma(copy))
+      return;
+    copies.push_back(copy);
+    Operation *parent = copy->getParentOp();
+    if (copy->getBlock() == &entry)
+      return;
+    auto loop = dyn_cast<scf::ForOp>(parent);
+    if (!loop || loop->getBlock() != &entry) {
+      nested = true;
+      return;
+    }
+    if (!llvm::is_contained(plan.loops, loop))
+      plan.loops.push_back(loop);
+  });
+  if (nested) {
+    why = "a TMA copy outside the body and its rings' loops";
+    return failure();
+  }
+  // Each ring's loop: the full wait, then the CTA barrier that recycles the
+  // previous slot; nothing else in the body writes shared memory.
+  for (scf::ForOp loop : plan.loops) {
+    AsyncWaitOp wait;
+    for (Operation &op : *loop.getBody())
+      if (auto w = dyn_cast<AsyncWaitOp>(op); w && isTma(w))
+        wait = w;
+    auto barrier = wait ? dyn_cast_or_null<BarrierOp>(wait->getNextNode())
+                        : BarrierOp();
+    if (!barrier) {
+      why = "a ring's loop without its full wait and barrier";
+      return failure();
+    }
+    bool writes = false;
+    loop.getBody()->walk([&](Operation *op) {
+      if (isa<AsyncCopyOp, AsyncCommitOp>(op) && !isTma(op))
+        writes = true;
+    });
+    if (writes) {
+      why = "a ring's loop with other copies into shared memory";
+      return failure();
+    }
+    plan.waits.push_back({wait, barrier});
+  }
+
+  // The backward slice of the copies' operands and the loops' bounds.
+  SmallVector<Operation *> work(copies.begin(), copies.end());
+  for (scf::ForOp loop : plan.loops)
+    work.push_back(loop);
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!seen.insert(op).second)
+      continue;
+    SmallVector<Value> operands(op->getOperands());
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      operands = {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+    for (Value v : operands) {
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        Operation *owner = arg.getOwner()->getParentOp();
+        auto loop = dyn_cast<scf::ForOp>(owner);
+        if (owner == func.getOperation() ||
+            (loop && llvm::is_contained(plan.loops, loop) &&
+             arg == loop.getInductionVar()))
+          continue;
+        why = "a copy operand carried by a loop";
+        return failure();
+      }
+      Operation *def = v.getDefiningOp();
+      // Buffers stay above the split, where both roles see them.
+      if (isa<LocalAllocOp>(def) && def->getBlock() == &entry)
+        continue;
+      Operation *parent = def->getParentOp();
+      bool placed = def->getBlock() == &entry ||
+                    (isa<scf::ForOp>(parent) &&
+                     llvm::is_contained(plan.loops, cast<scf::ForOp>(parent)));
+      if (!placed || def->getNumRegions() || !isMemoryEffectFree(def)) {
+        why = "a copy operand computed by '" +
+              def->getName().getStringRef().str() + "'";
+        return failure();
+      }
+      work.push_back(def);
+    }
+  }
+  // Keep the consumers' order (program order, the loops' bodies in place).
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (seen.contains(op))
+      plan.producer.insert(op);
+  });
+
+  // A ring whose first copy follows a CTA barrier reuses bytes the
+  // consumers read before it: the producer waits for their hand-over.
+  for (AsyncCopyOp copy : copies) {
+    if (copy->getBlock() != &entry)
+      continue;
+    Operation *prev = copy->getPrevNode();
+    while (prev && plan.producer.contains(prev) && !isa<AsyncCopyOp>(prev))
+      prev = prev->getPrevNode();
+    if (isa_and_nonnull<BarrierOp>(prev))
+      plan.handovers.insert(prev);
+  }
+  return plan;
+}
+
+Value i32(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+
+struct TileWarpSpecializePass
+    : flash::impl::TileWarpSpecializeBase<TileWarpSpecializePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!targetsWgmma(func) || !func->hasAttr(kTmaBarriersAttrName) ||
+        func->hasAttr(kWarpSpecializeAttrName) ||
+        !llvm::hasSingleElement(func.getBody()))
+      return;
+    auto warps = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
+    if (!warps || warps.getInt() % 4 != 0)
+      return;
+    std::optional<RegisterSplit> regs = registerSplit(warps.getInt() / 4);
+    if (!regs)
+      return;
+    std::string why;
+    FailureOr<Plan> plan = planSplit(func, why);
+    if (failed(plan)) {
+      LLVM_DEBUG(llvm::dbgs() << "not specialized: " << why << "\n");
+      return;
+    }
+    int64_t consumers = warps.getInt() * 32;
+    Location loc = func.getLoc();
+    Block &entry = func.getBody().front();
+    Operation *ret = entry.getTerminator();
+
+    // tid >= C: the producer; the body moves into the consumers' side.
+    OpBuilder b(ret);
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    Value isProducer = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, tid, i32(b, loc, consumers));
+    auto roles = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
+    roles->setAttr(kWarpRolesAttrName, b.getUnitAttr());
+    Block *consumerBlock = &roles.getElseRegion().front();
+    SmallVector<Operation *> body;
+    for (Operation &op : entry) {
+      if (&op == tid.getDefiningOp())
+        break;
+      if (!isa<LocalAllocOp>(op))
+        body.push_back(&op);
+    }
+    for (Operation *op : body)
+      op->moveBefore(consumerBlock->getTerminator());
+
+    // Producer: fewer registers; warp 0 of the warpgroup runs the copies.
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    NVVM::SetMaxRegisterOp::create(b, loc, regs->producer,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    Value issuer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                                         i32(b, loc, consumers + 32));
+    auto warp0 = scf::IfOp::create(b, loc, issuer, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&warp0.getThenRegion().front());
+    IRMapping map;
+    for (Operation &op : *consumerBlock) {
+      if (plan->handovers.contains(&op)) {
+        NVVM::BarrierOp::create(b, loc, Type(), i32(b, loc, kHandoverBarrierId),
+                                i32(b, loc, consumers + 32),
+                                NVVM::BarrierReductionAttr(), Value());
+        continue;
+      }
+      if (!plan->producer.contains(&op))
+        continue;
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (!loop) {
+        Operation *clone = b.clone(op, map);
+        if (isa<AsyncCopyOp>(clone))
+          clone->setAttr(kTmaProducerAttrName, b.getUnitAttr());
+        continue;
+      }
+      auto refill = scf::ForOp::create(
+          b, loop.getLoc(), map.lookupOrDefault(loop.getLowerBound()),
+          map.lookupOrDefault(loop.getUpperBound()), map.lookupOrDefault(loop.getStep()));
+      map.map(loop.getInductionVar(), refill.getInductionVar());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(refill.getBody()->getTerminator());
+      for (Operation &inner : *loop.getBody()) {
+        if (!plan->producer.contains(&inner))
+          continue;
+        Operation *clone = b.clone(inner, map);
+        if (isa<AsyncCopyOp>(clone))
+          clone->setAttr(kTmaProducerAttrName, b.getUnitAttr());
+      }
+    }
+
+    // Consumers: more registers, no copies; the hand-over arrives, the
+    // in-loop barriers give way to the empty barriers.
+    b.setInsertionPointToStart(consumerBlock);
+    NVVM::SetMaxRegisterOp::create(b, loc, regs->consumer,
+                                   NVVM::SetMaxRegisterAction::increase);
+    for (Operation *barrier : plan->handovers) {
+      b.setInsertionPointAfter(barrier);
+      NVVM::BarrierArriveOp::create(b, barrier->getLoc(),
+                                    i32(b, loc, kHandoverBarrierId),
+                                    i32(b, loc, consumers + 32));
+    }
+    for (auto [wait, barrier] : plan->waits) {
+      wait->setAttr(kTmaReleaseAttrName, b.getUnitAttr());
+      barrier.erase();
+    }
+    for (Operation *op : llvm::reverse(plan->producer)) {
+      if (isa<AsyncCopyOp>(op) ||
+          (!isa<scf::ForOp>(op) && op->use_empty()))
+        op->erase();
+    }
+
+    Builder attrs(&getContext());
+    func->setAttr(kWarpSpecializeAttrName,
+                  attrs.getDictionaryAttr({
+                      attrs.getNamedAttr("consumer_warps", warps),
+                      attrs.getNamedAttr("producer_regs",
+                                         attrs.getI64IntegerAttr(regs->producer)),
+                      attrs.getNamedAttr("consumer_regs",
+                                         attrs.getI64IntegerAttr(regs->consumer)),
+                  }));
+  }
+};
+} // namespace

@@ -1,0 +1,237 @@
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies,tile-allocate-shared,tile-warp-specialize))' | FileCheck %s
+
+// The input is tile-stage-shared's output; tile-pipeline-copies makes the
+// two-stage ring, tile-tma-copies moves it to the TMA unit and
+// tile-allocate-shared places the buffers, as in flashc's pipeline.
+
+// Two consumer warpgroups (8 warps): the producer is threads [256, 384),
+// setmaxnreg 24 / 240. The producer's first warp (tid < 288) runs the
+// prologue's copies and a loop over the same range with only the body's
+// copies (marked tile.tma_producer), with what their operands need; the
+// consumers keep the rest: no copies, no barrier after the full wait, which
+// releases the slot (tile.tma_release). The buffers stay above the split.
+// CHECK-LABEL: func.func @ring(
+// CHECK-SAME:      tile.warp_specialize = {consumer_regs = 240 : i64, consumer_warps = 8 : i32, producer_regs = 24 : i64}
+// CHECK:         %[[KB:.*]] = tile.local_alloc {offset = 0 : i64}
+// CHECK:         %[[VB:.*]] = tile.local_alloc {offset = 32768 : i64}
+// CHECK:         %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK:         %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c256_i32
+// CHECK:         scf.if %[[PRODUCER]] {
+// CHECK-NEXT:      nvvm.setmaxregister decrease 24
+// CHECK:           %[[WARP0:.*]] = arith.cmpi ult, %[[TID]], %c288_i32
+// CHECK:           scf.if %[[WARP0]] {
+// CHECK-NOT:         nvvm.barrier
+// CHECK:             tile.async_copy %arg0{{.*}} into %[[KB]]{{.*}} {tile.tma_barrier = 0 : i64, tile.tma_producer, tile.tma_swizzle = "128B"}
+// CHECK-NEXT:        tile.async_copy %arg1{{.*}} into %[[VB]]{{.*}} {tile.tma_barrier = 0 : i64, tile.tma_producer, tile.tma_swizzle = "128B"}
+// CHECK:             scf.for %[[I:.*]] = %arg3 to %arg4 step
+// CHECK-NOT:           tile.local_load
+// CHECK:               %[[NEXT:.*]] = arith.addi %[[I]],
+// CHECK:               tile.async_copy %arg0[%arg2, %[[NEXT]], {{.*}} into %[[KB]]{{.*}}tile.tma_producer
+// CHECK-NEXT:          tile.async_copy %arg1[%arg2, %[[NEXT]], {{.*}} into %[[VB]]{{.*}}tile.tma_producer
+// CHECK-NEXT:        }{{$}}
+// CHECK-NEXT:      }{{$}}
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      nvvm.setmaxregister increase 240
+// CHECK-NOT:       tile.async_copy
+// CHECK:           scf.for
+// CHECK:             tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_release, tile.tma_stages = 2 : i64}
+// CHECK-NEXT:        tile.local_load %[[KB]]
+// CHECK-NEXT:        tile.local_load %[[VB]]
+// CHECK-NEXT:        scf.yield
+// CHECK:           tile.async_wait 0{{$}}
+// CHECK-NEXT:    } {tile.warp_roles}
+// CHECK-NEXT:    return
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[B, N, 128], f16>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @ring(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
+
+// -----
+
+// Q's buffer shares bytes with K's ring: the consumers load Q, pass the
+// barrier tile-allocate-shared put before the ring's first copy, and hand
+// the bytes over (bar.arrive 2 over the 256 consumers and the producer's
+// warp); the producer syncs on it before its first copy.
+// CHECK-LABEL: func.func @handover(
+// CHECK:         scf.if
+// CHECK:           scf.if
+// CHECK-NOT:         tile.async_copy
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %[[N:.*]]{{$}}
+// CHECK-NEXT:        tile.async_copy %arg1{{.*}}tile.tma_producer
+// CHECK:         } else {
+// CHECK:           tile.async_copy %arg0{{.*}} : !tile.global
+// CHECK-NEXT:      tile.async_commit
+// CHECK-NEXT:      tile.async_wait 0
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.local_load
+// CHECK:           tile.barrier
+// CHECK:           %[[N2:.*]] = arith.constant 288 : i32
+// CHECK:           nvvm.barrier.arrive id = %{{.*}} number_of_threads = %[[N2]]
+// CHECK:           scf.for
+// CHECK-NOT:         tile.barrier
+// CHECK:           } {flash.keep}
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[B, N, 128], f16>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @handover(%Q: !K, %K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %qb = tile.local_alloc : !buf
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  tile.async_copy %Q[%b, %c0, %c0] window [1, 2] into %qb[%c0] : !K -> !buf
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %q = tile.local_load %qb[%c0] : !buf -> tensor<64x128xf16, #dot_a>
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
+
+// -----
+
+// Left alone: one warpgroup (4 warps, 255 registers per thread already),
+// five (no register split for them).
+// CHECK-LABEL: func.func @one_warpgroup(
+// CHECK-NOT:     tile.warp_specialize
+// CHECK-NOT:     nvvm.
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy
+// CHECK-LABEL: func.func @five_warpgroups(
+// CHECK-NOT:     tile.warp_specialize
+// CHECK-NOT:     nvvm.
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[B, N, 128], f16>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @one_warpgroup(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+func.func @five_warpgroups(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 20 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
+// -----
+
+// Left alone: no TMA ring (sm_80 .. sm_90, cp.async).
+// CHECK-LABEL: func.func @no_tma(
+// CHECK-NOT:     tile.warp_specialize
+// CHECK-NOT:     nvvm.
+// CHECK:         tile.async_commit
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[B, N, 128], f16>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module {
+func.func @no_tma(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
