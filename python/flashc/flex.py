@@ -40,6 +40,14 @@ class _Tracer:
     def __init__(self, what):
         self.what = what
         self.lines = []
+        self.tensor = None
+
+    def capture(self, array):
+        """Records the tensor a gather reads: ModTensor, one per kernel."""
+        if self.tensor is not None and self.tensor is not array:
+            self.fail("reads two captured tensors: attention() passes its modifiers one "
+                      "(ModTensor)")
+        self.tensor = array
 
     def bind(self, expr, kind, dims):
         name = f"v{len(self.lines)}"
@@ -91,11 +99,13 @@ class _Value:
 
     __array_priority__ = 1000
 
-    def __init__(self, tracer, text, kind, dims):
+    def __init__(self, tracer, text, kind, dims, source=None):
         self._tracer = tracer
         self.text = text
         self.kind = kind
         self.dims = frozenset(dims)
+        # (name, dim) of the arguments b, h, q_idx, kv_idx: a gather's entries.
+        self.source = source
 
     # Operands ---------------------------------------------------------------
     def _operand(self, other, op):
@@ -229,8 +239,7 @@ class _Value:
 
     def __index__(self):
         self._tracer.fail("indexing a captured array by a traced index cannot be traced: "
-                          "attention() passes a modifier no tensors, so it has no gather "
-                          "to read one")
+                          "wrap the array as flashc.flex.Captured(array)")
 
     def __int__(self):
         self._tracer.fail("int() of a traced value cannot be traced")
@@ -288,10 +297,9 @@ class _Value:
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", str(func))
         tracer = next(a._tracer for a in _flatten(args) if isinstance(a, _Value))
-        if name == "__getitem__":
-            tracer.fail("indexing a captured tensor by a traced index cannot be traced: "
-                        "attention() passes a modifier no tensors, so it has no gather to "
-                        "read one")
+        if name == "__getitem__" and not isinstance(args[0], _Value):
+            index = args[1] if isinstance(args[1], tuple) else (args[1],)
+            return _gather(tracer, args[0], index)
         if kwargs:
             if name == "clamp":
                 return clamp(*args, **kwargs)
@@ -446,51 +454,74 @@ def _describe(fn):
     return f"'{name}'"
 
 
-def trace_score_mod(fn, name="flex_score_mod"):
-    """The tile function `name(score, b, h, rows, cols)` computing fn(score,
-    b, h, q_idx, kv_idx) on a block of scores [M, N]."""
-    tracer = _Tracer(f"score_mod {_describe(fn)}")
-    result = _call(tracer, fn, 5)
-    if not isinstance(result, _Value):
-        number = _number(result)
-        if number is None or isinstance(number, bool):
-            tracer.fail(f"returns {type(result).__name__}, not a score")
-        body = f"full([M, N], {_literal(number, 'f32')}, f32)"
-    elif result.kind == "bool":
-        tracer.fail("returns a mask, not a score (a mask belongs in mask_mod)")
-    else:
-        body = result._as(result.text, result.kind, "f32")
-        if result.dims != {"M", "N"}:
-            body = f"{body} + zeros([M, N], f32)"
-    return (f"fn {name}(score: f32[M, N], b: int, h: int, rows: i32[M], cols: i32[N]) "
-            f"-> f32[M, N] {{\n" + "".join(line + "\n" for line in tracer.lines) +
-            f"  return {body};\n}}\n")
+class Captured:
+    """An array or tensor a modifier reads by index: `doc = Captured(ids)`,
+    then `doc[q_idx] == doc[kv_idx]` in a mask_mod. Indexed by b, h, q_idx,
+    kv_idx or int constants (one entry per dim, at most one of q_idx and
+    kv_idx), it is a gather of the kernel's tensor parameter ModTensor when
+    traced, and the array's own indexing otherwise (a NumPy reference)."""
+
+    def __init__(self, array):
+        self.array = array
+        self.shape = tuple(array.shape)
+
+    def __getitem__(self, index):
+        entries = index if isinstance(index, tuple) else (index,)
+        first = _traced(*entries)
+        if first is None:
+            return self.array[index]
+        return _gather(first._tracer, self.array, entries)
 
 
-def trace_mask_mod(fn, name="flex_mask_mod"):
-    """The tile function `name(b, h, rows, cols)` computing fn(b, h, q_idx,
-    kv_idx): a bool [M, N], or a constant."""
-    tracer = _Tracer(f"mask_mod {_describe(fn)}")
-    result = _call(tracer, fn, 4)
-    if not isinstance(result, _Value):
-        number = _number(result)
-        if not isinstance(number, bool):
-            tracer.fail(f"returns {type(result).__name__}, not a mask (bool)")
-        body = _literal(number, "bool")
-    elif result.kind != "bool":
-        tracer.fail(f"returns {result.kind} values, not a mask (bool): compare them")
-    else:
-        body = result.text
-        if result.dims != {"M", "N"}:
-            body = f"full([M, N], true, bool) && {body}"
-    return (f"fn {name}(b: int, h: int, rows: i32[M], cols: i32[N]) {{\n" +
-            "".join(line + "\n" for line in tracer.lines) + f"  return {body};\n}}\n")
+def _element(array):
+    """The element type of ModTensor for a captured array or tensor."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(array, torch.Tensor):
+        if array.dtype == torch.bool:
+            return "bool"
+        return "f32" if array.dtype.is_floating_point else "i32"
+    return {"b": "bool", "i": "i32", "u": "i32", "f": "f32"}.get(np.asarray(array).dtype.kind)
+
+
+def _gather(tracer, array, entries):
+    shape = tuple(array.shape)
+    if len(entries) != len(shape):
+        tracer.fail(f"a captured tensor of shape {shape} is indexed by {len(entries)} "
+                    f"entries: one per dim is traced")
+    texts, tile_dim = [], None
+    for entry in entries:
+        if isinstance(entry, _Value):
+            if entry.source is None:
+                tracer.fail("a captured tensor is indexed by b, h, q_idx, kv_idx or int "
+                            "constants only, not by values computed from them")
+            text, dim = entry.source
+            if dim is not None:
+                if tile_dim is not None:
+                    tracer.fail("a captured tensor indexed by both q_idx and kv_idx (a "
+                                "gather of [M, N] elements) cannot be traced")
+                tile_dim = dim
+            texts.append(text)
+        else:
+            number = _number(entry)
+            if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+                tracer.fail(f"a captured tensor's index {entry!r} is not a traced index or "
+                            "an int >= 0")
+            texts.append(str(number))
+    kind = _element(array)
+    if kind is None:
+        tracer.fail(f"a captured tensor of dtype {array.dtype} cannot be read: bool, int "
+                    "or float")
+    tracer.capture(array)
+    expand = {"M": "[:, None]", "N": "[None, :]", None: ""}[tile_dim]
+    return tracer.bind(f"load(ModTensor[{', '.join(texts)}]){expand}", kind,
+                       () if tile_dim is None else (tile_dim,))
 
 
 def _call(tracer, fn, arity):
-    args = [_Value(tracer, "b", "i32", ()), _Value(tracer, "h", "i32", ()),
-            _Value(tracer, "rows[:, None]", "i32", ("M",)),
-            _Value(tracer, "cols[None, :]", "i32", ("N",))]
+    args = [_Value(tracer, "b", "i32", (), ("b", None)),
+            _Value(tracer, "h", "i32", (), ("h", None)),
+            _Value(tracer, "rows[:, None]", "i32", ("M",), ("rows", "M")),
+            _Value(tracer, "cols[None, :]", "i32", ("N",), ("cols", "N"))]
     if arity == 5:
         args.insert(0, _Value(tracer, "score", "f32", ("M", "N")))
     try:
@@ -499,48 +530,120 @@ def _call(tracer, fn, arity):
         raise
     except IndexError as e:
         # NumPy refuses a traced index before asking it for an int.
-        tracer.fail(f"indexing a captured array by a traced index cannot be traced: "
-                    f"attention() passes a modifier no tensors, so it has no gather to read "
-                    f"one ({e})")
-    except (TypeError, ValueError, IndexError, AttributeError) as e:
+        tracer.fail(f"indexing a captured array by a traced index cannot be traced: wrap "
+                    f"the array as flashc.flex.Captured(array) ({e})")
+    except (TypeError, ValueError, AttributeError) as e:
         tracer.fail(f"cannot be traced: {type(e).__name__}: {e}")
 
 
-def _modifier_source(mod, kind):
-    """(tile source, function name) of a score_mod or mask_mod: text
-    defining `fn <kind>(...)`, or a Python function to trace."""
-    if isinstance(mod, str):
-        if not re.search(rf"\bfn\s+{kind}\s*\(", mod):
-            raise ValueError(f"{kind} as tile source must define 'fn {kind}(...)'")
-        return mod, kind
-    if not callable(mod):
-        raise TypeError(f"{kind} must be a Python function or tile source, "
-                        f"not {type(mod).__name__}")
-    name = "flex_" + kind
-    trace = trace_score_mod if kind == "score_mod" else trace_mask_mod
-    return trace(mod, name), name
+def _trace(fn, kind):
+    """(tracer, return expression) of a Python score_mod or mask_mod."""
+    tracer = _Tracer(f"{kind} {_describe(fn)}")
+    result = _call(tracer, fn, 5 if kind == "score_mod" else 4)
+    if kind == "score_mod":
+        if not isinstance(result, _Value):
+            number = _number(result)
+            if number is None or isinstance(number, bool):
+                tracer.fail(f"returns {type(result).__name__}, not a score")
+            return tracer, f"full([M, N], {_literal(number, 'f32')}, f32)"
+        if result.kind == "bool":
+            tracer.fail("returns a mask, not a score (a mask belongs in mask_mod)")
+        body = result._as(result.text, result.kind, "f32")
+        if result.dims != {"M", "N"}:
+            body = f"{body} + zeros([M, N], f32)"
+        return tracer, body
+    if not isinstance(result, _Value):
+        number = _number(result)
+        if not isinstance(number, bool):
+            tracer.fail(f"returns {type(result).__name__}, not a mask (bool)")
+        return tracer, _literal(number, "bool")
+    if result.kind != "bool":
+        tracer.fail(f"returns {result.kind} values, not a mask (bool): compare them")
+    if result.dims != {"M", "N"}:
+        return tracer, f"full([M, N], true, bool) && {result.text}"
+    return tracer, result.text
 
 
-def kernel_source(score_mod=None, mask_mod=None, return_lse=False):
-    """The tile program flex_attention compiles: kernels/lib/attention.tile's
-    attention() with the modifiers."""
-    parts = ['import "lib/attention.tile";\n']
-    keywords = ""
+def _function(kind, name, lines, body, tensor):
+    extra = ", ModTensor: tensor" if tensor else ""
+    if kind == "score_mod":
+        head = (f"fn {name}(score: f32[M, N], b: int, h: int, rows: i32[M], cols: i32[N]"
+                f"{extra}) -> f32[M, N]")
+    else:
+        head = f"fn {name}(b: int, h: int, rows: i32[M], cols: i32[N]{extra})"
+    return head + " {\n" + "".join(line + "\n" for line in lines) + f"  return {body};\n}}\n"
+
+
+def trace_score_mod(fn, name="flex_score_mod"):
+    """The tile function `name(score, b, h, rows, cols)` (and ModTensor when
+    it reads a Captured array) computing fn(score, b, h, q_idx, kv_idx) on a
+    block of scores [M, N]."""
+    tracer, body = _trace(fn, "score_mod")
+    return _function("score_mod", name, tracer.lines, body, tracer.tensor is not None)
+
+
+def trace_mask_mod(fn, name="flex_mask_mod"):
+    """The tile function `name(b, h, rows, cols)` (and ModTensor) computing
+    fn(b, h, q_idx, kv_idx): a bool [M, N], or a constant."""
+    tracer, body = _trace(fn, "mask_mod")
+    return _function("mask_mod", name, tracer.lines, body, tracer.tensor is not None)
+
+
+def _program(score_mod=None, mask_mod=None, return_lse=False):
+    """(source, captured tensor or None) of the kernel flex_attention runs."""
+    traced, sources = {}, {}
     for mod, kind in ((score_mod, "score_mod"), (mask_mod, "mask_mod")):
         if mod is None:
             continue
-        text, name = _modifier_source(mod, kind)
-        if text not in parts:
-            parts.append(text)
+        if isinstance(mod, str):
+            if not re.search(rf"\bfn\s+{kind}\s*\(", mod):
+                raise ValueError(f"{kind} as tile source must define 'fn {kind}(...)'")
+            sources[kind] = mod
+        elif callable(mod):
+            traced[kind] = _trace(mod, kind)
+        else:
+            raise TypeError(f"{kind} must be a Python function or tile source, "
+                            f"not {type(mod).__name__}")
+    tensors = [t.tensor for t, _ in traced.values() if t.tensor is not None]
+    if len(tensors) == 2 and tensors[0] is not tensors[1]:
+        raise TraceError("score_mod and mask_mod read two captured tensors: attention() "
+                         "passes its modifiers one (ModTensor)")
+    tensor = tensors[0] if tensors else None
+    if tensor is not None and sources:
+        raise TraceError(f"{' and '.join(sources)} as tile source cannot be combined with a "
+                         "traced modifier that reads a captured tensor")
+    parts = ['import "lib/attention.tile";\n']
+    keywords = ""
+    for kind in ("score_mod", "mask_mod"):
+        name = "flex_" + kind
+        if kind in sources:
+            if sources[kind] not in parts:
+                parts.append(sources[kind])
+            name = kind
+        elif kind in traced:
+            tracer, body = traced[kind]
+            parts.append(_function(kind, name, tracer.lines, body, tensor is not None))
+        elif tensor is not None:
+            # With ModTensor both modifiers take it: the default, spelled out.
+            body = "score" if kind == "score_mod" else "true"
+            parts.append(_function(kind, name, [], body, True))
+        else:
+            continue
         keywords += f",\n                            {kind} = {name}"
-    lse_param = "LSE: f32[B, H, Nq], " if return_lse else ""
+    params = ""
+    if return_lse:
+        params += "LSE: f32[B, H, Nq], "
+    if tensor is not None:
+        dims = ", ".join(f"MT{i}" for i in range(len(tensor.shape)))
+        params += f"ModTensor: {_element(tensor)}[{dims}], "
+        keywords += ",\n                            mod_tensor = true, ModTensor = ModTensor"
     lse_store = ("\n  store(LSE[b, h, start_m : start_m + BLOCK_M], log_sum_exp(m, l));"
                  if return_lse else "")
     parts.append(f"""
 kernel flex_attention<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_DIM,
                       BLOCK_M: int = 64, BLOCK_N: int = 64, STAGES: int = 2>(
     Q: T[B, H, Nq, HEAD_DIM], K: T[B, H_KV, Nk, HEAD_DIM], V: T[B, H_KV, Nk, HEAD_DIM_V],
-    O: T[B, H, Nq, HEAD_DIM_V], {lse_param}sm_scale: f32)
+    O: T[B, H, Nq, HEAD_DIM_V], {params}sm_scale: f32)
 {{
   grid(cdiv(Nq, BLOCK_M), B * H);
   let b = program_id(1) / H;
@@ -551,7 +654,32 @@ kernel flex_attention<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_
   store(O[b, h, start_m : start_m + BLOCK_M, :], cast(finalize(acc, l), T));{lse_store}
 }}
 """)
-    return "\n".join(parts)
+    return "\n".join(parts), tensor
+
+
+def kernel_source(score_mod=None, mask_mod=None, return_lse=False):
+    """The tile program flex_attention compiles: kernels/lib/attention.tile's
+    attention() with the modifiers."""
+    return _program(score_mod, mask_mod, return_lse)[0]
+
+
+def _tensor_argument(arrays, tensor):
+    """A captured array or tensor as ModTensor: bool, int32 or float32,
+    contiguous."""
+    kind = _element(tensor)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(tensor, torch.Tensor):
+        dtype = {"bool": torch.bool, "i32": torch.int32, "f32": torch.float32}[kind]
+        converted = tensor.detach().to(dtype).contiguous()
+        if kind == "i32" and tensor.numel() and not bool((converted == tensor).all()):
+            raise OverflowError("a captured int tensor does not fit int32")
+        return converted
+    array = np.asarray(tensor)
+    dtype = {"bool": np.bool_, "i32": np.int32, "f32": np.float32}[kind]
+    converted = np.ascontiguousarray(array, dtype=dtype)
+    if kind == "i32" and not np.array_equal(converted, array):
+        raise OverflowError("a captured int array does not fit int32")
+    return converted
 
 
 @functools.lru_cache(maxsize=64)
@@ -615,7 +743,7 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable
     constants = {"T": _attention.element_type(arrays.dtype_name(q)), "HEAD_DIM": padded,
                  "HEAD_DIM_V": padded_v, "BLOCK_M": block_m, "BLOCK_N": block_n}
     constants.update(kernel_options or {})
-    source = kernel_source(score_mod, mask_mod, return_lse)
+    source, tensor = _program(score_mod, mask_mod, return_lse)
     compiled = _kernel(source, arch, tuple(sorted(constants.items())))
     Q = arrays.contiguous(arrays.pad_last(q, padded))
     K = arrays.contiguous(arrays.pad_last(k, padded))
@@ -624,6 +752,8 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable
     args = {"Q": Q, "K": K, "V": V, "O": O}
     if return_lse:
         args["LSE"] = arrays.empty(Q, tuple(Q.shape[:3]), float32=True)
+    if tensor is not None:
+        args["ModTensor"] = _tensor_argument(arrays, tensor)
     sm_scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     _attention.run(compiled, arrays, target, args, sm_scale=sm_scale)
     out = arrays.take_last(O, head_dim_v)

@@ -186,6 +186,36 @@ def test_traced_source():
     assert "where(" in text
 
 
+def test_document_mask_and_table_from_captured_arrays():
+    """Captured arrays read by index: a document id per token (FlexAttention's
+    document masking, with the causal mask) and a bias per (batch, head)
+    read by a score_mod: gathers of the kernel's ModTensor."""
+    q, k, v = inputs(b=2, nq=70, nk=70)
+    doc_ids = np.repeat(np.arange(5), [10, 25, 5, 21, 9])
+    doc = flex.Captured(doc_ids)
+
+    def document_causal(b, h, q_idx, kv_idx):
+        return (doc[q_idx] == doc[kv_idx]) & (q_idx >= kv_idx)
+
+    for target in ("interp", "emulate"):
+        out = flashc.flex_attention(q, k, v, mask_mod=document_causal, target=target,
+                                    kernel_options=SMALL)
+        want, _ = reference(q, k, v, mask_mod=document_causal)
+        assert relative_error(out, want) < TOLERANCE
+    plain, _ = reference(q, k, v, mask_mod=causal)
+    assert relative_error(plain, want) > 10 * TOLERANCE
+
+    table = flex.Captured(np.array([[0.5, -1.0], [2.0, 0.25]]))
+
+    def head_bias(score, b, h, q_idx, kv_idx):
+        return score * table[b, h] - 0.1 * abs(q_idx - kv_idx)
+
+    out = flashc.flex_attention(q, k, v, head_bias, causal, kernel_options=SMALL)
+    want, _ = reference(q, k, v, head_bias, causal)
+    assert relative_error(out, want) < TOLERANCE
+    assert "load(ModTensor[b, h])" in flex.trace_score_mod(head_bias)
+
+
 def test_floor_division_and_modulo_match_python():
     def blocks(b, h, q_idx, kv_idx):
         return ((kv_idx - q_idx) // 8 == 0) | ((q_idx - kv_idx) % 5 == 0)
@@ -204,8 +234,21 @@ def test_untraceable_modifiers():
         return doc[q_idx] == doc[kv_idx]
 
     with pytest.raises(flex.TraceError, match=r"mask_mod 'test_untraceable_modifiers."
-                       r"<locals>.document' \(.*test_flex.py:\d+\): indexing a captured array"):
+                       r"<locals>.document' \(.*test_flex.py:\d+\): indexing a captured array"
+                       r".*flashc.flex.Captured"):
         flashc.flex_attention(q, k, v, mask_mod=document)
+    ids = flex.Captured(doc)
+    with pytest.raises(flex.TraceError, match="not by values computed from them"):
+        flashc.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: ids[i // 2] == ids[j])
+    pair = flex.Captured(np.zeros((16, 16), np.int32))
+    with pytest.raises(flex.TraceError, match="both q_idx and kv_idx"):
+        flashc.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: pair[i, j] == 0)
+    with pytest.raises(flex.TraceError, match="indexed by 1 entries"):
+        flashc.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: pair[i] == 0)
+    other = flex.Captured(doc.copy())
+    with pytest.raises(flex.TraceError, match="two captured tensors"):
+        flashc.flex_attention(q, k, v, lambda s, b, h, i, j: s + other[j],
+                              lambda b, h, i, j: ids[i] == ids[j])
 
     def branchy(score, b, h, q_idx, kv_idx):
         return score if q_idx > kv_idx else -score
