@@ -7,8 +7,9 @@ mask_mod(...)`) or a Python function, traced to a tile function by calling
 it once on symbolic values (_Value) that record each operation as a `let`
 of the function's body. Python operators, the functions of this module
 (where, exp, tanh, ...), NumPy's ufuncs and np.where, and torch's functions
-(through __torch_function__) are traced; what has no tile form (indexing a
-captured array, Python control flow on a traced value) raises TraceError
+(through __torch_function__) are traced, and so is indexing a Captured
+array (a gather of the kernel's ModTensor); what has no tile form (Python
+control flow on a traced value, arithmetic with an array) raises TraceError
 naming the modifier and the operation.
 """
 import functools
