@@ -276,3 +276,23 @@ def test_shapes_and_gqa_are_checked():
         flashc.flex_attention(q, k, v)
     with pytest.raises(ValueError, match="do not agree"):
         flashc.flex_attention(q, k[:, :, :10], v)
+
+
+def test_bf16_and_another_captured_array_reuses_the_kernel():
+    """bf16 operands (T = bf16); a second array of the same rank and dtype
+    runs on the same kernel with its own values."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    q, k, v = (x.astype(ml_dtypes.bfloat16) for x in inputs(nq=40, nk=40))
+    flex._kernel.cache_clear()
+    for runs in ([8, 12, 20], [30, 5, 5]):
+        doc = flex.Captured(np.repeat(np.arange(3), runs))
+
+        def document(b, h, q_idx, kv_idx):
+            return doc[q_idx] == doc[kv_idx]
+
+        out = flashc.flex_attention(q, k, v, mask_mod=document, kernel_options=SMALL)
+        assert out.dtype == q.dtype
+        want, _ = reference(q.astype(np.float32), k.astype(np.float32),
+                            v.astype(np.float32), mask_mod=document)
+        assert relative_error(out.astype(np.float32), want) < 1e-2
+    assert flex._kernel.cache_info().misses == 1
