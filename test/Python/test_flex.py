@@ -296,3 +296,19 @@ def test_bf16_and_another_captured_array_reuses_the_kernel():
                             v.astype(np.float32), mask_mod=document)
         assert relative_error(out.astype(np.float32), want) < 1e-2
     assert flex._kernel.cache_info().misses == 1
+
+
+def test_many_traced_operations():
+    """NumPy's functions on traced values: each maps to its tile builtin."""
+    def busy(score, b, h, q_idx, kv_idx):
+        near = np.abs(q_idx - kv_idx) * 1.0
+        bounded = np.clip(score, -1.0, 2.0) + np.maximum(score, 0.0) * 0.5
+        smooth = flex.sigmoid(score) + np.sqrt(np.exp(score / 4.0)) - np.log(1.0 + near)
+        return np.where(q_idx > kv_idx, bounded, smooth) - 0.01 * near ** 2
+
+    q, k, v = inputs()
+    for target in ("interp", "emulate"):
+        out = flashc.flex_attention(q, k, v, busy, lambda b, h, i, j: ~(i < j) | (j == 0),
+                                    target=target, kernel_options=SMALL)
+        want, _ = reference(q, k, v, busy, lambda b, h, i, j: ~(i < j) | (j == 0))
+        assert relative_error(out, want) < TOLERANCE
