@@ -13,6 +13,7 @@ from .kernel import DEFAULT_ARCH, OPTIONS, Kernel, compile
 from .attention import attention
 from .backward import attention_backward, attention_varlen_backward
 from .inference import attention_varlen, attention_with_kvcache
+from .flex import flex_attention
 
 
 def __getattr__(name):
@@ -44,4 +45,5 @@ __all__ = [
     "attention_with_kvcache",
     "cache",
     "compile",
+    "flex_attention",
 ]

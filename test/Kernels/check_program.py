@@ -118,11 +118,13 @@ def prog_attention_lse(rng, s, d):
         {"O": out, "LSE": lse}
 
 
-def prog_flex_attention(rng, s, d):
+def prog_flex_attention(rng, s, d, doc_tensor=False):
     """flex_attention.tile and flex_attention_lib.tile: VARIANT 1 subtracts SLOPE * (h + 1) * |i - j| from
     the scaled scores and keeps keys with 0 <= i - j <= WINDOW; VARIANT 2
-    keeps the window only; VARIANT 0 is plain attention. SLOPE is the
-    kernel's default (0.125): -D passes integers here."""
+    keeps the window only; VARIANT 0 is plain attention; VARIANT 3
+    (flex_attention_lib.tile) keeps keys j <= i of the query's document,
+    Doc[i] == Doc[j], where Doc numbers runs of 1 to 40 tokens. SLOPE is
+    the kernel's default (0.125): -D passes integers here."""
     b, h, nq, nk, dim = s["B"], s["H"], s["Nq"], s["Nk"], d.get("HEAD_DIM", 64)
     variant, window, slope = d.get("VARIANT", 1), d.get("WINDOW", 24), 0.125
     q, k, v = f16(rng, (b, h, nq, dim)), f16(rng, (b, h, nk, dim)), \
@@ -136,19 +138,26 @@ def prog_flex_attention(rng, s, d):
         scores = scores - slopes[None, :, None, None] * np.abs(behind)
     if variant in (1, 2):
         scores = np.where((behind >= 0) & (behind <= window), scores, -np.inf)
+    doc = np.repeat(np.arange(nk), rng.integers(1, 41, nk))[:nk].astype(np.int32)
+    if variant == 3:
+        same = doc[:nq, None] == doc[None, :]
+        scores = np.where(same & (behind >= 0), scores, -np.inf)
     row_max = scores.max(axis=-1, keepdims=True)
     p = np.exp(scores - row_max)
     out = np.einsum("bhij,bhjd->bhid", p / p.sum(axis=-1, keepdims=True),
                     v.astype(np.float64))
-    return {"Q": q, "K": k, "V": v, "sm_scale": float(sm_scale)}, \
-        {"O": ("f16", (b, h, nq, dim))}, {"O": out}
+    inputs = {"Q": q, "K": k, "V": v, "sm_scale": float(sm_scale)}
+    if doc_tensor:
+        inputs["Doc"] = doc
+    return inputs, {"O": ("f16", (b, h, nq, dim))}, {"O": out}
 
 
 PROGRAMS = {
     "dot": prog_dot, "dot_tiled": prog_dot, "dot_nt": prog_dot_nt, "broadcast": prog_broadcast,
     "reduce": prog_reduce, "reduce_tiled": prog_reduce, "cube": prog_cube, "alibi": prog_alibi,
     "alibi_tiled": prog_alibi, "attention_lse": prog_attention_lse,
-    "flex_attention": prog_flex_attention, "flex_attention_lib": prog_flex_attention,
+    "flex_attention": prog_flex_attention,
+    "flex_attention_lib": lambda rng, s, d: prog_flex_attention(rng, s, d, doc_tensor=True),
 }
 DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 
