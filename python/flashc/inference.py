@@ -36,11 +36,11 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
         kv = {"K": arrays.contiguous(k), "V": arrays.contiguous(v), "K_cache": unread,
               "V_cache": unread, "block_table": arrays.array([[0]], q, int32=True)}
     else:
-        page_size = _check_varlen_pages(cu_seqlens_k, block_table, k, v, batch)
+        table = arrays.array(block_table, q, int32=True)
+        page_size = _check_varlen_pages(cu_k, table, k, v, batch)
         unread = arrays.empty(q, (1, kv_heads, padded))
         kv = {"K": unread, "V": unread, "K_cache": arrays.contiguous(k),
-              "V_cache": arrays.contiguous(v),
-              "block_table": arrays.array(block_table, q, int32=True)}
+              "V_cache": arrays.contiguous(v), "block_table": table}
     constants = mask_constants(padded, causal, window_size, softcap) + (
         ("ALIBI", alibi_slopes is not None), ("PAGED", block_table is not None),
         ("PAGE_SIZE", page_size))
@@ -67,7 +67,8 @@ def _varlen_slopes(arrays, q, alibi_slopes, batch):
 def _check_varlen_pages(cu_seqlens_k, block_table, k_cache, v_cache, batch):
     """flash_attn_varlen_func's paged cache: k_cache and v_cache [num_blocks,
     page_block_size, H_KV, D] alike, block_table [B, max_pages] holding every
-    sequence's keys. Returns page_block_size."""
+    sequence's keys (cu_seqlens_k and block_table: the backend's int32
+    arrays). Returns page_block_size."""
     if len(k_cache.shape) != 4 or tuple(k_cache.shape) != tuple(v_cache.shape):
         raise ValueError("with block_table, k and v must be paged caches [num_blocks, "
                          "page_block_size, H_KV, D] of one shape, not %s and %s"
