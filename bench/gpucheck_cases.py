@@ -158,7 +158,9 @@ def launch_shapes(kernel, defines, size):
         b1 = len(s["lq"]) + 1
         return ({"Q": (tq, s["H"], d), "K": (tk, s["H_KV"], d), "V": (tk, s["H_KV"], d),
                  "cu_seqlens_q": (b1,), "cu_seqlens_k": (b1,), "O": (tq, s["H"], d),
-                 "LSE": (s["H"], tq)}, {"max_seqlen_q": max(s["lq"])})
+                 "LSE": (s["H"], tq), "Slopes": (1, s["H"]),
+                 "K_cache": (1, 1, s["H_KV"], d), "V_cache": (1, 1, s["H_KV"], d),
+                 "block_table": (1, 1)}, {"max_seqlen_q": max(s["lq"])})
     if fam in ("kvcache", "kvcache_split", "kvcache_append"):
         lens = s["lens"]
         if fam == "kvcache_append":

@@ -159,7 +159,12 @@ def check_varlen(torch, kernel, defines, size, get):
     cu = lambda ls: torch.tensor([0] + list(_cumsum(ls)), dtype=torch.int32, device="cuda")
     x = {"Q": randn(torch, shapes["Q"], half), "K": randn(torch, shapes["K"], half),
          "V": randn(torch, shapes["V"], half), "cu_seqlens_q": cu(lq), "cu_seqlens_k": cu(lk),
-         "O": nan(torch, shapes["O"], half), "LSE": nan(torch, shapes["LSE"], torch.float32)}
+         "O": nan(torch, shapes["O"], half), "LSE": nan(torch, shapes["LSE"], torch.float32),
+         # Not read without ALIBI and PAGED.
+         "Slopes": nan(torch, shapes["Slopes"], torch.float32),
+         "K_cache": nan(torch, shapes["K_cache"], half),
+         "V_cache": nan(torch, shapes["V_cache"], half),
+         "block_table": torch.zeros(shapes["block_table"], dtype=torch.int32, device="cuda")}
     scale = 1.0 / math.sqrt(defines["HEAD_DIM"])
     get(kernel, defines)(x, dict(ints, sm_scale=scale))
     torch.cuda.synchronize()

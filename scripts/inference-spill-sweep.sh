@@ -3,7 +3,8 @@
 # for HEAD_DIM 16..256 step 16 x the modes of docs/kernels.md's inference
 # register table (flash_attn_kvcache and _split: PACK_GQA off and on x
 # PAGE_SIZE 16 and 256 x CAUSAL off and on, and LEFTPAD with ALIBI at
-# PAGE_SIZE 16; flash_attn_varlen: CAUSAL off and on; kvcache_append:
+# PAGE_SIZE 16; flash_attn_varlen: CAUSAL off and on, each with ALIBI, with
+# PAGED at PAGE_SIZE 16 and 256, and with both; kvcache_append:
 # PAGE_SIZE 16 and 256; kvcache_rotary: ROTARY_DIM 16, interleaved or not)
 # x {sm_80, sm_90} and prints each
 # configuration whose `ptxas -v` reports spill bytes (expected: none),
@@ -23,7 +24,10 @@ kernels=("$@")
 source "$root/scripts/spill-sweep-lib.sh"
 modes() { # the -D options of each mode of kernel $1
   case $1 in
-  flash_attn_varlen*) printf '%s\n' "" "-D CAUSAL=true" ;;
+  flash_attn_varlen*) for c in "" " -D CAUSAL=true"; do
+       printf '%s\n' "${c# }" "-D ALIBI=true$c" "-D PAGED=true -D PAGE_SIZE=16$c" \
+         "-D PAGED=true -D PAGE_SIZE=256$c" "-D PAGED=true -D PAGE_SIZE=256 -D ALIBI=true$c"
+     done ;;
   flash_attn_kvcache_combine*) echo "" ;;
   kvcache_append*) printf '%s\n' "" "-D PAGE_SIZE=256" ;;
   kvcache_rotary*) printf '%s\n' "-D ROTARY_DIM=16" "-D ROTARY_DIM=16 -D INTERLEAVED=false" ;;

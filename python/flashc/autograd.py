@@ -47,20 +47,23 @@ def flash_attn_varlen_function():
     class FlashAttnVarlenFunc(torch.autograd.Function):
         """apply(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         max_seqlen_k, softmax_scale, causal, window_size, softcap,
-        deterministic, target, arch) -> (out, softmax_lse); only q, k and v
-        have gradients."""
+        alibi_slopes, deterministic, target, arch) -> (out, softmax_lse); only
+        q, k and v have gradients."""
 
         @staticmethod
         def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                    softmax_scale, causal, window_size, softcap, deterministic, target, arch):
+                    softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
+                    target, arch):
             out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                         max_seqlen_k, softmax_scale, causal, window_size,
-                                        softcap, return_lse=True, target=target, arch=arch)
+                                        softcap, return_lse=True, target=target, arch=arch,
+                                        alibi_slopes=alibi_slopes)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.lengths = (cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
             ctx.options = dict(softmax_scale=softmax_scale, causal=causal,
                                window_size=window_size, softcap=softcap,
-                               deterministic=deterministic, target=target, arch=arch)
+                               deterministic=deterministic, target=target, arch=arch,
+                               alibi_slopes=alibi_slopes)
             ctx.mark_non_differentiable(lse)
             return out, lse
 
@@ -68,6 +71,6 @@ def flash_attn_varlen_function():
         def backward(ctx, dout, _dlse):
             dq, dk, dv = attention_varlen_backward(dout, *ctx.saved_tensors, *ctx.lengths,
                                                    **ctx.options)
-            return (dq, dk, dv) + (None,) * 11
+            return (dq, dk, dv) + (None,) * 12
 
     return FlashAttnVarlenFunc

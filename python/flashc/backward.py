@@ -34,12 +34,12 @@ def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, caus
 def attention_varlen_backward(dout, q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k,
                               max_seqlen_q, max_seqlen_k, softmax_scale=None, causal=False,
                               window_size=(-1, -1), softcap=0.0, deterministic=False,
-                              target=None, arch=DEFAULT_ARCH):
+                              target=None, arch=DEFAULT_ARCH, alibi_slopes=None):
     """The gradients of attention_varlen: dout, q, out [TotalQ, H, D]; k, v
     [TotalK, H_KV, D] packed as cu_seqlens_q and cu_seqlens_k (int32 [B +
     1]) say; softmax_lse f32 [H, TotalQ] as attention_varlen(...,
-    return_lse=True) gives it. Returns (dq, dk, dv) in the layouts of q, k
-    and v. The kernels take the packed tensors heads first with a batch dim
+    return_lse=True) gives it (with the same alibi_slopes, f32 [H] or [B,
+    H]). Returns (dq, dk, dv) in the layouts of q, k and v. The kernels take the packed tensors heads first with a batch dim
     of 1 ([1, H, TotalQ, D]), so the preprocess and the dQ convert are
     flash_attn_bwd's."""
     arrays = backend(q)
@@ -48,8 +48,17 @@ def attention_varlen_backward(dout, q, k, v, out, softmax_lse, cu_seqlens_q, cu_
     packed = {"cu_seqlens_q": arrays.array(cu_seqlens_q, tensors[0], int32=True),
               "cu_seqlens_k": arrays.array(cu_seqlens_k, tensors[0], int32=True),
               "max_seqlen_q": int(max_seqlen_q), "max_seqlen_k": int(max_seqlen_k)}
-    grads = _run(arrays, "flash_attn_varlen", "", tensors, lse, packed, None, q.shape[-1],
-                 softmax_scale, causal, window_size, softcap, deterministic, target, arch)
+    # The packed kernels take ALiBi as a constant and Slopes always (one
+    # row, not read, without).
+    batch, heads = packed["cu_seqlens_q"].shape[0] - 1, q.shape[1]
+    if alibi_slopes is None:
+        slopes = arrays.empty(tensors[0], (1, heads), float32=True)
+    else:
+        check_slopes(alibi_slopes, batch, heads)
+        slopes = arrays.array(alibi_slopes, tensors[0]).reshape(-1, heads)
+    grads = _run(arrays, "flash_attn_varlen", "", tensors, lse, packed, slopes, q.shape[-1],
+                 softmax_scale, causal, window_size, softcap, deterministic, target, arch,
+                 (("ALIBI", alibi_slopes is not None),))
     return tuple(arrays.take_last(arrays.seq_first(g)[0], x.shape[-1])
                  for g, x in zip(grads, (q, k, v)))
 
@@ -63,7 +72,7 @@ def _padded(arrays, q, k, v, out, dout):
 
 
 def _run(arrays, prefix, alibi, tensors, lse, packed, slopes, head_dim, softmax_scale, causal,
-         window_size, softcap, deterministic, target, arch):
+         window_size, softcap, deterministic, target, arch, constants=()):
     """The backward kernels on heads-first tensors; returns (DQ, DK, DV)."""
     Q, K, V, O, DO = tensors
     dtype = arrays.dtype_name(Q)
@@ -78,7 +87,7 @@ def _run(arrays, prefix, alibi, tensors, lse, packed, slopes, head_dim, softmax_
     run(kernel("flash_attn_bwd_preprocess", arch, rows + head_dim_v, dtype), arrays, target,
         {"O": O, "DO": DO, **work})
     mask = mask_constants(padded, causal, window_size,
-                          softcap=float(softcap) if softcap else None) + head_dim_v
+                          softcap=float(softcap) if softcap else None) + head_dim_v + constants
     arrays_in = {n: a for n, a in packed.items() if n.startswith("cu_")}
     inputs = {"Q": Q, "K": K, "V": V, "DO": DO, "LSE": lse, **work, **arrays_in}
     if slopes is not None:

@@ -72,26 +72,24 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            *, target=None, arch=DEFAULT_ARCH):
     """q [TotalQ, H, D], k and v [TotalK, H_KV, D], cu_seqlens int32 [B + 1];
     returns out [TotalQ, H, D], with return_attn_probs (out, softmax_lse
-    [H, TotalQ], None). torch tensors that require grad go through
+    [H, TotalQ], None). alibi_slopes f32 [H] or [B, H]. With block_table
+    int32 [B, max_pages], k and v are paged caches [num_blocks,
+    page_block_size, H_KV, D] (forward only, as flash_attn: the output has
+    no gradient). Other torch tensors that require grad go through
     flashc.FlashAttnVarlenFunc (the varlen backward kernels; `deterministic`
     picks the dQ kernel without atomics)."""
     _no_dropout(dropout_p)
-    if alibi_slopes is not None:
-        raise NotImplementedError("alibi_slopes in flash_attn_varlen_func: the varlen "
-                                  "kernel has no ALiBi yet")
-    if block_table is not None:
-        raise NotImplementedError("block_table in flash_attn_varlen_func: the varlen "
-                                  "kernel reads contiguous K and V only")
-    if wants_grad(q, k, v):
+    if block_table is None and wants_grad(q, k, v):
         from .autograd import flash_attn_varlen_function
 
         out, lse = flash_attn_varlen_function().apply(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale,
-            causal, _window(window_size), softcap, deterministic, target, arch)
+            causal, _window(window_size), softcap, alibi_slopes, deterministic, target, arch)
     else:
         out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                     max_seqlen_k, softmax_scale, causal, _window(window_size),
-                                    softcap, return_lse=True, target=target, arch=arch)
+                                    softcap, return_lse=True, target=target, arch=arch,
+                                    alibi_slopes=alibi_slopes, block_table=block_table)
     return _with_probs(out, lse, return_attn_probs)
 
 

@@ -9,29 +9,92 @@ from .attention import (backend, check_slopes, default_scale, kernel, mask_const
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                      softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
-                     return_lse=False, target=None, arch=DEFAULT_ARCH):
+                     return_lse=False, target=None, arch=DEFAULT_ARCH, alibi_slopes=None,
+                     block_table=None):
     """flash_attn_varlen_func: q [TotalQ, H, D], k and v [TotalK, H_KV, D]
     packed, sequence b being rows cu_seqlens[b] .. cu_seqlens[b + 1] - 1
     (int32 [B + 1]). Returns out [TotalQ, H, D], and with return_lse also
-    softmax_lse f32 [H, TotalQ]. max_seqlen_k is accepted for the signature;
-    the kernel does not need it."""
+    softmax_lse f32 [H, TotalQ]. alibi_slopes f32 [H] or [B, H]: query i and
+    key j of a sequence get -slope * |i + Nk - Nq - j| added to their scaled
+    score. With block_table int32 [B, max_pages] k and v are a paged cache
+    [num_blocks, page_block_size, H_KV, D]: key n of sequence b (n below
+    cu_seqlens_k[b + 1] - cu_seqlens_k[b]) is slot n % page_block_size of
+    page block_table[b, n // page_block_size]. max_seqlen_k is accepted for
+    the signature; the kernel does not need it."""
     del max_seqlen_k
     arrays = backend(q)
     head_dim = q.shape[-1]
     padded = padded_head_dim(head_dim)
     q, k, v = (arrays.pad_last(x, padded) for x in (q, k, v))
-    compiled = kernel("flash_attn_varlen", arch,
-                      mask_constants(padded, causal, window_size, softcap),
-                      arrays.dtype_name(q))
-    args = {"Q": arrays.contiguous(q), "K": arrays.contiguous(k), "V": arrays.contiguous(v),
-            "cu_seqlens_q": arrays.array(cu_seqlens_q, q, int32=True),
-            "cu_seqlens_k": arrays.array(cu_seqlens_k, q, int32=True),
-            "O": arrays.empty(q, q.shape),
-            "LSE": arrays.empty(q, (q.shape[1], q.shape[0]), float32=True)}
+    cu_q = arrays.array(cu_seqlens_q, q, int32=True)
+    cu_k = arrays.array(cu_seqlens_k, q, int32=True)
+    batch, heads, kv_heads = cu_q.shape[0] - 1, q.shape[1], k.shape[-2]
+    slopes = _varlen_slopes(arrays, q, alibi_slopes, batch)
+    if block_table is None:
+        page_size = 1
+        unread = arrays.empty(q, (1, 1, kv_heads, padded))
+        kv = {"K": arrays.contiguous(k), "V": arrays.contiguous(v), "K_cache": unread,
+              "V_cache": unread, "block_table": arrays.array([[0]], q, int32=True)}
+    else:
+        table = arrays.array(block_table, q, int32=True)
+        page_size = _check_varlen_pages(cu_k, table, k, v, batch)
+        unread = arrays.empty(q, (1, kv_heads, padded))
+        kv = {"K": unread, "V": unread, "K_cache": arrays.contiguous(k),
+              "V_cache": arrays.contiguous(v), "block_table": table}
+    constants = mask_constants(padded, causal, window_size, softcap) + (
+        ("ALIBI", alibi_slopes is not None), ("PAGED", block_table is not None),
+        ("PAGE_SIZE", page_size))
+    compiled = kernel("flash_attn_varlen", arch, constants, arrays.dtype_name(q))
+    args = dict(kv, Q=arrays.contiguous(q), cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                O=arrays.empty(q, q.shape), Slopes=slopes,
+                LSE=arrays.empty(q, (heads, q.shape[0]), float32=True))
     run(compiled, arrays, target, args, max_seqlen_q=int(max_seqlen_q),
         sm_scale=default_scale(softmax_scale, head_dim))
     out = arrays.take_last(args["O"], head_dim)
     return (out, args["LSE"]) if return_lse else out
+
+
+def _varlen_slopes(arrays, q, alibi_slopes, batch):
+    """alibi_slopes as flash_attn_varlen's Slopes f32 [SB, H] (zeros [1, H],
+    not read, without)."""
+    heads = q.shape[1]
+    if alibi_slopes is None:
+        return arrays.empty(q, (1, heads), float32=True)
+    check_slopes(alibi_slopes, batch, heads)
+    return arrays.array(alibi_slopes, q).reshape(-1, heads)
+
+
+def _check_varlen_pages(cu_seqlens_k, block_table, k_cache, v_cache, batch):
+    """flash_attn_varlen_func's paged cache: k_cache and v_cache [num_blocks,
+    page_block_size, H_KV, D] alike, block_table [B, max_pages] holding every
+    sequence's keys (cu_seqlens_k and block_table: the backend's int32
+    arrays). Returns page_block_size."""
+    if len(k_cache.shape) != 4 or tuple(k_cache.shape) != tuple(v_cache.shape):
+        raise ValueError("with block_table, k and v must be paged caches [num_blocks, "
+                         "page_block_size, H_KV, D] of one shape, not %s and %s"
+                         % (tuple(k_cache.shape), tuple(v_cache.shape)))
+    if len(block_table.shape) != 2 or block_table.shape[0] != batch:
+        raise ValueError("block_table must be [B, max_num_blocks_per_seq] with B = %d "
+                         "(cu_seqlens_k has B + 1 entries), not %s"
+                         % (batch, tuple(block_table.shape)))
+    cu = [int(n) for n in cu_seqlens_k.reshape(-1).tolist()]
+    seqlens = [cu[b + 1] - cu[b] for b in range(batch)]
+    page_size, pages = k_cache.shape[1], block_table.shape[1]
+    for b, length in enumerate(seqlens):
+        if length < 0:
+            raise ValueError("cu_seqlens_k must not decrease: sequence %d has %d keys"
+                             % (b, length))
+        if length > pages * page_size:
+            raise ValueError("sequence %d has %d keys; block_table holds %d pages of %d "
+                             "tokens (%d)" % (b, length, pages, page_size, pages * page_size))
+    # Only the entries of each sequence's pages are read.
+    table = block_table.tolist()
+    for b, length in enumerate(seqlens):
+        for j in range(-(-length // page_size)):
+            if not 0 <= int(table[b][j]) < k_cache.shape[0]:
+                raise ValueError("block_table[%d, %d] is %d; k_cache has pages 0 .. %d"
+                                 % (b, j, int(table[b][j]), k_cache.shape[0] - 1))
+    return int(page_size)
 
 
 def _cache_tables(arrays, q, k_cache, cache_seqlens, block_table, cache_batch_idx=None):

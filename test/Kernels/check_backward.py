@@ -24,7 +24,8 @@ the operands' type, LSE to f32, +inf for rows that see no key), as
 flash_attn_lse would give them. Outputs are poisoned with NaN (DQaccum too:
 flash_attn_bwd_preprocess must zero it).
 
---alibi runs the ALiBi kernels (flash_attn_bwd_alibi, flash_attn_bwd_dq_alibi)
+--alibi runs the ALiBi kernels (flash_attn_bwd_alibi, flash_attn_bwd_dq_alibi;
+with --varlen the packed ones with ALIBI=true)
 with random Slopes [B, H]; the reference biases the scaled scores by
 -Slopes[b, h] * |i + Nk - Nq - j| (flash_attn_func's alibi_slopes).
 
@@ -186,15 +187,17 @@ def problem(args, defines, s, rng, softcap):
 
     if not args.varlen:
         return inputs(s["B"], s["Nq"], s["Nk"]) + (None,)
-    if args.alibi:
-        sys.exit("--varlen and --alibi: the packed kernels take no ALiBi")
     q_lengths, k_lengths = ([int(n) for n in a.split(",")] for a in args.varlen)
     if len(q_lengths) != len(k_lengths):
         sys.exit("--varlen: as many query lengths as key lengths")
     # Each sequence on its own, then packed along the rows (dim 2).
     parts = [inputs(1, nq, nk) for nq, nk in zip(q_lengths, k_lengths)]
     x = {n: np.concatenate([p[0][n] for p in parts], axis=2)
-         for n in parts[0][0] if n != "sm_scale"}
+         for n in parts[0][0] if n not in ("sm_scale", "Slopes")}
+    # Sequence b's slopes are row b of Slopes [B, H]; without ALiBi one NaN
+    # row, not read.
+    x["Slopes"] = (np.concatenate([p[0]["Slopes"] for p in parts]) if args.alibi
+                   else np.full((1, h), np.nan, np.float32))
     x["sm_scale"] = sm_scale
     packed = tuple({n: np.concatenate([p[i][n] for p in parts], axis=2)
                     for n in ("DQ", "DK", "DV")} for i in (1, 2, 3))
@@ -217,12 +220,16 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     dims = ([] if d == 64 else ["HEAD_DIM=%d" % d]) + ([] if dv == d else ["HEAD_DIM_V=%d" % dv])
     kernel_defines = args.defines + dims
-    suffix = "_alibi" if args.alibi else ""
+    # The packed kernels take ALiBi as a constant (and Slopes always).
+    suffix = "_alibi" if args.alibi and not args.varlen else ""
+    if args.alibi and args.varlen:
+        kernel_defines = kernel_defines + ["ALIBI=true"]
     prefix = "flash_attn_varlen" if args.varlen else "flash_attn"
     shape = " ".join("%s=%d" % kv for kv in s.items())
     if args.varlen:
         shape = "H=%d H_KV=%d D=%d q_lengths=%s k_lengths=%s" % (h, hkv, d, *args.varlen)
-    what = "%sbwd%s%s %s%s %s" % ("varlen_" if args.varlen else "", suffix,
+    what = "%sbwd%s%s %s%s %s" % ("varlen_" if args.varlen else "",
+                                   "_alibi" if args.alibi else "",
                                    " bf16" if args.bf16 else "", shape,
                                    " DV=%d" % dv if dv != d else "", " ".join(args.defines))
     tol = (1.6e-2, 3.2e-2) if args.bf16 else (2e-3, 4e-3)
@@ -245,7 +252,8 @@ def main():
     for target in ("interp", "emulate"):
         run = Runner(args, half, target)
         run.scalars = {"sm_scale": x["sm_scale"]}
-        for name in ("Q", "K", "V", "DO", "O", "LSE") + (("Slopes",) if args.alibi else ()):
+        with_slopes = args.alibi or args.varlen
+        for name in ("Q", "K", "V", "DO", "O", "LSE") + (("Slopes",) if with_slopes else ()):
             run.put(name, x[name])
         packed = []
         if cu is not None:
@@ -262,7 +270,7 @@ def main():
         poisoned = dict(run.files)
         run.run("flash_attn_bwd_preprocess", ["O", "DO", "Delta", "DQaccum"],
                 ["Delta", "DQaccum"], dims)
-        slopes = ["Slopes"] if args.alibi else []
+        slopes = ["Slopes"] if with_slopes else []
         bwd = (["Q", "K", "V", "DO", "LSE", "Delta", "DQaccum"] + packed + ["DK", "DV"]
                + (["max_seqlen_k"] if packed else []) + ["sm_scale"] + slopes)
         run.run(prefix + "_bwd" + suffix, bwd, ["DQaccum", "DK", "DV"], kernel_defines)

@@ -94,6 +94,7 @@ class Ctx:
         self.packed = defines.get("PACK_GQA", "") == "true"
         self.leftpad = defines.get("LEFTPAD", "") == "true"
         self.alibi = defines.get("ALIBI", "") == "true"
+        self.paged = defines.get("PAGED", "") == "true"
         self.rng = np.random.default_rng(args.seed)
         self.half = np.float16
         if args.bf16:
@@ -123,7 +124,8 @@ class Ctx:
             cmd += ["-D", d]
         if self.args.D != 64:
             cmd += ["-D", "HEAD_DIM=%d" % self.args.D]
-        if "PAGE_SIZE" in open(cmd[2]).read() and self.args.page != 16:
+        given = any(d.startswith("PAGE_SIZE=") for d in cmd)
+        if "PAGE_SIZE" in open(cmd[2]).read() and self.args.page != 16 and not given:
             cmd += ["-D", "PAGE_SIZE=%d" % self.args.page]
         for arg, value in inputs.items():
             if isinstance(value, (float, int)):
@@ -207,7 +209,7 @@ def lengths(text):
     return [int(n) for n in text.split(",")]
 
 
-def check_forward(c, kernel, inputs, want_o, want_lse, what, check_run_stats):
+def check_forward(c, kernel, inputs, want_o, want_lse, what, check_run_stats, defines=None):
     """Runs a forward kernel on interp and emulate, checks O and LSE against
     the float64 reference and the two targets against each other; with
     --stats, hands the emulator's counters to check_run_stats. Returns the
@@ -215,7 +217,8 @@ def check_forward(c, kernel, inputs, want_o, want_lse, what, check_run_stats):
     outs = {}
     for target in ("interp", "emulate"):
         extra = ["--stats"] if target == "emulate" and c.args.stats else []
-        outs[target], text = c.run(kernel, target, inputs, ["O", "LSE"], extra=extra)
+        outs[target], text = c.run(kernel, target, inputs, ["O", "LSE"], defines=defines,
+                                   extra=extra)
         c.check("%s on %s: O" % (what, target), outs[target]["O"], want_o)
         c.check("%s on %s: LSE" % (what, target), outs[target]["LSE"], want_lse, lse=True)
         if extra:
@@ -226,28 +229,53 @@ def check_forward(c, kernel, inputs, want_o, want_lse, what, check_run_stats):
 
 
 def check_varlen(c):
+    """flash_attn_varlen: with PAGED the keys live in a paged cache of
+    --page-token pages in shuffled order (paged_cache), else in packed K, V;
+    with ALIBI the slopes are --slopes [H] or [B, H]."""
     a = c.args
     lk = lengths(a.lengths)
     lq = lengths(a.q_lengths) if a.q_lengths else lk
+    B = len(lk)
     cu_q = np.concatenate([[0], np.cumsum(lq)]).astype(np.int32)
     cu_k = np.concatenate([[0], np.cumsum(lk)]).astype(np.int32)
     q = c.normal((int(cu_q[-1]), a.H, a.D))
-    k = c.normal((int(cu_k[-1]), a.H_KV, a.D))
-    v = c.normal((int(cu_k[-1]), a.H_KV, a.D))
+    defines = list(a.defines)
+    if c.paged:
+        k_cache, v_cache, table, pages = paged_cache(c, lk, lk)
+        k = np.concatenate([ks for ks, _ in pages])
+        v = np.concatenate([vs for _, vs in pages])
+        # The packed K and V are not read: NaN, one row.
+        kv = {"K": np.full((1, a.H_KV, a.D), np.nan, c.half),
+              "V": np.full((1, a.H_KV, a.D), np.nan, c.half),
+              "K_cache": k_cache, "V_cache": v_cache, "block_table": table}
+        defines.append("PAGE_SIZE=%d" % a.page)
+    else:
+        k = c.normal((int(cu_k[-1]), a.H_KV, a.D))
+        v = c.normal((int(cu_k[-1]), a.H_KV, a.D))
+        unread = np.full((1, 1, a.H_KV, a.D), np.nan, c.half)
+        kv = {"K": k, "V": v, "K_cache": unread, "V_cache": unread,
+              "block_table": np.full((1, 1), -1, np.int32)}
+    slopes = np.full((1, a.H), np.nan, np.float32)
+    if c.alibi:
+        slopes = c.rng.uniform(0.05, 0.6, (B if a.slopes == "BH" else 1, a.H)).astype(np.float32)
     want_o = np.zeros(q.shape)
     want_lse = np.zeros((a.H, len(q)))
-    seqs = [(slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])) for b in range(len(lk))]
-    for qs, ks in seqs:
-        want_o[qs], want_lse[:, qs] = attention(c, q[qs], k[ks], v[ks])
-    inputs = {"Q": q, "K": k, "V": v, "cu_seqlens_q": cu_q, "cu_seqlens_k": cu_k,
-              "O": np.full(q.shape, np.nan, c.half),
-              "LSE": np.full(want_lse.shape, np.nan, np.float32), "max_seqlen_q": max(lq),
-              "sm_scale": c.scale}
-    what = "flash_attn_varlen%s q lengths %s k lengths %s H %d H_KV %d D %d %s" % (
-        " bf16" if a.bf16 else "", lq, lk, a.H, a.H_KV, a.D, " ".join(a.defines))
+    seqs = [(slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])) for b in range(B)]
+    for b, (qs, ks) in enumerate(seqs):
+        want_o[qs], want_lse[:, qs] = attention(
+            c, q[qs], k[ks], v[ks], slopes=slopes[b % len(slopes)] if c.alibi else None)
+    inputs = dict(kv, Q=q, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                  O=np.full(q.shape, np.nan, c.half),
+                  LSE=np.full(want_lse.shape, np.nan, np.float32), Slopes=slopes,
+                  max_seqlen_q=max(lq), sm_scale=c.scale)
+    what = "flash_attn_varlen%s q lengths %s k lengths %s H %d H_KV %d D %d %s%s%s" % (
+        " bf16" if a.bf16 else "", lq, lk, a.H, a.H_KV, a.D, " ".join(a.defines),
+        " page %d" % a.page if c.paged else "",
+        " slopes [%s]" % ", ".join(a.slopes) if c.alibi else "")
     outs = check_forward(c, "flash_attn_varlen", inputs, want_o, want_lse, what,
-                         lambda text: check_varlen_stats(c, text, lq, lk))
+                         lambda text: check_varlen_stats(c, text, lq, lk), defines)
     if a.dense:
+        assert not c.alibi and not c.paged, "--dense: flash_attn_lse has no ALiBi or pages"
         pairs = []
         for qs, ks in seqs:
             if qs.stop > qs.start:

@@ -114,7 +114,10 @@ KERNELS = [
              ("CAUSAL=true", "WINDOW_LEFT=40", "SOFTCAP=10.0"), H=3, H_KV=1,
              q_lengths="1,70,30,5", lengths="1,100,17,0"),
         Case("window right only, q lengths > k lengths", ("WINDOW_RIGHT=3",), H=2, H_KV=1,
-             q_lengths="33,64,1", lengths="20,64,20")), kind="varlen"),
+             q_lengths="33,64,1", lengths="20,64,20"),
+        Case("causal, ALiBi [B, H], keys through pages of 16, GQA",
+             ("CAUSAL=true", "ALIBI=true", "PAGED=true"), H=4, H_KV=2,
+             q_lengths="1,70,30,5", lengths="1,100,17,0", page=16)), kind="varlen"),
     Kernel("flash_attn_kvcache", "inference", (
         Case("decode, GQA packed, pages of 16", ("PACK_GQA=true",), H=4, H_KV=2,
              lengths="1,100,17,0,70", page=16),
@@ -201,7 +204,7 @@ def mma_path(args, kernel, case, d):
     cmd = [args.flashc, os.path.join(KERNELS_DIR, kernel.name + ".tile"), ARCH,
            "--emit=simt", "-o", "-"]
     defines = list(case.defines)
-    if kernel.kind in ("kvcache", "split", "append") and case.page:
+    if kernel.kind in ("kvcache", "split", "append", "varlen") and case.page:
         defines.append("PAGE_SIZE=%d" % case.page)
     for dfn in defines + ["HEAD_DIM=%d" % d]:
         cmd += ["-D", dfn]

@@ -116,8 +116,11 @@ def test_head_dim_v(options):
 
 def varlen_gradients(q_lengths, k_lengths, h=2, h_kv=2, d=32, causal=False,
                      window=(-1, -1), softcap=0.0, deterministic=False, target="interp",
-                     seed=5):
+                     seed=5, slopes=None):
     rng = np.random.default_rng(seed)
+    if slopes is not None:  # "H" or "BH": alibi_slopes [H] or [B, H]
+        shape = (h,) if slopes == "H" else (len(q_lengths), h)
+        slopes = rng.uniform(0.05, 0.5, shape).astype(np.float32)
     total_q, total_k = sum(q_lengths), sum(k_lengths)
     q = rng.standard_normal((total_q, h, d)).astype(np.float16)
     k, v = (rng.standard_normal((total_k, h_kv, d)).astype(np.float16) for _ in range(2))
@@ -126,16 +129,19 @@ def varlen_gradients(q_lengths, k_lengths, h=2, h_kv=2, d=32, causal=False,
                   for n in (q_lengths, k_lengths))
     out, lse = flashc.attention_varlen(q, k, v, cu_q, cu_k, max(q_lengths), max(k_lengths),
                                        causal=causal, window_size=window, softcap=softcap,
-                                       return_lse=True)
+                                       return_lse=True, alibi_slopes=slopes)
     got = flashc.attention_varlen_backward(dout, q, k, v, out, lse, cu_q, cu_k,
                                            max(q_lengths), max(k_lengths), causal=causal,
                                            window_size=window, softcap=softcap,
-                                           deterministic=deterministic, target=target)
+                                           deterministic=deterministic, target=target,
+                                           alibi_slopes=slopes)
     want = [np.zeros(x.shape) for x in (q, k, v)]
     for i, (nq, nk) in enumerate(zip(q_lengths, k_lengths)):
         rows, keys = slice(cu_q[i], cu_q[i + 1]), slice(cu_k[i], cu_k[i + 1])
         seq = {n: x[None, sl].transpose(0, 2, 1, 3) for n, x, sl in
                (("Q", q, rows), ("K", k, keys), ("V", v, keys), ("DO", dout, rows))}
+        if slopes is not None:
+            seq["Slopes"] = (slopes if slopes.ndim == 1 else slopes[i])[None]
         grads = reference(dict(seq, sm_scale=d ** -0.5), visible(nq, nk, causal, *window),
                           {"H": h, "H_KV": h_kv}, softcap)[2]
         for w, g, sl in zip(want, grads, (rows, keys, keys)):
@@ -148,6 +154,9 @@ def varlen_gradients(q_lengths, k_lengths, h=2, h_kv=2, d=32, causal=False,
     {"h": 4, "h_kv": 2, "window": (6, 2), "deterministic": True},
     {"softcap": 2.0, "causal": True, "window": (10, -1), "target": "emulate"},
     {"d": 40, "h": 3, "h_kv": 1, "deterministic": True, "target": "emulate"},
+    {"slopes": "BH", "causal": True, "h": 4, "h_kv": 2},
+    {"slopes": "H", "window": (6, 2), "softcap": 2.0, "deterministic": True,
+     "target": "emulate"},
 ])
 def test_varlen_gradients(options):
     # Sequences shorter and longer than the key and query blocks, one of no
