@@ -255,14 +255,9 @@ class _Value:
         self._tracer.fail("indexing a traced value cannot be traced")
 
     # Methods of torch tensors and NumPy arrays the modifiers use ------------
+    # (exp, log, tanh and the other math methods are the module's functions,
+    # attached after them.)
     def abs(self): return abs(self)
-    def exp(self): return _math("exp", self)
-    def exp2(self): return _math("exp2", self)
-    def log(self): return _math("log", self)
-    def log2(self): return _math("log2", self)
-    def sqrt(self): return _math("sqrt", self)
-    def tanh(self): return _math("tanh", self)
-    def sigmoid(self): return _math("sigmoid", self)
     def float(self): return self._cast("f32")
     def int(self): return self._cast("i32")
     def bool(self): return self != 0 if self.kind != "bool" else self
@@ -441,6 +436,10 @@ def log2(x): return _math("log2", x)
 def sqrt(x): return _math("sqrt", x)
 def tanh(x): return _math("tanh", x)
 def sigmoid(x): return _math("sigmoid", x)
+
+
+for _function in (exp, exp2, log, log2, sqrt, tanh, sigmoid):
+    setattr(_Value, _function.__name__, _function)
 
 
 _FUNCTIONS = {"where": where, "clamp": clamp, "clip": clamp, "minimum": minimum,
