@@ -10,7 +10,7 @@ import collections
 import re
 
 CLASSES = [
-    ("tensor", "HMMA / HGMMA"),
+    ("tensor", "HMMA / HGMMA / QGMMA (fp8 wgmma)"),
     ("mufu", "MUFU (ex2, rcp, lg2...)"),
     ("fp32", "FFMA / FMUL / FADD / FMNMX / FSETP / FSEL"),
     ("int", "integer / address (IADD3, IMAD, LOP3, SHF, ISETP, LEA, SEL, uniform U*)"),

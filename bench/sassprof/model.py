@@ -12,12 +12,14 @@ For one warp's pass through the loop body on its SMSP (machine.py's rates):
           128-byte wavefront, which is the guide's 32 shuffles / clk / SM;
           HGMMA's operands read from shared memory; the bytes TMA writes).
 
-wgmma (HGMMA) is issued by each of the 4 warps of a warpgroup, one warp per
+wgmma (HGMMA; QGMMA for fp8) is issued by each of the 4 warps of a warpgroup, one warp per
 SMSP: each warp's instruction carries a quarter of the m64nNkK product and a
 quarter of its shared-memory operands. A row of K is 32 bytes for every dense
 wgmma type (k16 x 2 B, k8 x 4 B tf32, k32 x 1 B fp8), so an SS wgmma (A and B
 through descriptors) reads 32 * (64 + N) bytes and an RS one (A in registers)
-32 * N; no reuse between instructions is assumed. HGMMA runs asynchronously
+32 * N; no reuse between instructions is assumed. QGMMA (e4m3 / e5m2, k32)
+runs at twice HGMMA's FLOP per cycle (the H100's dense FP8 peak is twice its
+FP16 one). HGMMA runs asynchronously
 from its warp until WARPGROUP.DEPBAR: its tensor cycles overlap the warp's
 other instructions in the overlapped bound, and are added to them in the
 no-overlap one as for mma.sync. WARPGROUP.ARRIVE / DEPBAR and the mbarrier
@@ -25,7 +27,10 @@ waits (SYNCS) cost an issue cycle each. A TMA load (UTMALDG) is one
 instruction that moves a whole box: the bytes it writes into shared memory
 per loop iteration are not in the SASS, so the caller states them
 (profile.profile_function's `tma_bytes`, per CTA and iteration, e.g. an
-attention loop's K and V tiles; each warp of the CTA gets its share).
+attention loop's K and V tiles; each warp of the CTA gets its share). In a
+warp-specialized kernel the producer warps issue the loads in a loop without
+MMA and the consumers' MMA loop waits for them: the caller then counts the
+bytes in the MMA loops (`tma_fed`), shared by the consumer warps.
 
 overlapped = max of those (every unit busy at once, perfect latency hiding);
 no_overlap = tensor cycles + one issue cycle for every other instruction
@@ -54,7 +59,7 @@ def tensor_flop(instr):
             raise ValueError("unknown HMMA shape in %r" % instr.text)
         m, n, k = dims
         return 2.0 * m * n * k
-    if instr.opcode == "HGMMA":
+    if instr.opcode in WGMMA_OPCODES:
         m, n, k = hgmma_shape(instr)
         return 2.0 * m * n * k / 4
     return 0.0
@@ -63,12 +68,15 @@ def tensor_flop(instr):
 # Bytes of one row of K in a wgmma operand, for every dense type.
 WGMMA_K_ROW_BYTES = 32
 TMA_OPCODES = ("UTMALDG", "UBLKCP")
+# wgmma in SASS: HGMMA (f16, bf16, tf32), QGMMA (fp8 e4m3 / e5m2).
+WGMMA_OPCODES = ("HGMMA", "QGMMA")
+MMA_OPCODES = ("HMMA",) + WGMMA_OPCODES
 
 
 def hgmma_shape(instr):
     match = re.match(r"^(\d+)x(\d+)x(\d+)$", instr.modifiers[0] if instr.modifiers else "")
     if not match:
-        raise ValueError("unknown HGMMA shape in %r" % instr.text)
+        raise ValueError("unknown %s shape in %r" % (instr.opcode, instr.text))
     return tuple(int(g) for g in match.groups())
 
 
@@ -78,7 +86,7 @@ def hgmma_a_from_registers(instr):
     form names a descriptor there, `HGMMA.64x32x16.F32 R56, gdesc[UR20], R56`."""
     operands = [o.strip() for o in instr.operands.split(",")]
     if len(operands) < 2:
-        raise ValueError("HGMMA without operands in %r" % instr.text)
+        raise ValueError("%s without operands in %r" % (instr.opcode, instr.text))
     return not operands[1].startswith("gdesc")
 
 
@@ -104,20 +112,22 @@ def smem_bytes(instr):
         return 32 * width_bytes(instr, 4)
     if op == "SHFL":
         return 128
-    if op == "HGMMA":  # this warp's quarter of the warpgroup's operand reads
+    if op in WGMMA_OPCODES:  # this warp's quarter of the warpgroup's operand reads
         m, n, _ = hgmma_shape(instr)
         rows = n if hgmma_a_from_registers(instr) else m + n
         return WGMMA_K_ROW_BYTES * rows // 4
     return 0
 
 
-def iteration_cycles(instrs, machine, tma_bytes=0.0):
+def iteration_cycles(instrs, machine, tma_bytes=0.0, tma_fed=False):
     """Per-resource cycles of one warp's pass over instrs, and its tensor FLOP.
     `tma_bytes`: this warp's share of the bytes TMA writes into shared memory
-    per pass (counted only where the loop issues a TMA load)."""
+    per pass, counted where the loop issues a TMA load, or in every pass when
+    `tma_fed` (a consumer loop that a producer's loads feed)."""
     cycles = dict.fromkeys(RESOURCES, 0.0)
-    flop = {"HMMA": 0.0, "HGMMA": 0.0}
-    smem = tma_bytes if any(i.opcode in TMA_OPCODES for i in instrs) else 0
+    flop = dict.fromkeys(MMA_OPCODES, 0.0)
+    issues_tma = any(i.opcode in TMA_OPCODES for i in instrs)
+    smem = tma_bytes if tma_fed or issues_tma else 0
     for instr in instrs:
         cycles["issue"] += 1
         if instr.opcode in flop:
@@ -131,12 +141,13 @@ def iteration_cycles(instrs, machine, tma_bytes=0.0):
             cycles["xu"] += machine.xu_clk
         smem += smem_bytes(instr)
     cycles["tensor"] = flop["HMMA"] / machine.mma_sync_flop_per_clk
-    if flop["HGMMA"]:
+    if flop["HGMMA"] or flop["QGMMA"]:
         if not machine.wgmma_flop_per_clk:
-            raise ValueError("HGMMA on %s, which has no wgmma" % machine.arch)
+            raise ValueError("wgmma (HGMMA/QGMMA) on %s, which has none" % machine.arch)
         cycles["tensor"] += flop["HGMMA"] / machine.wgmma_flop_per_clk
+        cycles["tensor"] += flop["QGMMA"] / (2 * machine.wgmma_flop_per_clk)
     cycles["smem"] = smem / machine.smem_bytes_per_clk
-    return cycles, flop["HMMA"] + flop["HGMMA"], smem
+    return cycles, sum(flop.values()), smem
 
 
 def occupancy(machine, registers, warps_per_cta, smem_per_cta):
@@ -165,15 +176,16 @@ def attention_flop(block_m, block_n, head_dim, warps):
     return 4.0 * block_m / warps * block_n * head_dim
 
 
-def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0):
+def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop.
     `useful_flop` (one warp's attention FLOP per iteration) counts the work
     when the loop issues more MMAs than the product needs (flashc's row sums
     on the tensor cores): their tensor cycles count, their FLOP do not.
-    `tma_bytes`: one warp's share of the loop's TMA bytes (iteration_cycles)."""
-    cycles, mma_flop, smem = iteration_cycles(instrs, machine, tma_bytes)
+    `tma_bytes`, `tma_fed`: one warp's share of the loop's TMA bytes, and
+    whether a producer's loads feed the loop (iteration_cycles)."""
+    cycles, mma_flop, smem = iteration_cycles(instrs, machine, tma_bytes, tma_fed)
     flop = mma_flop if useful_flop is None or useful_flop > mma_flop else useful_flop
-    tensor_count = sum(1 for i in instrs if i.opcode in ("HMMA", "HGMMA"))
+    tensor_count = sum(1 for i in instrs if i.opcode in MMA_OPCODES)
     overlapped = max(cycles.values())
     binding = [r for r in RESOURCES if cycles[r] == overlapped]
     # Never below the overlapped bound: a loop bound by shared memory cannot

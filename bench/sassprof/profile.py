@@ -17,7 +17,7 @@ def tensor_loops(graph):
     return [loop for loop in loops if not any(has_tensor(inner) for inner in loop.inner)]
 
 
-def loop_profile(loop, machine, useful_flop=None, tma_bytes=0.0):
+def loop_profile(loop, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     instrs = loop.instructions()
     start, end = loop.address_range
     conditional = loop.conditional_blocks()
@@ -30,7 +30,7 @@ def loop_profile(loop, machine, useful_flop=None, tma_bytes=0.0):
         "classes": classify.count_classes(instrs),
         "mnemonics": dict(classify.count_mnemonics(instrs).most_common()),
     }
-    result.update(model.bounds(instrs, machine, useful_flop, tma_bytes))
+    result.update(model.bounds(instrs, machine, useful_flop, tma_bytes, tma_fed))
     return result
 
 
@@ -45,12 +45,16 @@ def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None
     `mma_warps`: the warps that run the MMA loops, when fewer than the CTA's
     (a warp-specialized kernel's producer warpgroup runs its own loop, which
     has no MMA and is not profiled: its instructions are not the consumers'
-    issue); the CTA's warps count for occupancy only."""
+    issue); the CTA's warps count for occupancy only. With fewer MMA warps
+    than the CTA's, the TMA bytes count in every MMA loop (the producer's
+    loads, one set per consumer iteration), shared by the MMA warps."""
     machine = machine_mod.for_arch(arch)
     graph = cfg_mod.CFG(function)
     mma_warps = mma_warps or warps_per_cta
     per_warp = (tma_bytes or 0.0) / mma_warps
-    loops = [loop_profile(loop, machine, useful_flop, per_warp) for loop in tensor_loops(graph)]
+    fed = mma_warps < warps_per_cta
+    loops = [loop_profile(loop, machine, useful_flop, per_warp, fed)
+             for loop in tensor_loops(graph)]
     if not loops:
         raise ValueError("%s: no loop with MMA instructions" % function.name)
     loops.sort(key=lambda l: l["range"])

@@ -276,4 +276,32 @@ equal((ws["loops"][0]["smem_bytes"], ws["mma_warps"], ws["warps_per_cta"]),
       (loop["smem_bytes"], 4, 8), "warp-specialized: TMA bytes over the MMA warps only")
 equal(ws["occupancy"]["warps_per_smsp"], 2.0, "warp-specialized: all 8 warps occupy the SM")
 
+# A consumer loop without TMA in a warp-specialized CTA: the producer's loads
+# feed it, so the bytes count there, shared by the MMA warps only.
+fed = profile.profile_function(simple, "sm_90", 8, None, tma_bytes=4096, mma_warps=4)
+equal(fed["loops"][0]["smem_bytes"], 2048 + 4096 // 4,
+      "warp-specialized: a producer's TMA bytes count in the consumers' loop")
+
+# --- fp8 wgmma (QGMMA): k32 of one byte, a K row is still 32 bytes; twice
+# HGMMA's FLOP per cycle.
+q = instr("QGMMA.64x224x32.F32.E4M3.E4M3 R24, gdesc[UR24], R24")
+qrs = instr("QGMMA.64x128x32.F32.E4M3.E4M3 R88, R152, gdesc[UR8], R88")
+equal((classify.instruction_class(q), classify.pipe(q)), ("tensor", "tensor"), "QGMMA class")
+equal((model.tensor_flop(q), model.smem_bytes(q)), (2 * 64 * 224 * 32 / 4, 32 * (64 + 224) // 4),
+      "SS QGMMA 64x224x32: a warp's FLOP and operand bytes")
+equal((model.tensor_flop(qrs), model.smem_bytes(qrs)), (2 * 64 * 128 * 32 / 4, 32 * 128 // 4),
+      "RS QGMMA 64x128x32: B's bytes only")
+h100m = machine.for_arch("sm_90a")
+cyc, flop, _ = model.iteration_cycles([q, instr("HGMMA.64x224x16.F32 R24, gdesc[UR4], R24")], h100m)
+equal((flop, cyc["tensor"]), (2 * 64 * 224 * 48 / 4, 2 * 64 * 224 * (16 + 32 / 2) / 4 / 1024),
+      "QGMMA at twice HGMMA's rate")
+b = model.bounds([q, instr("FADD R1, R2, R3")], h100m)
+equal((b["tensor_instructions"], b["no_overlap"]), (1, cyc["tensor"] - 2 * 64 * 224 * 16 / 4 / 1024 + 1),
+      "QGMMA counts as an MMA in the no-overlap bound")
+try:
+    model.iteration_cycles([q], machine.for_arch("sm_80"))
+    check(False, "QGMMA on sm_80 raises")
+except ValueError:
+    check(True, "")
+
 print("sassprof: %d checks passed" % checks)
