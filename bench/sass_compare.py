@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Static SASS comparison of flashc's fa2 with FlashAttention-2 and Triton.
+"""Static SASS comparison of flashc's fa2 with FlashAttention-2, -3 and Triton.
 
     bash scripts/setup-perf.sh                 # once: the venv with triton, nvdisasm, cuobjdump
     python3 bench/sass_compare.py [--label before|after] [--update-perf docs/perf.md]
     python3 bench/sass_compare.py render [--update-perf docs/perf.md]   # from the JSON only
+    python3 bench/sass_compare.py --label hopper --kernels flashc-sm_90a,fa3,fa3-f16,fa3-e4m3,Triton \
+        --head-dims 64,128,256 --merge      # add rows to the hopper table, keep the others
 
 For head dim 64 and 128, causal and not, sm_80 and sm_90, it compiles
   - flashc: kernels/fa2.tile at its defaults (build/bin/flashc --emit=cubin);
@@ -16,8 +18,16 @@ For head dim 64 and 128, causal and not, sm_80 and sm_90, it compiles
   - Triton: the tutorial's fused-attention forward kernel over the tutorial's
     autotuning configs (bench/peers/triton_build.py, in the perf venv); the
     config with the best modelled no-overlap ceiling stands for Triton;
+  - FlashAttention-3 (sm_90 only): the forward kernel of the hopper/ kernels
+    as built in the wheels on PyPI (bench/peers/fa3.py; no sdist carries
+    their sources): `fa3` bf16 from fa3-fwd (its fp16 kernels are disabled),
+    `fa3-f16` from flash-attn3-jax (d128 only), `fa3-e4m3` fp8 from fa3-fwd
+    (non-causal rows only); warp-specialized, so the attention FLOP and the
+    TMA bytes are the consumer warps' (`mma_warps`);
 profiles each (bench/sassprof) and writes bench/perf-data/sass-compare-LABEL.json.
-`--label hopper` defaults to sm_90 and all four kernels: the Hopper table.
+`--label hopper` defaults to sm_90 and flashc's, FlashAttention-2's and
+Triton's kernels: the Hopper table. `--merge` keeps the label's earlier rows
+other than the ones collected (their run is listed in the provenance).
 TMA loads (Triton on sm_90; flashc where its sidecar lists tensor maps) count
 one K and one V tile per iteration through shared memory.
 `render` turns the JSON files present into the Markdown of docs/perf.md's
@@ -33,11 +43,12 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import fa2, flashc_kernels  # noqa: E402
+from peers import fa2, fa3, flashc_kernels  # noqa: E402
 from sassprof import cache, compare_render, model, tools  # noqa: E402
 from sass_profile import profile_cubin, sidecar_tma_bytes  # noqa: E402
 
@@ -113,6 +124,29 @@ def profile_fa2(args, d, causal, arch):
     return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"]), meta)
 
 
+def profile_fa3(variant):
+    """FlashAttention-3's kernel for the variant (fa3.VARIANTS), or an entry
+    with the reason when the wheel has none for the configuration."""
+    def run(args, d, causal, arch):
+        if arch != "sm_90":
+            raise RuntimeError("%s is profiled on sm_90 (its cubins are sm_90a)" % variant)
+        try:
+            cubin, function, meta = fa3.build(variant, d, causal)
+        except fa3.NotInWheel as exc:
+            wheel = fa3.WHEELS[fa3.VARIANTS[variant][0]]
+            return {"peer": variant, "version": "%s %s" % (wheel[0], wheel[1]),
+                    "error": "not in the wheel (%s)" % exc, "error_kind": "absent"}
+        # Per attention FLOP, over the consumer warps; the producer warpgroup
+        # loads one K and one V tile per consumer iteration by TMA.
+        mma = meta["mma_warps"]
+        useful = model.attention_flop(meta["block_m"], meta["block_n"], d, mma)
+        tma = 2 * meta["block_n"] * d * fa3.ELEMENT_BYTES[meta["dtype"]]
+        prof = profile_cubin(cubin, "sm_90a", meta["num_warps"], meta["smem"], function,
+                             useful_flop=useful, tma_bytes=tma, mma_warps=mma)
+        return summarize(prof, meta)
+    return run
+
+
 def profile_triton(args, d, causal, arch):
     """Every tutorial config, profiled; of those that fit on an SM (a config
     whose shared memory exceeds the SM's is never launched), the one with the
@@ -159,11 +193,14 @@ def profile_triton(args, d, causal, arch):
 def collect(args):
     peers = {"flashc-sm_90a": profile_flashc_sm90a, "flashc": profile_flashc,
              "FlashAttention-2": profile_fa2, "Triton": profile_triton}
+    peers.update({variant: profile_fa3(variant) for variant in fa3.VARIANTS})
     results = []
     for arch in args.archs:
         for d in args.head_dims:
             for causal in args.causal:
                 for name in args.kernels:
+                    if causal and name in NONCAUSAL_ONLY:
+                        continue
                     log("sass_compare: %s d%d %s %s" % (name, d, "causal" if causal else
                                                         "noncausal", arch))
                     entry = peers[name](args, d, causal, arch)
@@ -186,6 +223,33 @@ def collect(args):
     }
 
 
+# The fp8 rows are the non-causal ones (FlashAttention-3's fp8 headline).
+NONCAUSAL_ONLY = ("FlashAttention-3 e4m3",)
+ALIASES = {"fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
+           "fa3-f16": "FlashAttention-3 f16", "fa3-e4m3": "FlashAttention-3 e4m3"}
+# Head dims each kernel builds (FlashAttention-2's tiles, Triton's tutorial
+# space; the others report what they cannot build as a row).
+HEAD_DIMS = {"FlashAttention-2": (64, 128)}
+
+
+def merge(old, new):
+    """new's results with old's that new does not replace; old's run listed
+    in meta["merged"] (with the runs it had merged)."""
+    key = lambda e: (e["kernel"], e["head_dim"], e["causal"], e["arch"])  # noqa: E731
+    fresh = {key(e) for e in new["results"]}
+    kept = [e for e in old["results"] if key(e) not in fresh]
+    if not kept:
+        return new
+    earlier = dict(old["meta"])
+    merged = earlier.pop("merged", [])
+    earlier["kernels"] = sorted({e["kernel"] for e in kept})
+    new["meta"]["merged"] = merged + [earlier]
+    order = compare_render.KERNELS.index
+    new["results"] = sorted(kept + new["results"], key=lambda e: (
+        e["arch"], e["head_dim"], e["causal"], order(e["kernel"])))
+    return new
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mode", nargs="?", default="collect", choices=("collect", "render"))
@@ -194,7 +258,10 @@ def parse_args(argv):
     ap.add_argument("--head-dims", default="64,128")
     ap.add_argument("--causal", default="false,true")
     ap.add_argument("--kernels", help="default flashc,FlashAttention-2,Triton "
-                                      "(hopper: flashc-sm_90a first)")
+                                      "(hopper: flashc-sm_90a first); also fa3, fa3-f16, "
+                                      "fa3-e4m3 (sm_90); fa2 for FlashAttention-2")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the label's earlier rows that this run does not collect")
     ap.add_argument("--triton-configs", default="tutorial", choices=("tutorial", "test"))
     ap.add_argument("--flashc", default=os.path.join(REPO_ROOT, "build", "bin", "flashc"))
     ap.add_argument("--data-dir", default=DATA_DIR)
@@ -210,18 +277,23 @@ def parse_args(argv):
         args.archs = [a for a in args.archs.split(",") if a]
         args.head_dims = [int(d) for d in args.head_dims.split(",") if d]
         args.causal = [{"false": False, "true": True}[c] for c in args.causal.split(",") if c]
-        args.kernels = [k for k in args.kernels.split(",") if k]
+        args.kernels = [ALIASES.get(k, k) for k in args.kernels.split(",") if k]
     except (ValueError, KeyError):
         ap.error("--head-dims takes integers, --causal false/true")
     for arch in args.archs:
         if arch not in ("sm_80", "sm_90"):
             ap.error("unsupported arch %s (sm_80, sm_90)" % arch)
     for d in args.head_dims:
-        if d not in (64, 128):
-            ap.error("unsupported head dim %d (64, 128)" % d)
+        if d not in (64, 128, 256):
+            ap.error("unsupported head dim %d (64, 128, 256)" % d)
     for k in args.kernels:
         if k not in compare_render.KERNELS:
             ap.error("unknown kernel %s (%s)" % (k, ", ".join(compare_render.KERNELS)))
+        dims = HEAD_DIMS.get(k)
+        if dims and any(d not in dims for d in args.head_dims):
+            ap.error("%s builds head dims %s only" % (k, ", ".join(map(str, dims))))
+        if k in fa3.VARIANTS and args.archs != ["sm_90"]:
+            ap.error("%s is profiled on sm_90 only: --archs sm_90" % k)
     if "flashc-sm_90a" in args.kernels and args.archs != ["sm_90"]:
         ap.error("flashc-sm_90a is profiled beside sm_90: --archs sm_90")
     return args
@@ -234,6 +306,8 @@ def check_tools(args):
     args.venv_python = venv_python()
     if "FlashAttention-2" in args.kernels and not args.nvcc:
         missing.append("nvcc (for FlashAttention-2)")
+    if any(k in fa3.VARIANTS for k in args.kernels) and not shutil.which("c++filt"):
+        missing.append("c++filt (binutils, for FlashAttention-3's kernel names)")
     if "Triton" in args.kernels and not args.venv_python:
         missing.append("the perf venv with triton")
     if any(k.startswith("flashc") for k in args.kernels) and not os.path.exists(args.flashc):
@@ -252,6 +326,9 @@ def main(argv):
         if args.mode == "collect":
             check_tools(args)
             report = collect(args)
+            if args.merge and os.path.exists(path(args.label)):
+                with open(path(args.label)) as f:
+                    report = merge(json.load(f), report)
             os.makedirs(args.data_dir, exist_ok=True)
             with open(path(args.label), "w") as f:
                 json.dump(report, f, indent=1)

@@ -99,7 +99,7 @@ def compile_one(head_dim, causal, cc, config, out_dir):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--head-dim", type=int, required=True, choices=(64, 128))
+    ap.add_argument("--head-dim", type=int, required=True, choices=(64, 128, 256))
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--arch", required=True, choices=("sm_80", "sm_90"))
     ap.add_argument("--configs", default="tutorial", choices=("tutorial", "test"))

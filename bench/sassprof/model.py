@@ -143,7 +143,8 @@ def iteration_cycles(instrs, machine, tma_bytes=0.0, tma_fed=False):
     cycles["tensor"] = flop["HMMA"] / machine.mma_sync_flop_per_clk
     if flop["HGMMA"] or flop["QGMMA"]:
         if not machine.wgmma_flop_per_clk:
-            raise ValueError("wgmma (HGMMA/QGMMA) on %s, which has none" % machine.arch)
+            op = "HGMMA" if flop["HGMMA"] else "QGMMA"
+            raise ValueError("%s on %s, which has no wgmma" % (op, machine.arch))
         cycles["tensor"] += flop["HGMMA"] / machine.wgmma_flop_per_clk
         cycles["tensor"] += flop["QGMMA"] / (2 * machine.wgmma_flop_per_clk)
     cycles["smem"] = smem / machine.smem_bytes_per_clk

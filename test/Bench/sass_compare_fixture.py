@@ -2,7 +2,9 @@
 checked-in listings: loop-noinc.sass stands for flashc, loop-simple.sass for
 both peers, d64 on sm_80. With a fourth argument `hopper`, also an sm_90 row
 in it and a sass-compare-hopper.json: flashc sm_90a that does not compile,
-flashc sm_90 (loop-simple.sass) and Triton (loop-wgmma.sass, with TMA bytes).
+flashc sm_90 (loop-simple.sass), Triton (loop-wgmma.sass, with TMA bytes),
+FlashAttention-3 (loop-wgmma.sass as a warp-specialized CTA: 4 MMA warps and
+a producer warpgroup) and a FlashAttention-3 variant its wheel does not have.
 Not real kernels; only the renderer is tested."""
 import json
 import os
@@ -14,10 +16,10 @@ from sassprof import profile, sass  # noqa: E402
 inputs, out_dir = sys.argv[2], sys.argv[3]
 
 
-def prof(name, arch="sm_80", tma_bytes=None):
+def prof(name, arch="sm_80", tma_bytes=None, warps=4, mma_warps=None):
     with open(os.path.join(inputs, name)) as f:
-        return profile.profile_function(sass.find_function(sass.parse(f.read())), arch, 4, 49152,
-                                        tma_bytes=tma_bytes)
+        return profile.profile_function(sass.find_function(sass.parse(f.read())), arch, warps,
+                                        49152, tma_bytes=tma_bytes, mma_warps=mma_warps)
 
 
 common = {"head_dim": 64, "causal": False, "arch": "sm_80", "num_warps": 4}
@@ -48,6 +50,13 @@ if hopper:
                  profile=prof("loop-simple.sass", "sm_90")),
             dict(h90, kernel="Triton", version="triton 0.0-fixture", block_m=64, block_n=32,
                  num_stages=2, ptxas="ptxas-fixture", considered=[{"config": "a"}],
-                 profile=prof("loop-wgmma.sass", "sm_90", tma_bytes=8192))]
+                 profile=prof("loop-wgmma.sass", "sm_90", tma_bytes=8192)),
+            dict(h90, kernel="FlashAttention-3", version="fa3-fwd 0.0-fixture", dtype="bf16",
+                 block_m=64, block_n=32, num_warps=8, mma_warps=4, command="cuobjdump fixture",
+                 profile=prof("loop-wgmma.sass", "sm_90a", tma_bytes=8192, warps=8,
+                              mma_warps=4)),
+            dict(h90, kernel="FlashAttention-3 f16", version="flash-attn3-jax 0.0-fixture",
+                 error="not in the wheel (no cutlass::half_t d64 non-causal kernel)",
+                 error_kind="absent")]
     with open(os.path.join(out_dir, "sass-compare-hopper.json"), "w") as f:
         json.dump({"meta": dict(meta, label="hopper"), "results": rows}, f)
