@@ -233,8 +233,8 @@ HEAD_DIMS = {"FlashAttention-2": (64, 128)}
 
 
 def merge(old, new):
-    """new's results with old's that new does not replace; old's run listed
-    in meta["merged"] (with the runs it had merged)."""
+    """new's results with old's that new does not replace. The runs they come
+    from are listed in meta["merged"]; a kept result's "run" indexes it."""
     key = lambda e: (e["kernel"], e["head_dim"], e["causal"], e["arch"])  # noqa: E731
     fresh = {key(e) for e in new["results"]}
     kept = [e for e in old["results"] if key(e) not in fresh]
@@ -242,7 +242,8 @@ def merge(old, new):
         return new
     earlier = dict(old["meta"])
     merged = earlier.pop("merged", [])
-    earlier["kernels"] = sorted({e["kernel"] for e in kept})
+    for entry in kept:
+        entry.setdefault("run", len(merged))
     new["meta"]["merged"] = merged + [earlier]
     order = compare_render.KERNELS.index
     new["results"] = sorted(kept + new["results"], key=lambda e: (

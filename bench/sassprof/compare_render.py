@@ -172,10 +172,13 @@ def provenance(report):
              "- Tools: %s. Peers: %s%s." % (tools, ", ".join(versions),
                                            "; Triton's ptxas: " + ", ".join(ptxas) if ptxas else ""),
              "- FlashAttention-2's nvcc flags (its setup.py's): `%s`." % meta["fa2_nvcc_flags"]]
-    for earlier in meta.get("merged", []):
-        lines.append("- %s rows from `%s`: %s, commit %s." % (
-            ", ".join(kernel_label({"kernel": k}) for k in earlier["kernels"]),
-            earlier["command"], earlier["date"], earlier["commit"]))
+    for run, earlier in enumerate(meta.get("merged", [])):
+        kernels = [k for k in KERNELS if any(e["kernel"] == k and e.get("run") == run
+                                             for e in report["results"])]
+        if kernels:
+            lines.append("- %s rows from `%s`: %s, commit %s." % (
+                ", ".join(kernel_label({"kernel": k}) for k in kernels),
+                earlier["command"], earlier["date"], earlier["commit"]))
     for kernel in KERNELS:
         entry = next((e for e in report["results"] if e["kernel"] == kernel
                       and e.get("command")), None)

@@ -85,11 +85,20 @@ new = {"meta": {"command": "new", "date": "d1", "commit": "c1"},
        "results": [dict(row("flashc-sm_90a", 64), tag="new"),
                    dict(row("FlashAttention-3", 64), tag="new")]}
 got = sass_compare.merge(old, new)
-equal([(e["kernel"], e["head_dim"], e["tag"]) for e in got["results"]],
-      [("flashc-sm_90a", 64, "new"), ("Triton", 64, "old"), ("FlashAttention-3", 64, "new"),
-       ("flashc-sm_90a", 128, "old")], "merged rows")
-equal(got["meta"]["merged"], [{"command": "old", "date": "d0", "commit": "c0",
-                               "kernels": ["Triton", "flashc-sm_90a"]}], "the earlier run")
+equal([(e["kernel"], e["head_dim"], e["tag"], e.get("run")) for e in got["results"]],
+      [("flashc-sm_90a", 64, "new", None), ("Triton", 64, "old", 0),
+       ("FlashAttention-3", 64, "new", None), ("flashc-sm_90a", 128, "old", 0)],
+      "merged rows, the kept ones naming their run")
+equal(got["meta"]["merged"], [{"command": "old", "date": "d0", "commit": "c0"}], "the earlier run")
+# A second merge keeps each row's run: the first run's rows stay its own.
+third = {"meta": {"command": "third", "date": "d2", "commit": "c2"},
+         "results": [dict(row("Triton", 64), tag="third")]}
+got = sass_compare.merge(got, third)
+equal([(e["kernel"], e["head_dim"], e["tag"], e.get("run")) for e in got["results"]],
+      [("flashc-sm_90a", 64, "new", 1), ("Triton", 64, "third", None),
+       ("FlashAttention-3", 64, "new", 1), ("flashc-sm_90a", 128, "old", 0)],
+      "rows of two earlier runs")
+equal([m["command"] for m in got["meta"]["merged"]], ["old", "new"], "both earlier runs")
 equal(sass_compare.parse_args(["--label", "hopper", "--kernels", "fa3,fa3-e4m3",
                                "--head-dims", "256"]).kernels,
       ["FlashAttention-3", "FlashAttention-3 e4m3"], "kernel aliases")

@@ -4,7 +4,8 @@ both peers, d64 on sm_80. With a fourth argument `hopper`, also an sm_90 row
 in it and a sass-compare-hopper.json: flashc sm_90a that does not compile,
 flashc sm_90 (loop-simple.sass), Triton (loop-wgmma.sass, with TMA bytes),
 FlashAttention-3 (loop-wgmma.sass as a warp-specialized CTA: 4 MMA warps and
-a producer warpgroup) and a FlashAttention-3 variant its wheel does not have.
+a producer warpgroup) and a FlashAttention-3 variant its wheel does not have;
+Triton's row is kept from an earlier run (--merge).
 Not real kernels; only the renderer is tested."""
 import json
 import os
@@ -49,7 +50,7 @@ if hopper:
             dict(h90, kernel="flashc", version="flashc", block_m=128, block_n=64,
                  profile=prof("loop-simple.sass", "sm_90")),
             dict(h90, kernel="Triton", version="triton 0.0-fixture", block_m=64, block_n=32,
-                 num_stages=2, ptxas="ptxas-fixture", considered=[{"config": "a"}],
+                 num_stages=2, ptxas="ptxas-fixture", considered=[{"config": "a"}], run=0,
                  profile=prof("loop-wgmma.sass", "sm_90", tma_bytes=8192)),
             dict(h90, kernel="FlashAttention-3", version="fa3-fwd 0.0-fixture", dtype="bf16",
                  block_m=64, block_n=32, num_warps=8, mma_warps=4, command="cuobjdump fixture",
@@ -59,4 +60,6 @@ if hopper:
                  error="not in the wheel (no cutlass::half_t d64 non-causal kernel)",
                  error_kind="absent")]
     with open(os.path.join(out_dir, "sass-compare-hopper.json"), "w") as f:
-        json.dump({"meta": dict(meta, label="hopper"), "results": rows}, f)
+        earlier = {"command": "python3 bench/sass_compare.py --earlier",
+                   "date": "2025-12-31 00:00 UTC", "commit": "early"}
+        json.dump({"meta": dict(meta, label="hopper", merged=[earlier]), "results": rows}, f)
