@@ -4,10 +4,12 @@
     bash scripts/setup-perf.sh                 # once: the venv with triton, nvdisasm, cuobjdump
     python3 bench/sass_compare.py [--label before|after] [--update-perf docs/perf.md]
     python3 bench/sass_compare.py render [--update-perf docs/perf.md]   # from the JSON only
-    python3 bench/sass_compare.py --label hopper --kernels flashc-sm_90a,fa3,fa3-f16,fa3-e4m3,Triton \
-        --head-dims 64,128,256 --merge      # add rows to the hopper table, keep the others
+    python3 bench/sass_compare.py --label hopper --merge \
+        --kernels flashc-sm_90a,fa3,fa3-f16,fa3-e4m3,Triton --head-dims 64,128,256
+                                        # add rows to the hopper table, keep the others
 
-For head dim 64 and 128, causal and not, sm_80 and sm_90, it compiles
+For head dim 64 and 128 (--head-dims: also 256), causal and not, sm_80 and
+sm_90, it compiles
   - flashc: kernels/fa2.tile at its defaults (build/bin/flashc --emit=cubin);
     `flashc-sm_90a` the same for --arch=sm_90a (wgmma), profiled on the H100
     beside the sm_90 builds (a configuration flashc does not compile for

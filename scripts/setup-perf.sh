@@ -8,8 +8,10 @@
 #   nvidia-cuda-nvdisasm   nvdisasm (SASS with labels, for the control-flow graph),
 #   nvidia-cuda-cuobjdump  cuobjdump (registers and stack per kernel),
 # and downloads FlashAttention-2's source distribution (flash-attn, pinned by
-# sha256) into the same cache. nvcc comes from the CUDA toolkit
-# (/usr/local/cuda), as ptxas does for flashc. Idempotent.
+# sha256) and FlashAttention-3's wheels (fa3-fwd, flash-attn3-jax: their
+# cubins are the FlashAttention-3 peer; pinned by sha256) into the same cache.
+# nvcc comes from the CUDA toolkit (/usr/local/cuda), as ptxas does for
+# flashc. Idempotent.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cache="${FLASHC_PERF_CACHE:-$HOME/.cache/flashc-perf}"
@@ -29,6 +31,12 @@ fi
 
 echo "setup-perf: fetching the flash-attn sdist into $cache/src"
 (cd "$root/bench" && python3 -c "from peers import fa2; print(fa2.source_tree())")
+echo "setup-perf: fetching FlashAttention-3's wheels into $cache/src"
+(cd "$root/bench" && python3 -c "from peers import fa3; [print(fa3.wheel_module(n)) for n in fa3.WHEELS]")
+if ! command -v c++filt >/dev/null; then
+  echo "setup-perf: warning: no c++filt (binutils); FlashAttention-3's kernels cannot be" \
+       "found by name" >&2
+fi
 
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup-perf: warning: no nvcc (CUDA toolkit); FlashAttention-2 cannot be built," \

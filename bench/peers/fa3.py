@@ -199,8 +199,8 @@ def build(variant, head_dim, causal):
     project, version, _, sha256, member, nvcc = WHEELS[wheel]
     mma_warps = p["epilogue_threads"] // 32
     if p["block_m"] != 16 * mma_warps:
-        raise RuntimeError("%s: %d epilogue threads for BLOCK_M %d" % (mangled, p["epilogue_threads"],
-                                                                     p["block_m"]))
+        raise RuntimeError("%s: %d epilogue threads for BLOCK_M %d"
+                           % (mangled, p["epilogue_threads"], p["block_m"]))
     meta = {"peer": variant, "version": "%s %s" % (project, version), "dtype": dtype,
             "block_m": p["block_m"], "block_n": p["block_n"], "stages": p["stages"],
             "num_warps": mma_warps + 4, "mma_warps": mma_warps,

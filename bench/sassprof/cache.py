@@ -29,7 +29,8 @@ def sha256_file(path):
 
 
 def fetch_sdist(project, filename, sha256):
-    """Downloads one source distribution from PyPI into the cache, checked by hash.
+    """Downloads one source distribution (or wheel) from PyPI into the cache,
+    checked by hash.
 
     `pip download --no-binary :all:` would run the sdist's setup.py, which for
     flash-attn imports torch; the file is therefore taken from PyPI's simple

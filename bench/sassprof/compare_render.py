@@ -120,7 +120,8 @@ def fa3_table(results, arch):
         if "error" in entry:
             return "(%s)" % error_text(entry)
         loop = primary(entry)
-        text = "%.2f / %.2f" % (per_mma(loop, loop["overlapped"]), per_mma(loop, loop["no_overlap"]))
+        text = "%.2f / %.2f" % (per_mma(loop, loop["overlapped"]),
+                                per_mma(loop, loop["no_overlap"]))
         if entry.get("dtype"):
             text += " %s" % entry["dtype"]
         return "%s (%s)" % (text, tile_label(entry).split(",")[0])
