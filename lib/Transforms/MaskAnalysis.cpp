@@ -88,7 +88,7 @@ bool isInvariantScalar(Value v, const Context &ctx, std::string &why,
   if (!definedIn(ctx.loop, v))
     return true;
   if (v == ctx.loop.getInductionVar()) {
-    why = "the loop's induction variable";
+    why = "a scalar that depends on the loop's induction variable";
     return false;
   }
   Operation *def = v.getDefiningOp();

@@ -253,9 +253,10 @@ struct PieceRanges {
 /// in increasing order: a piece without a lower bound first, the others
 /// sorted by their first block before the loop; each piece starts past the
 /// ones before it, so that no block runs twice. Returns the ranges as a
-/// remark states them (lo1, a1, b1, hi1 the first piece's bounds, ...).
+/// remark states them (lo1, a1, b1, hi1 the first piece's bounds, ...),
+/// and in `spans` the span of each group.
 std::string splitPieces(scf::ForOp loop, ArrayRef<BlockSets> pieces,
-                        ArrayRef<Value> analysed) {
+                        ArrayRef<Value> analysed, std::string &spans) {
   OpBuilder builder(loop);
   Location loc = loop.getLoc();
   Cuts cuts{builder, loop};
@@ -331,6 +332,7 @@ std::string splitPieces(scf::ForOp loop, ArrayRef<BlockSets> pieces,
     }
     std::string from = order[k].live.lower || k ? "lo" + n : "lb";
     std::string to = "hi" + n;
+    spans += (k ? " and [" : "[") + from + ", " + to + ")";
     if (r.lead)
       range(r.from, r.visLo, false, from, "a" + n);
     if (r.middle)
@@ -479,14 +481,15 @@ void splitMaskedLoop(scf::ForOp loop, bool remarks) {
   }
   Location loc = loop.getLoc();
   if (pieces.size() > 1) {
-    std::string ranges = splitPieces(loop, pieces, analysed);
+    std::string spans;
+    std::string ranges = splitPieces(loop, pieces, analysed, spans);
     if (!remarks)
       return;
     unsigned count = llvm::count(ranges, '[');
     emitRemark(loc) << "key loop split into " << count << " ranges in "
                     << pieces.size() << " groups: " << ranges
-                    << "; blocks between the groups skipped (a union of "
-                       "intervals from the condition at "
+                    << "; blocks outside " << spans
+                    << " skipped (a union of intervals from the condition at "
                     << listPlaces(unionBy) << ")";
     return;
   }
