@@ -169,6 +169,30 @@ FailureOr<Trend> productTrend(arith::MulIOp mul, const Context &ctx) {
   return stopAt(mul, "a product of two non-constant values");
 }
 
+/// `select(x < 0, (x - (d - 1)) / d, x / d)` with `/` truncating and d a
+/// positive constant is floor(x / d): how Python's `//` reaches the tile
+/// language (flashc.flex traces it so). Returns x and d.
+std::optional<std::pair<Value, int64_t>> matchFloorDivision(Operation *op) {
+  auto select = dyn_cast<arith::SelectOp>(op);
+  if (!select)
+    return std::nullopt;
+  auto negative = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  auto below = select.getTrueValue().getDefiningOp<arith::DivSIOp>();
+  auto above = select.getFalseValue().getDefiningOp<arith::DivSIOp>();
+  if (!negative || !below || !above ||
+      negative.getPredicate() != arith::CmpIPredicate::slt ||
+      constantInt(negative.getRhs()) != 0)
+    return std::nullopt;
+  Value x = negative.getLhs();
+  std::optional<int64_t> d = constantInt(above.getRhs());
+  auto shifted = below.getLhs().getDefiningOp<arith::SubIOp>();
+  if (!d || *d <= 0 || above.getLhs() != x || constantInt(below.getRhs()) != d ||
+      !shifted || shifted.getLhs() != x ||
+      constantInt(shifted.getRhs()) != *d - 1)
+    return std::nullopt;
+  return std::make_pair(x, *d);
+}
+
 /// The scalar under splats of `v`, when `v` is a loop-invariant scalar or a
 /// splat of one (a divisor the analysis accepts at runtime).
 Value invariantScalar(Value v, const Context &ctx) {
@@ -302,6 +326,12 @@ FailureOr<Trend> trendOf(Value v, const Context &ctx) {
       .Case<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
             arith::MinSIOp, arith::MaxSIOp>(
           [&](Operation *op) { return monotoneTrend(op, ctx); })
+      .Case([&](arith::SelectOp op) -> FailureOr<Trend> {
+        if (!matchFloorDivision(op))
+          return shapeTrend(op, ctx, rank); // a loop-invariant scalar?
+        // As the truncating division it is built of: monotone.
+        return monotoneTrend(op.getFalseValue().getDefiningOp(), ctx);
+      })
       .Default([&](Operation *op) { return shapeTrend(op, ctx, rank); });
 }
 
@@ -613,6 +643,14 @@ FailureOr<IterationSet> MaskAnalysis::solveAtLeast(Value v,
             Value w = positiveDivisor(evaluate(op->getOperand(1), index));
             return invert(map, op->getOperand(0), w);
           })
+      .Case([&](arith::SelectOp select) -> FailureOr<IterationSet> {
+        std::optional<std::pair<Value, int64_t>> floor =
+            matchFloorDivision(select);
+        if (!floor)
+          return stopHere();
+        return invert(MonotoneMap::FloorDivSI, floor->first,
+                      constant(floor->second));
+      })
       .Default([&](Operation *) { return stopHere(); });
 }
 
@@ -808,6 +846,15 @@ Value MaskAnalysis::evaluateOp(Operation *op, ArrayRef<int64_t> index) {
                 builder, loc, evaluate(binary.getLhs(), index),
                 positiveDivisor(evaluate(binary.getRhs(), index)));
           })
+      .Case([&](arith::SelectOp select) -> Value {
+        std::optional<std::pair<Value, int64_t>> floor =
+            matchFloorDivision(select);
+        if (!floor)
+          return hoistInvariant(select.getResult());
+        return arith::FloorDivSIOp::create(
+            builder, loc, evaluate(floor->first, index),
+            constant(floor->second));
+      })
       .Default([&](Operation *op) -> Value {
         // trendOf accepts other ops only as loop-invariant scalars.
         return hoistInvariant(op->getResult(0));
