@@ -440,7 +440,7 @@ BlockUnion MaskAnalysis::normalize(BlockUnion pieces) {
     return a.isFull() || b.isFull() || (!a.lower && !b.lower) ||
            (!a.upper && !b.upper);
   };
-  auto merge = [&](const BlockSets &a, const BlockSets &b) {
+  auto mergeTwo = [&](const BlockSets &a, const BlockSets &b) {
     return BlockSets{unionWithin(a.visible, b.visible), hull(a.live, b.live)};
   };
   for (bool merged = true; merged;) {
@@ -448,16 +448,26 @@ BlockUnion MaskAnalysis::normalize(BlockUnion pieces) {
     for (unsigned i = 0; i < pieces.size() && !merged; ++i)
       for (unsigned j = i + 1; j < pieces.size() && !merged; ++j)
         if (joins(pieces[i].live, pieces[j].live)) {
-          pieces[i] = merge(pieces[i], pieces[j]);
+          pieces[i] = mergeTwo(pieces[i], pieces[j]);
           pieces.erase(pieces.begin() + j);
           merged = true;
         }
   }
   while (pieces.size() > maxPieces) {
-    pieces[0] = merge(pieces[0], pieces[1]);
+    pieces[0] = mergeTwo(pieces[0], pieces[1]);
     pieces.erase(pieces.begin() + 1);
   }
   return pieces;
+}
+
+BlockSets MaskAnalysis::merge(const BlockUnion &pieces) {
+  if (pieces.empty())
+    return BlockSets{IterationSet{{}, {}, true}, IterationSet{{}, {}, true}};
+  BlockSets all = pieces.front();
+  for (const BlockSets &piece : llvm::drop_begin(pieces))
+    all = BlockSets{unionWithin(all.visible, piece.visible),
+                    hull(all.live, piece.live)};
+  return all;
 }
 
 /// lhs - rhs >= k (or <= k) holds for a whole block iff it holds at the

@@ -92,6 +92,10 @@ public:
   /// the visible blocks, the hull of the live ones).
   BlockUnion normalize(BlockUnion pieces);
 
+  /// One piece for the whole union: a subset of its visible blocks, the hull
+  /// of its live ones.
+  BlockSets merge(const BlockUnion &pieces);
+
   /// The most pieces a union keeps (the loop becomes up to 3 ranges each).
   static constexpr unsigned maxPieces = 3;
 

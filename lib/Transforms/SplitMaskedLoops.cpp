@@ -464,12 +464,10 @@ void splitMaskedLoop(scf::ForOp loop, bool remarks) {
   }
   bool skips = hiddenBlockIsIdentity(loop, masked->softmax);
   // Without skipping, one range group over the whole loop: the visible
-  // blocks of one piece stay unmasked (those of a union of pieces a subset).
-  if (!skips) {
-    IterationSet visible = pieces.size() == 1 ? pieces[0].visible
-                                              : IterationSet{{}, {}, true};
-    pieces = BlockUnion{BlockSets{visible, IterationSet{}}};
-  }
+  // blocks of one piece stay unmasked (of a union of pieces, a subset).
+  if (!skips)
+    pieces = BlockUnion{BlockSets{analysis.merge(pieces).visible,
+                                  IterationSet{}}};
   // Without an analysed conjunct the bounds (none were built) gain nothing;
   // an empty visible set and a full live set leave one masked loop (its
   // dead bounds fold away).

@@ -31,6 +31,9 @@ def visible(mask, nq, nk, c):
         return (j // c["CHUNK"] >= np.trunc(i / c["CHUNK"]).astype(int) - 1) & (j <= i)
     if mask == 9:
         return (j < c["KEYLEN"]) & (j <= i)
+    if mask == 11:
+        w = nk // 8 + 1
+        return (j // w >= np.trunc(i / w).astype(int) - 1) & (j <= i)
     if mask == 10:
         return ((j < c["PREFIX"]) | (j >= i - c["LEFT"])) & (j <= i)
     if mask == 2:
