@@ -7,7 +7,9 @@
 // up to three loops over consecutive ranges of its iterations: masked
 // blocks, blocks that need no mask (the mask's analysed part folds to true),
 // masked blocks; the hidden blocks outside are never run, so never loaded
-// and never multiplied. Skipping is only done when a hidden block changes
+// and never multiplied. A mask whose live blocks are a union of disjoint
+// intervals (attention sinks beside a sliding window) gives such a group
+// of ranges per interval, in increasing order, and the gaps are skipped. Skipping is only done when a hidden block changes
 // nothing: it writes no memory and the loop carries only the state of the
 // online softmax it feeds, on which all -inf scores are the identity.
 //
@@ -239,6 +241,114 @@ std::string splitLoop(scf::ForOp loop, const IterationSet &visible,
   return llvm::join(ranges, ", ");
 }
 
+/// The ranges of one piece of a union, on the grid: masked [from, visLo),
+/// unmasked [visLo, visHi), masked [visHi, to); `lead`, `middle` and
+/// `trail` say which of them the piece has.
+struct PieceRanges {
+  Value from, visLo, visHi, to;
+  bool lead, middle, trail;
+};
+
+/// Replaces `loop` by the ranges of each piece of a union (more than one),
+/// in increasing order: a piece without a lower bound first, the others
+/// sorted by their first block before the loop; each piece starts past the
+/// ones before it, so that no block runs twice. Returns the ranges as a
+/// remark states them (lo1, a1, b1, hi1 the first piece's bounds, ...),
+/// and in `spans` the span of each group.
+std::string splitPieces(scf::ForOp loop, ArrayRef<BlockSets> pieces,
+                        ArrayRef<Value> analysed, std::string &spans) {
+  OpBuilder builder(loop);
+  Location loc = loop.getLoc();
+  Cuts cuts{builder, loop};
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound();
+  Value end = cuts.cut(ub);
+  SmallVector<BlockSets> order(pieces);
+  std::stable_partition(order.begin(), order.end(),
+                        [](const BlockSets &p) { return !p.live.lower; });
+  SmallVector<PieceRanges> ranges;
+  for (const BlockSets &piece : order) {
+    const IterationSet &live = piece.live, &visible = piece.visible;
+    PieceRanges r;
+    r.from = live.lower ? cuts.clamp(live.lower, lb, end) : lb;
+    Value gridTo = live.upper ? cuts.clamp(live.upper, r.from, end) : end;
+    r.to = live.upper ? arith::MinSIOp::create(builder, loc, gridTo, ub)
+                            .getResult()
+                      : ub;
+    if (visible.empty) {
+      r.visLo = r.visHi = r.from;
+      r.lead = r.middle = false;
+      r.trail = true;
+    } else {
+      r.visLo =
+          visible.lower ? cuts.clamp(visible.lower, r.from, gridTo) : r.from;
+      r.visHi =
+          visible.upper ? cuts.clamp(visible.upper, r.visLo, gridTo) : r.to;
+      r.lead = bool(visible.lower);
+      r.middle = true;
+      r.trail = bool(visible.upper);
+    }
+    ranges.push_back(r);
+  }
+  // The pieces with a lower bound in increasing order of it, by
+  // compare-and-swap before the loop; sorted pieces then have every range.
+  unsigned first = order.front().live.lower ? 0 : 1;
+  if (ranges.size() - first >= 2) {
+    for (unsigned i = first; i < ranges.size(); ++i)
+      ranges[i].lead = ranges[i].middle = ranges[i].trail = true;
+    for (unsigned pass = first; pass + 1 < ranges.size(); ++pass)
+      for (unsigned i = first; i + 1 < ranges.size() - (pass - first); ++i) {
+        PieceRanges &a = ranges[i], &b = ranges[i + 1];
+        Value inOrder = arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::sle, a.from, b.from);
+        auto swap = [&](Value &x, Value &y) {
+          Value lo = arith::SelectOp::create(builder, loc, inOrder, x, y);
+          Value hi = arith::SelectOp::create(builder, loc, inOrder, y, x);
+          x = lo;
+          y = hi;
+        };
+        swap(a.from, b.from);
+        swap(a.visLo, b.visLo);
+        swap(a.visHi, b.visHi);
+        swap(a.to, b.to);
+      }
+  }
+  ValueRange state = loop.getInitArgs();
+  SmallVector<std::string> names;
+  auto range = [&](Value lo, Value hi, bool unmasked, const Twine &loName,
+                   const Twine &hiName) {
+    state = cloneOverRange(builder, loop, lo, hi, state, analysed, unmasked)
+                .getResults();
+    names.push_back(("[" + loName + ", " + hiName + ") " +
+                     (unmasked ? "unmasked" : "masked"))
+                        .str());
+  };
+  Value covered; // past the last block the ranges before visit
+  for (auto [k, r] : llvm::enumerate(ranges)) {
+    std::string n = std::to_string(k + 1);
+    if (covered) {
+      r.from = arith::MaxSIOp::create(builder, loc, r.from, covered);
+      r.visLo = arith::MaxSIOp::create(builder, loc, r.visLo, r.from);
+      r.visHi = arith::MaxSIOp::create(builder, loc, r.visHi, r.visLo);
+    }
+    std::string from = order[k].live.lower || k ? "lo" + n : "lb";
+    std::string to = "hi" + n;
+    spans += (k ? " and [" : "[") + from + ", " + to + ")";
+    if (r.lead)
+      range(r.from, r.visLo, false, from, "a" + n);
+    if (r.middle)
+      range(r.visLo, r.visHi, true, r.lead ? "a" + n : from,
+            r.trail ? "b" + n : to);
+    if (r.trail)
+      range(r.visHi, r.to, false, r.middle ? "b" + n : from, to);
+    covered = covered ? arith::MaxSIOp::create(builder, loc, covered, r.to)
+                            .getResult()
+                      : r.to;
+  }
+  loop.replaceAllUsesWith(state);
+  loop.erase();
+  return llvm::join(names, ", ");
+}
+
 /// v as a sum of opaque values times integers plus a constant, read through
 /// constants, + and - (what MaskAnalysis builds a bound from).
 struct LinearSum {
@@ -317,11 +427,11 @@ void splitMaskedLoop(scf::ForOp loop, bool remarks) {
     return;
   }
   MaskAnalysis analysis(loop);
-  IterationSet visible, live;
+  BlockUnion pieces{BlockSets{}};
   SmallVector<Value> analysed;
-  SmallVector<Location> lowerBy, upperBy, emptyBy;
+  SmallVector<Location> lowerBy, upperBy, emptyBy, unionBy;
   for (Value conjunct : masked->conjuncts) {
-    FailureOr<BlockSets> sets = analysis.analyze(conjunct);
+    FailureOr<BlockUnion> sets = analysis.analyze(conjunct);
     if (failed(sets)) {
       if (!remarks)
         continue;
@@ -337,20 +447,27 @@ void splitMaskedLoop(scf::ForOp loop, bool remarks) {
       }
       continue;
     }
-    IterationSet own = withinLoop(sets->live, loop);
-    if (own.empty)
+    BlockUnion own = *sets;
+    for (BlockSets &piece : own)
+      piece.live = withinLoop(piece.live, loop);
+    own = analysis.normalize(std::move(own));
+    if (own.empty())
       emptyBy.push_back(conditionLoc(conjunct));
-    if (own.lower)
+    if (own.size() > 1)
+      unionBy.push_back(conditionLoc(conjunct));
+    if (llvm::any_of(own, [](const BlockSets &p) { return p.live.lower; }))
       lowerBy.push_back(conditionLoc(conjunct));
-    if (own.upper)
+    if (llvm::any_of(own, [](const BlockSets &p) { return p.live.upper; }))
       upperBy.push_back(conditionLoc(conjunct));
-    visible = analysis.intersect(visible, sets->visible);
-    live = analysis.intersect(live, own);
+    pieces = analysis.intersect(pieces, own);
     analysed.push_back(conjunct);
   }
   bool skips = hiddenBlockIsIdentity(loop, masked->softmax);
+  // Without skipping, one range group over the whole loop: the visible
+  // blocks of one piece stay unmasked (of a union of pieces, a subset).
   if (!skips)
-    live = IterationSet{};
+    pieces = BlockUnion{BlockSets{analysis.merge(pieces).visible,
+                                  IterationSet{}}};
   // Without an analysed conjunct the bounds (none were built) gain nothing;
   // an empty visible set and a full live set leave one masked loop (its
   // dead bounds fold away).
@@ -360,8 +477,25 @@ void splitMaskedLoop(scf::ForOp loop, bool remarks) {
                            "could be analysed";
     return;
   }
-  IterationSet kept = live;
   Location loc = loop.getLoc();
+  if (pieces.size() > 1) {
+    std::string spans;
+    std::string ranges = splitPieces(loop, pieces, analysed, spans);
+    if (!remarks)
+      return;
+    unsigned count = llvm::count(ranges, '[');
+    emitRemark(loc) << "key loop split into " << count << " ranges in "
+                    << pieces.size() << " groups: " << ranges
+                    << "; blocks outside " << spans
+                    << " skipped (a union of intervals from the condition at "
+                    << listPlaces(unionBy) << ")";
+    return;
+  }
+  IterationSet visible = pieces.empty() ? IterationSet{{}, {}, true}
+                                        : pieces[0].visible;
+  IterationSet live = pieces.empty() ? IterationSet{{}, {}, true}
+                                     : pieces[0].live;
+  IterationSet kept = live;
   std::string ranges = splitLoop(loop, visible, live, analysed);
   if (!remarks)
     return;

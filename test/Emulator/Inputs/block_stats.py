@@ -13,7 +13,7 @@
       mma.sync, cp.async, global bytes read and written and ldmatrix counts
       (--a-define: a -D for kernel a alone).
 Both kernels read [B, H, N, D] tensors with B = H = 1 (fa2) or [N, D]
-(masked_loop, with a KeyMask of ones).
+(masked_loop, with a KeyMask of ones and KeyLen Nk).
 """
 import argparse
 import os
@@ -39,6 +39,8 @@ def inputs(workdir, nq, nk, d, flat):
     if flat:
         np.save(os.path.join(workdir, "KeyMask.npy"), np.ones(nk, dtype=bool))
         args += ["--arg", "KeyMask=" + os.path.join(workdir, "KeyMask.npy")]
+        np.save(os.path.join(workdir, "KeyLen.npy"), np.array([nk], np.int32))
+        args += ["--arg", "KeyLen=" + os.path.join(workdir, "KeyLen.npy")]
     return args + ["--arg", "sm_scale=0.125", "--out", "O=" + os.path.join(workdir, "out.npy")]
 
 

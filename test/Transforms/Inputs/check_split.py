@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 DEFAULTS = {"HEAD_DIM": 16, "LEFT": 40, "RIGHT": 8, "PREFIX": 24, "CHUNK": 48}
+KEYLEN = 0.6  # KeyLen[0] as a fraction of Nk (mask 9)
 
 
 def visible(mask, nq, nk, c):
@@ -26,6 +27,15 @@ def visible(mask, nq, nk, c):
     j = np.arange(nk)[None, :]
     if mask in (0, 1, 7):
         return j <= i
+    if mask == 8:   # the kernel's signed division truncates toward zero
+        return (j // c["CHUNK"] >= np.trunc(i / c["CHUNK"]).astype(int) - 1) & (j <= i)
+    if mask == 9:
+        return (j < c["KEYLEN"]) & (j <= i)
+    if mask == 11:
+        w = nk // 8 + 1
+        return (j // w >= np.trunc(i / w).astype(int) - 1) & (j <= i)
+    if mask == 10:
+        return ((j < c["PREFIX"]) | (j >= i - c["LEFT"])) & (j <= i)
     if mask == 2:
         return (j >= i - c["LEFT"]) & (j <= i + c["RIGHT"])
     if mask == 3:
@@ -41,7 +51,7 @@ def visible(mask, nq, nk, c):
 def reference(q, k, v, key_mask, mask, scale, c):
     nq, nk = q.shape[0], k.shape[0]
     seen = visible(mask, nq, nk, c)
-    if mask >= 6:
+    if mask in (6, 7):
         seen = seen & key_mask[None, :]
     s = np.where(seen, q.astype(np.float64) @ k.astype(np.float64).T * scale, -np.inf)
     top = np.max(s, axis=1, keepdims=True)
@@ -56,7 +66,7 @@ def run(args, workdir, target, split, out):
            "-D", "MASK=%d" % args.mask] + args.flashc_flags
     for d in args.defines:
         cmd += ["-D", d]
-    for name in ("Q", "K", "V", "KeyMask", "O"):
+    for name in ("Q", "K", "V", "KeyMask", "KeyLen", "O"):
         cmd += ["--arg", "%s=%s" % (name, os.path.join(workdir, name + ".npy"))]
     cmd += ["--arg", "sm_scale=0.25", "--out", "O=" + out]
     subprocess.run(cmd, check=True)
@@ -87,7 +97,9 @@ def main():
     k = (rng.uniform(0.5, 2.0, (args.Nk, dim)) * rng.choice([-1, 1], (args.Nk, dim))).astype(np.float16)
     v = (rng.uniform(0.5, 2.0, (args.Nk, dim)) * rng.choice([-1, 1], (args.Nk, dim))).astype(np.float16)
     key_mask = rng.random(args.Nk) < 0.7
-    for name, a in (("Q", q), ("K", k), ("V", v), ("KeyMask", key_mask),
+    consts["KEYLEN"] = int(KEYLEN * args.Nk)
+    key_len = np.array([consts["KEYLEN"]], np.int32)
+    for name, a in (("Q", q), ("K", k), ("V", v), ("KeyMask", key_mask), ("KeyLen", key_len),
                     ("O", np.full((args.Nq, dim), np.nan, np.float16))):
         np.save(os.path.join(args.workdir, name + ".npy"), a)
     want = reference(q, k, v, key_mask, args.mask, 0.25, consts)
