@@ -177,7 +177,7 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128
     classes = np.zeros((batches, heads, q_blocks, kv_blocks), np.int32)
     args = {"Class": classes}
     if tensor is not None:
-        args["ModTensor"] = _flex._tensor_argument(_NumpyArrays, _host(tensor))
+        args["ModTensor"] = _flex._tensor_argument(None, _host(tensor))
     classify(target=target, Nq=int(Q_LEN), Nk=int(KV_LEN), **args)
     tables = _attention._kernel("block_mask_tables", arch, ())
     num = np.zeros(classes.shape[:3], np.int32)
@@ -188,10 +188,6 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128
            FullKvIdx=full_idx)
     return BlockMask(num, idx, full_num, full_idx, (q_block, kv_block), mask_mod,
                      (int(Q_LEN), int(KV_LEN)))
-
-
-class _NumpyArrays:
-    """What _tensor_argument needs of a backend: nothing (it converts)."""
 
 
 def _host(tensor):
