@@ -257,3 +257,21 @@ def test_block_mask_is_checked():
         flashc.create_block_mask(causal, 1, 1, 64, 64, BLOCK_SIZE=0)
     with pytest.raises(flex.TraceError):
         flashc.create_block_mask(lambda b, h, qi, ki: qi * 2, 1, 1, 64, 64)
+
+
+def test_sm90a_warpgroup_mmas_on_the_emulator():
+    # sm_90a at head dim 64: both kernels' MMAs are warpgroup MMAs (wgmma).
+    ids = packed_documents([100, 60, 96])[0]
+    doc = flex.Captured(ids)
+
+    def document(b, h, q_idx, kv_idx):
+        return (doc[q_idx] == doc[kv_idx]) & (q_idx >= kv_idx)
+
+    block_mask = flashc.create_block_mask(document, None, None, 256, 256, target="emulate",
+                                          arch="sm_90a")
+    check_tables(block_mask, enumerate_classes(
+        lambda b, h, qi, ki: (ids[qi] == ids[ki]) & (qi >= ki), 1, 1, 256, 256, 128, 128))
+    q, k, v = inputs(b=1, h=2, nq=256, nk=256, d=64)
+    out = flashc.flex_attention(q, k, v, block_mask=block_mask, target="emulate", arch="sm_90a")
+    ref, _ = reference(q, k, v, mask_mod=lambda b, h, qi, ki: (ids[qi] == ids[ki]) & (qi >= ki))
+    assert relative_error(out, ref) < TOLERANCE
