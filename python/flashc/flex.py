@@ -717,7 +717,8 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     H_KV, Nk, D], v [B, H_KV, Nk, DV] (f16 or bf16 NumPy arrays or torch
     tensors); score_mod(score, b, h, q_idx, kv_idx) modifies the scaled
     scores, mask_mod(b, h, q_idx, kv_idx) is true where query q_idx sees key
-    kv_idx (FlexAttention's mask_mod, which it takes through a BlockMask).
+    kv_idx (FlexAttention's mask_mod, which it takes through a BlockMask;
+    here also as it is).
     Each is a Python function (traced) or tile source. Returns out [B, H,
     Nq, DV], and with return_lse also lse f32 [B, H, Nq] (natural log; -inf
     for a row that sees no key, whose output is 0).
