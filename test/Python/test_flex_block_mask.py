@@ -221,6 +221,8 @@ def test_causal_block_mask_matches_the_analysed_causal_mask():
         assert relative_error(o, ref) < TOLERANCE
     out = flashc.flex_attention(q, k, v, block_mask=block_mask)
     assert relative_error(out, ref) < TOLERANCE
+    # torch's positional order: the BlockMask fifth.
+    np.testing.assert_array_equal(flashc.flex_attention(q, k, v, None, block_mask), out)
 
 
 def test_tile_source_mask_and_default_blocks():
