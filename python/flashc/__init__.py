@@ -14,6 +14,7 @@ from .attention import attention
 from .backward import attention_backward, attention_varlen_backward
 from .inference import attention_varlen, attention_with_kvcache
 from .flex import flex_attention
+from .block_mask import BlockMask, create_block_mask
 
 
 def __getattr__(name):
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_ARCH",
     "OPTIONS",
     "CompileError",
+    "BlockMask",
     "Error",
     "Kernel",
     "RunError",
@@ -45,5 +47,6 @@ __all__ = [
     "attention_with_kvcache",
     "cache",
     "compile",
+    "create_block_mask",
     "flex_attention",
 ]

@@ -589,8 +589,9 @@ def trace_mask_mod(fn, name="flex_mask_mod"):
     return _function("mask_mod", name, tracer.lines, body, tracer.tensor is not None)
 
 
-def _program(score_mod=None, mask_mod=None, return_lse=False):
-    """(source, captured tensor or None) of the kernel flex_attention runs."""
+def _program(score_mod=None, mask_mod=None, return_lse=False, block_mask=False):
+    """(source, captured tensor or None) of the kernel flex_attention runs:
+    with block_mask, attention_blocks() over a BlockMask's tables."""
     traced, sources = {}, {}
     for mod, kind in ((score_mod, "score_mod"), (mask_mod, "mask_mod")):
         if mod is None:
@@ -637,11 +638,22 @@ def _program(score_mod=None, mask_mod=None, return_lse=False):
         dims = ", ".join(f"MT{i}" for i in range(len(tensor.shape)))
         params += f"ModTensor: {_element(tensor)}[{dims}], "
         keywords += ",\n                            mod_tensor = true, ModTensor = ModTensor"
+    call = "attention"
+    if block_mask:
+        params += ("KvNum: i32[TB, TH, QB], KvIdx: i32[TB, TH, QB, KB], "
+                   "FullKvNum: i32[TB, TH, QB],\n    FullKvIdx: i32[TB, TH, QB, KB], ")
+        call = "attention_blocks"
     lse_store = ("\n  store(LSE[b, h, start_m : start_m + BLOCK_M], log_sum_exp(m, l));"
                  if return_lse else "")
+    arguments = "-1, -1, 0.0"
+    extra_constants = ""
+    if block_mask:
+        arguments = ("KvNum, KvIdx, FullKvNum, FullKvIdx, TB, TH,\n"
+                     "                            Q_BLOCK, KV_BLOCK")
+        extra_constants = ",\n                      Q_BLOCK: int = 128, KV_BLOCK: int = 128"
     parts.append(f"""
 kernel flex_attention<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_DIM,
-                      BLOCK_M: int = 64, BLOCK_N: int = 64, STAGES: int = 2>(
+                      BLOCK_M: int = 64, BLOCK_N: int = 64, STAGES: int = 2{extra_constants}>(
     Q: T[B, H, Nq, HEAD_DIM], K: T[B, H_KV, Nk, HEAD_DIM], V: T[B, H_KV, Nk, HEAD_DIM_V],
     O: T[B, H, Nq, HEAD_DIM_V], {params}sm_scale: f32)
 {{
@@ -649,18 +661,18 @@ kernel flex_attention<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_
   let b = program_id(1) / H;
   let h = program_id(1) % H;
   let start_m = program_id(0) * BLOCK_M;
-  let m, l, acc = attention(Q, K, V, start_m, b, h, H, H_KV, Nq, Nk, sm_scale, HEAD_DIM_V,
-                            BLOCK_M, BLOCK_N, STAGES, -1, -1, 0.0{keywords});
+  let m, l, acc = {call}(Q, K, V, start_m, b, h, H, H_KV, Nq, Nk, sm_scale, HEAD_DIM_V,
+                            BLOCK_M, BLOCK_N, STAGES, {arguments}{keywords});
   store(O[b, h, start_m : start_m + BLOCK_M, :], cast(finalize(acc, l), T));{lse_store}
 }}
 """)
     return "\n".join(parts), tensor
 
 
-def kernel_source(score_mod=None, mask_mod=None, return_lse=False):
+def kernel_source(score_mod=None, mask_mod=None, return_lse=False, block_mask=False):
     """The tile program flex_attention compiles: kernels/lib/attention.tile's
-    attention() with the modifiers."""
-    return _program(score_mod, mask_mod, return_lse)[0]
+    attention() with the modifiers, or (block_mask) attention_blocks()."""
+    return _program(score_mod, mask_mod, return_lse, block_mask)[0]
 
 
 def _tensor_argument(arrays, tensor):
@@ -698,16 +710,24 @@ def _name(mod):
     return "(tile source)" if isinstance(mod, str) else _describe(mod)
 
 
-def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable_gqa=False,
-                   return_lse=False, kernel_options=None, target=None, arch=DEFAULT_ARCH):
+def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, scale=None,
+                   enable_gqa=False, return_lse=False, kernel_options=None, target=None,
+                   arch=DEFAULT_ARCH):
     """torch.nn.attention.flex_attention's forward: q [B, H, Nq, D], k [B,
     H_KV, Nk, D], v [B, H_KV, Nk, DV] (f16 or bf16 NumPy arrays or torch
     tensors); score_mod(score, b, h, q_idx, kv_idx) modifies the scaled
     scores, mask_mod(b, h, q_idx, kv_idx) is true where query q_idx sees key
-    kv_idx (FlexAttention's mask_mod, which it takes through a BlockMask).
+    kv_idx (FlexAttention's mask_mod, which it takes through a BlockMask;
+    here also as it is).
     Each is a Python function (traced) or tile source. Returns out [B, H,
     Nq, DV], and with return_lse also lse f32 [B, H, Nq] (natural log; -inf
     for a row that sees no key, whose output is 0).
+
+    block_mask: a BlockMask (flashc.create_block_mask, BlockMask.from_kv_blocks;
+    also taken in mask_mod's place, as torch's fifth argument): only the key
+    blocks it lists are visited, mask_mod (default: the BlockMask's) is
+    evaluated in its partial blocks only; a BlockMask of one batch or head
+    serves them all.
 
     kernel_options: the kernel's constants (BLOCK_M, BLOCK_N, STAGES).
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,
@@ -718,6 +738,15 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable
     if q.shape[0] != k.shape[0] or k.shape[:3] != v.shape[:3] or q.shape[3] != k.shape[3]:
         raise ValueError(f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} "
                          "do not agree: q [B, H, Nq, D], k [B, H_KV, Nk, D], v [B, H_KV, Nk, DV]")
+    from .block_mask import BlockMask
+    if isinstance(mask_mod, BlockMask) and block_mask is None:
+        block_mask, mask_mod = mask_mod, None
+    if block_mask is not None:
+        if not isinstance(block_mask, BlockMask):
+            raise TypeError(f"block_mask must be a BlockMask, not {type(block_mask).__name__}")
+        if mask_mod is None:
+            mask_mod = block_mask.mask_mod
+        _check_block_mask(block_mask, q.shape[0], q.shape[1], q.shape[2], k.shape[2])
     heads, kv_heads = q.shape[1], k.shape[1]
     if heads != kv_heads and not enable_gqa:
         raise ValueError(f"q has {heads} heads and k {kv_heads}: pass enable_gqa=True")
@@ -726,6 +755,8 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable
     if _attention.wants_grad(q, k, v):
         mods = [f"{kind} {_name(m)}" for m, kind in ((score_mod, "score_mod"),
                                                       (mask_mod, "mask_mod")) if m is not None]
+        if block_mask is not None:
+            mods.append("block_mask")
         if mods:
             raise NotImplementedError(f"flex_attention has no backward for {' and '.join(mods)}:"
                                       " modifiers have no backward kernels; call it under "
@@ -742,8 +773,13 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable
     block_m, block_n = _blocks(max(padded, padded_v))
     constants = {"T": _attention.element_type(arrays.dtype_name(q)), "HEAD_DIM": padded,
                  "HEAD_DIM_V": padded_v, "BLOCK_M": block_m, "BLOCK_N": block_n}
+    if block_mask is not None:
+        q_block, kv_block = block_mask.BLOCK_SIZE
+        # The kernel's blocks tile the BlockMask's.
+        constants.update(BLOCK_M=math.gcd(block_m, q_block), BLOCK_N=math.gcd(block_n, kv_block),
+                         Q_BLOCK=q_block, KV_BLOCK=kv_block)
     constants.update(kernel_options or {})
-    source, tensor = _program(score_mod, mask_mod, return_lse)
+    source, tensor = _program(score_mod, mask_mod, return_lse, block_mask is not None)
     compiled = _kernel(source, arch, tuple(sorted(constants.items())))
     Q = arrays.contiguous(arrays.pad_last(q, padded))
     K = arrays.contiguous(arrays.pad_last(k, padded))
@@ -754,6 +790,14 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable
         args["LSE"] = arrays.empty(Q, tuple(Q.shape[:3]), float32=True)
     if tensor is not None:
         args["ModTensor"] = _tensor_argument(arrays, tensor)
+    if block_mask is not None:
+        args.update(KvNum=block_mask.kv_num_blocks, KvIdx=block_mask.kv_indices,
+                    FullKvNum=block_mask.full_kv_num_blocks,
+                    FullKvIdx=block_mask.full_kv_indices)
+        if not isinstance(Q, np.ndarray):
+            torch = sys.modules["torch"]
+            for name in ("KvNum", "KvIdx", "FullKvNum", "FullKvIdx"):
+                args[name] = torch.as_tensor(args[name], device=Q.device)
     sm_scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     _attention.run(compiled, arrays, target, args, sm_scale=sm_scale)
     out = arrays.take_last(O, head_dim_v)
@@ -764,3 +808,16 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, scale=None, enable
     # FlexAttention gives -inf.
     lse[lse == float("inf")] = float("-inf")
     return out, lse
+
+
+def _check_block_mask(block_mask, batches, heads, q_len, kv_len):
+    """A BlockMask's tables cover attention of [batches, heads, q_len,
+    kv_len]: batches and heads it serves, its query blocks all of q_len."""
+    tb, th, q_blocks, kv_blocks = block_mask.kv_indices.shape
+    if tb not in (1, batches) or th not in (1, heads):
+        raise ValueError(f"the BlockMask is of {tb} batches and {th} heads: attention of "
+                         f"{batches} and {heads} takes 1 or as many")
+    q_block, kv_block = block_mask.BLOCK_SIZE
+    if q_blocks * q_block < q_len or kv_blocks * kv_block < kv_len:
+        raise ValueError(f"the BlockMask's {q_blocks} x {kv_blocks} blocks of {q_block} x "
+                         f"{kv_block} do not cover {q_len} queries and {kv_len} keys")
