@@ -180,24 +180,29 @@ def test_variant_on_the_emulator_visits_only_its_blocks(name, mma_per_block, mon
 
 
 def test_document_block_mask(monkeypatch):
-    """document_causal through a BlockMask visits only the BlockMask's blocks
-    the mask intersects, fewer than without it."""
+    """document_causal through a BlockMask visits only the blocks its mask
+    intersects; without one, every block on and below the diagonal."""
     _, mask_mod = variant("document_causal")
     block = 32
+    options = {"BLOCK_M": block, "BLOCK_N": block}
     block_mask = flashc.create_block_mask(mask_mod, None, None, LENGTH, LENGTH,
                                           BLOCK_SIZE=block)
     counting = _Counting(monkeypatch)
     q, k, v = inputs()
+    flashc.flex_attention(q, k, v, target="emulate", kernel_options=options)
+    every = blocks_intersected(None, block, block)
+    assert counting.last["mma"] % every == 0
+    per_block = counting.last["mma"] // every
     out = flashc.flex_attention(q, k, v, block_mask=block_mask, target="emulate",
-                                kernel_options={"BLOCK_M": 32, "BLOCK_N": 32})
+                                kernel_options=options)
     want, _ = reference(q, k, v, None, mask_mod)
     assert relative_error(out, want) < TOLERANCE
-    per_block = counting.last["mma"] // blocks_intersected(mask_mod, block, block)
-    assert counting.last["mma"] == blocks_intersected(mask_mod, block, block) * per_block
-    flashc.flex_attention(q, k, v, mask_mod=mask_mod, target="emulate",
-                          kernel_options={"BLOCK_M": 32, "BLOCK_N": 32})
-    assert counting.last["mma"] == blocks_intersected(causal, block, block) * per_block
-    assert blocks_intersected(mask_mod, block, block) < blocks_intersected(causal, block, block)
+    documents = blocks_intersected(mask_mod, block, block)
+    assert counting.last["mma"] == documents * per_block
+    flashc.flex_attention(q, k, v, mask_mod=mask_mod, target="emulate", kernel_options=options)
+    diagonal = blocks_intersected(causal, block, block)
+    assert counting.last["mma"] == diagonal * per_block
+    assert documents < diagonal
 
 
 def test_t5_bucketed_bias_is_not_traced():
