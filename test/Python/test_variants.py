@@ -220,14 +220,17 @@ def test_t5_bucketed_bias_is_not_traced():
 
 
 @pytest.mark.skipif(not os.path.exists(PTXAS), reason=f"no {PTXAS}")
+@pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_variant_assembles_without_spills(name, arch, tmp_path):
-    """The kernel flex_attention generates at its default blocks (f16, head
-    dim 64), assembled by ptxas -v: 0 bytes spilled in every function."""
+def test_variant_assembles_without_spills(name, arch, head_dim, tmp_path):
+    """The kernel flex_attention generates for f16 at `head_dim` and its
+    default blocks, assembled by ptxas -v: 0 bytes spilled in every function."""
     score_mod, mask_mod = variant(name)
+    block_m, block_n = flex._blocks(head_dim)
     kernel = flashc.compile(flex.kernel_source(score_mod, mask_mod), arch=arch,
-                            import_dirs=(flex._attention.kernels_dir(),))
+                            import_dirs=(flex._attention.kernels_dir(),), T="f16",
+                            HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n)
     ptx = tmp_path / "kernel.ptx"
     ptx.write_text(kernel.ptx)
     result = subprocess.run([PTXAS, "-v", f"-arch={arch}", str(ptx), "-o",
