@@ -1,7 +1,8 @@
 """flashc.flex_attention: FlexAttention's variants, traced from Python and
 given as tile source, on the interpreter and the emulator against a float64
 NumPy reference that evaluates the same Python modifiers; and the errors of
-modifiers that have no tile form. docs/variants.md shows each variant."""
+modifiers that have no tile form. test_variants.py runs docs/variants.md's
+catalogue."""
 import numpy as np
 import pytest
 
@@ -113,7 +114,7 @@ def test_modifier_changes_the_result():
 
 
 # Masks whose hidden blocks are skipped however they are written
-# (docs/variants.md, "Block skipping"): Python's `//` of the key index, a
+# (docs/variants.md, "Catalogue"): Python's `//` of the key index, a
 # length read from a captured array, a union (sinks beside a window).
 CHUNK = 8
 
