@@ -12,8 +12,9 @@
 //   softmax(S) -> P, acc2 = rescale(acc); yield acc2, P, slot(k)
 //
 // and the last block's P V after the loop (guarded: an empty loop has
-// none). The first iteration's Pprev is zero against its own V block (loaded
-// by then). Lowered, the body's wgmma groups are S then P V, and
+// none). P's conversion (truncf, convert_layout) moves after the rescale.
+// The first iteration's Pprev is zero against its own V block (loaded by
+// then). Lowered, the body's wgmma groups are S then P V, and
 // simt-defer-wgmma-waits waits for S with wait_group 1 before the softmax
 // and for P V only where the rescale reads acc: the tensor cores run P V
 // while the warps exponentiate.
@@ -130,21 +131,41 @@ FailureOr<Value> valueAtLowerBound(scf::ForOp loop, Value value,
   return b.clone(*def, map)->getResult(cast<OpResult>(value).getResultNumber());
 }
 
+/// P's conversion: the chain of single-use pure ops with one operand that
+/// ends in P V's A (e.g. truncf, convert_layout), last op first.
+SmallVector<Operation *> conversionChain(MmaOp pv) {
+  SmallVector<Operation *> chain;
+  Block *body = pv->getBlock();
+  for (Operation *op = pv.getA().getDefiningOp();
+       op && op->getBlock() == body && op->getNumResults() == 1 &&
+       op->getNumOperands() == 1 && op->getResult(0).hasOneUse() &&
+       isPure(op) && op->getNumRegions() == 0;
+       op = op->getOperand(0).getDefiningOp())
+    chain.push_back(op);
+  return chain;
+}
+
 LogicalResult overlap(scf::ForOp loop, OverlapCandidate c) {
   Location loc = c.pv.getLoc();
   OpBuilder b(loop);
   FailureOr<Value> firstSlot = valueAtLowerBound(loop, c.v.getSlot(), b);
   if (failed(firstSlot))
     return failure();
+  // P's conversion (e.g. truncf, convert_layout) moves to the end of the
+  // body, after the rescale reads the previous P V's result: converted in
+  // the softmax, P's carried registers would be written while that P V
+  // still reads them, and ptxas then serializes every wgmma of the kernel
+  // (C7513). (Carrying the f32 scores and converting next to P V instead
+  // spills at d128: 64 more registers live across the loop.)
+  SmallVector<Operation *> chain = conversionChain(c.pv);
   auto pType = cast<RankedTensorType>(c.pv.getA().getType());
-  Value zeroP = arith::ConstantOp::create(
+  Value zero = arith::ConstantOp::create(
       b, loc, pType,
-      DenseElementsAttr::get(pType,
-                             b.getZeroAttr(pType.getElementType())));
+      DenseElementsAttr::get(pType, b.getZeroAttr(pType.getElementType())));
 
   // The loop with P and V's slot carried; O carried before P V.
   SmallVector<Value> inits(loop.getInitArgs());
-  inits.push_back(zeroP);
+  inits.push_back(zero);
   inits.push_back(*firstSlot);
   auto newLoop = scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
                                     loop.getUpperBound(), loop.getStep(),
@@ -153,8 +174,8 @@ LogicalResult overlap(scf::ForOp loop, OverlapCandidate c) {
   Block *newBody = newLoop.getBody();
   newBody->getOperations().splice(newBody->begin(),
                                   loop.getBody()->getOperations());
-  // The new block has its own (empty) terminator when built with inits: the
-  // spliced yield is the one to keep.
+  // The new block may come with its own terminator: the spliced yield is
+  // the one to keep.
   for (Operation &op : llvm::make_early_inc_range(*newBody))
     if (isa<scf::YieldOp>(op) && &op != &newBody->back())
       op.erase();
@@ -180,6 +201,8 @@ LogicalResult overlap(scf::ForOp loop, OverlapCandidate c) {
 
   // Yield O before this block's P V, P and V's slot.
   auto yield = cast<scf::YieldOp>(newBody->getTerminator());
+  for (Operation *op : llvm::reverse(chain))
+    op->moveBefore(yield);
   SmallVector<Value> yielded(yield.getOperands());
   yielded[c.accIndex] = c.pv.getAcc();
   yielded.push_back(c.pv.getA());

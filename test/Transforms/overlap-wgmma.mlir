@@ -4,9 +4,11 @@
 // the full wait releases the slot the producer refills, then S = Q K^T,
 // the softmax and O += P V. Rotated: P V of the previous block (P and V's
 // slot carried, zero P and the first block's slot on entry) follows Q K^T
-// and the rescale reads its result; the loop yields O before this block's
-// P V; the last block's P V follows the loop where it ran. The wait
-// releases the slot of two iterations back.
+// and the rescale reads its result; P's conversion (the single-use chain
+// exp2, truncf, convert_layout here) moves to the end of the body, after
+// that read; the loop yields O before
+// this block's P V; the last block's P V follows the loop where it ran. The
+// wait releases the slot of two iterations back.
 #mma = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
 #dot_a = #tile.dot_op<0, #mma>
 #dot_b = #tile.dot_op<1, #mma>
@@ -26,10 +28,10 @@
 // CHECK-NEXT:      %[[S:.*]] = tile.mma %[[Q]], %[[K]], %{{.*}} {transpose_b}
 // CHECK-NEXT:      %[[VP:.*]] = tile.local_load %[[VB]][%[[SP]]]
 // CHECK-NEXT:      %[[O:.*]] = tile.mma %[[P]], %[[VP]], %[[ACC]]
+// CHECK-NEXT:      %[[O2:.*]] = arith.mulf %[[O]], %{{.*}}
 // CHECK-NEXT:      %[[E:.*]] = math.exp2 %[[S]]
 // CHECK-NEXT:      %[[H:.*]] = arith.truncf %[[E]]
 // CHECK-NEXT:      %[[PN:.*]] = tile.convert_layout %[[H]]
-// CHECK-NEXT:      %[[O2:.*]] = arith.mulf %[[O]], %{{.*}}
 // CHECK-NEXT:      scf.yield %[[O2]], %[[PN]], %[[SLOT]]
 // CHECK-NEXT:    } {tile.num_stages = 2 : i64}
 // CHECK-NEXT:    %[[RAN:.*]] = arith.cmpi slt, %[[LB]], %[[UB]]

@@ -316,7 +316,11 @@ def TileOverlapWgmma : Pass<"tile-overlap-wgmma", "mlir::func::FuncOp"> {
     its staging buffer and O yielded, is rotated: P V of the previous block
     follows Q K^T (P and V's slot are carried, zero P against the first
     block's V in the first iteration), the carried O is yielded before its
-    P V, and the last block's P V follows the loop under `lb < ub`. Once
+    P V, P's conversion (the single-use chain ending in P V's operand, e.g.
+    truncf and convert_layout) moves to the end of the body, after the
+    previous P V's result is read (ptxas serializes the kernel's wgmmas when
+    an input register of one is written while it is in flight, C7513), and
+    the last block's P V follows the loop under `lb < ub`. Once
     simt-defer-wgmma-waits places the waits, P V runs while the softmax of
     the next block computes. V's slot of block k is read in iteration
     k + 1: the wait gets `tile.tma_release_lag = 2`. Other loops are left
