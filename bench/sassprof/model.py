@@ -33,8 +33,22 @@ MMA and the consumers' MMA loop waits for them: the caller then counts the
 bytes in the MMA loops (`tma_fed`), shared by the consumer warps.
 
 overlapped = max of those (every unit busy at once, perfect latency hiding);
-no_overlap = tensor cycles + one issue cycle for every other instruction
-             (or the overlapped bound where that is higher: smem-bound loops).
+no_overlap = one warp issuing the loop in order with nothing hidden by other
+             warps (or the overlapped bound where that is higher: smem-bound
+             loops): one cycle per instruction, an mma.sync's tensor cycles
+             in line; an HGMMA's tensor cycles start at its issue (after the
+             HGMMAs before it: one tensor pipe) and stall the warp only at
+             the WARPGROUP.DEPBAR.LE gsb0, N that retires its group (all but
+             the newest N committed groups; a group's last HGMMA carries
+             gsb0). Without wgmma, or with every group waited for right
+             after it, that is the tensor cycles plus one issue cycle for
+             every other instruction; a loop that issues S = Q K^T, then
+             P V, and waits with DEPBAR.LE 1 before the softmax hides P V's
+             tensor cycles under the softmax's instructions, as the GPU does
+             within one warp (docs/perf.md, "The model's no-overlap bound
+             with asynchronous wgmma"). Simulated over three passes of the
+             loop (work in flight at the back edge overlaps the next pass);
+             the last pass counts.
 Warps per SMSP cancel out of both (each warp brings its own work), so the
 TFLOP/s ceilings do not depend on occupancy; occupancy is reported beside
 them as the latency-hiding budget the overlapped bound silently assumes.
@@ -177,6 +191,47 @@ def attention_flop(block_m, block_n, head_dim, warps):
     return 4.0 * block_m / warps * block_n * head_dim
 
 
+def depbar_groups(instr):
+    """N of `WARPGROUP.DEPBAR.LE gsb0, 0xN`, or None for other instructions."""
+    if instr.opcode != "WARPGROUP" or "DEPBAR" not in instr.modifiers:
+        return None
+    operands = [o.strip() for o in instr.operands.split(",")]
+    if len(operands) != 2 or operands[0] != "gsb0":
+        raise ValueError("unknown WARPGROUP.DEPBAR form in %r" % instr.text)
+    return int(operands[1], 0)
+
+
+def in_order_cycles(instrs, machine, passes=3):
+    """One warp's cycles per pass over instrs issued in order, nothing hidden
+    by other warps (the module docstring's no_overlap)."""
+    t = 0.0
+    tensor_free = 0.0
+    group_end = None
+    committed = []  # finish times of the committed, unretired groups
+    start = 0.0
+    for _ in range(passes):
+        start = t
+        for instr in instrs:
+            if instr.opcode == "HMMA":
+                t += tensor_flop(instr) / machine.mma_sync_flop_per_clk
+                continue
+            if instr.opcode in WGMMA_OPCODES:
+                rate = machine.wgmma_flop_per_clk * (2 if instr.opcode == "QGMMA" else 1)
+                begin = max(t, tensor_free)
+                tensor_free = begin + tensor_flop(instr) / rate
+                group_end = tensor_free
+                if "gsb0" in [o.strip() for o in instr.operands.split(",")]:
+                    committed.append(group_end)
+                    group_end = None
+                continue
+            keep = depbar_groups(instr)
+            if keep is not None and len(committed) > keep:
+                t = max(t, committed[len(committed) - keep - 1])
+                committed = committed[len(committed) - keep:]
+            t += 1
+    return t - start
+
+
 def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop.
     `useful_flop` (one warp's attention FLOP per iteration) counts the work
@@ -191,8 +246,9 @@ def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     binding = [r for r in RESOURCES if cycles[r] == overlapped]
     # Never below the overlapped bound: a loop bound by shared memory cannot
     # beat its busiest unit by issuing less.
-    serial = cycles["tensor"] + (len(instrs) - tensor_count)
+    serial = in_order_cycles(instrs, machine)
     no_overlap = max(serial, overlapped)
+    tensor_plus_issue = cycles["tensor"] + (len(instrs) - tensor_count)
     per_smsp_to_tflops = 4 * machine.sms * machine.clock_ghz * 1e9 / 1e12
 
     def ceiling(clk):
@@ -202,7 +258,7 @@ def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
         "instructions": len(instrs), "tensor_instructions": tensor_count,
         "flop": flop, "mma_flop": mma_flop, "smem_bytes": smem, "cycles": cycles,
         "overlapped": overlapped, "binding": binding, "no_overlap": no_overlap,
-        "tensor_plus_issue": serial,
+        "tensor_plus_issue": tensor_plus_issue, "in_order": serial,
         "ceiling_overlapped_tflops": ceiling(overlapped),
         "ceiling_no_overlap_tflops": ceiling(no_overlap),
     }

@@ -443,6 +443,17 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
              << ", got " << attr.getValue();
     return success();
   }
+  if (name == kTmaReleaseLagAttrName) {
+    auto lag = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<AsyncWaitOp>(op) || !op->hasAttr(kTmaReleaseAttrName) || !lag ||
+        lag.getInt() < 1)
+      return op->emitError()
+             << "'" << name
+             << "' must be a positive integer on a releasing tile.async_wait "
+                "(tile.tma_release), got "
+             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown tile dialect attribute '" << name << "'";
 }
 

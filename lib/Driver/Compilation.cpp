@@ -56,7 +56,7 @@ LowerResult lowerModule(ModuleOp module, Level from, Level to,
     buildTileToLayoutPipeline(pm, layout);
   }
   if (from <= Level::Layout && to >= Level::SIMT)
-    buildLayoutToSIMTPipeline(pm, target.compile.leanMasks);
+    buildLayoutToSIMTPipeline(pm, target.compile);
   if (to == Level::LLVM)
     buildSIMTToLLVMPipeline(pm, target);
 

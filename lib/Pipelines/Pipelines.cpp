@@ -76,24 +76,30 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   // After the buffers are placed: the split moves the body into regions.
   if (options.compile.warpSpecialize)
     kernel.addPass(createTileWarpSpecialize());
+  // On the consumers' loops, whose slots the producer refills.
+  if (options.compile.wgmmaOverlap)
+    kernel.addPass(createTileOverlapWgmma());
 }
 
 void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,
-                                      bool iotaImmediates) {
+                                      const CompileOptions &options) {
   ConvertTileToSIMTOptions convert;
-  convert.iotaImmediates = iotaImmediates;
+  convert.iotaImmediates = options.leanMasks;
   pm.addPass(createConvertTileToSIMT(convert));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // The per-lane index arithmetic of every access is loop-invariant; hoisted
   // here, the emulator (which runs this level) executes it once too.
   pm.addPass(mlir::createLoopInvariantCodeMotionPass());
+  // Last: nothing after it reorders the ops between a wgmma and its wait.
+  if (options.wgmmaOverlap)
+    pm.addPass(createSIMTDeferWgmmaWaits());
 }
 
 void flash::buildSIMTPipeline(mlir::OpPassManager &pm,
                               const LayoutPipelineOptions &options) {
   buildLayoutPipeline(pm, options);
-  buildLayoutToSIMTPipeline(pm, options.compile.leanMasks);
+  buildLayoutToSIMTPipeline(pm, options.compile);
 }
 
 void flash::registerFlashPipelines() {

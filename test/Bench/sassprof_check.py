@@ -266,6 +266,20 @@ equal((loop["overlapped"], loop["binding"], loop["no_overlap"]), (196.0, ["smem"
 without = profile.profile_function(wg, "sm_90", 4, None)["loops"][0]
 equal((without["cycles"]["smem"], without["cycles"]["tensor"], without["no_overlap"]),
       (132.0, 128.0, 146.0), "wgmma: without TMA bytes: tensor + 18 other instructions")
+equal((without["tensor_plus_issue"], without["in_order"]), (146.0, 146.0),
+      "wgmma: each group waited for right after it: in order = tensor + issue")
+# FlashAttention-3's order: S's four SS HGMMAs (16 cycles each) from cycle 4,
+# P V's two RS HGMMAs (32 each) queued behind them on the one tensor pipe
+# (68 to 132); DEPBAR.LE 1 waits for S only (68), the softmax's 5
+# instructions issue while P V runs, DEPBAR.LE 0 waits for P V (132), 4 more
+# instructions: 137 cycles against tensor + issue's 128 + 16.
+overlap = profile.profile_function(load("loop-wgmma-overlap.sass"), "sm_90", 4, None)["loops"][0]
+equal((overlap["cycles"]["tensor"], overlap["tensor_plus_issue"], overlap["in_order"],
+       overlap["no_overlap"]), (128.0, 144.0, 137.0, 137.0),
+      "wgmma overlap: P V's tensor cycles under the softmax")
+equal([model.depbar_groups(instr(t)) for t in ("WARPGROUP.DEPBAR.LE gsb0, 0x1",
+                                                "WARPGROUP.ARRIVE", "FFMA R1, R2, R3, R4")],
+      [1, None, None], "DEPBAR's group count")
 equal(profile.profile_function(simple, "sm_90", 4, None, tma_bytes=4096)["loops"][0]["smem_bytes"],
       2048, "TMA bytes count only in loops that issue a TMA load")
 # A warp-specialized CTA: the same 4 MMA warps plus a producer warpgroup (8

@@ -34,4 +34,20 @@ def ConvertTileToSIMT : Pass<"convert-tile-to-simt", "mlir::ModuleOp"> {
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"];
 }
 
+def SIMTDeferWgmmaWaits : Pass<"simt-defer-wgmma-waits"> {
+  let summary = "Move each wgmma.wait_group to the first op that needs its "
+                "group retired";
+  let description = [{
+    On the SIMT level: each `nvvm.wgmma.wait.group.sync.aligned 0` that
+    follows its group's `commit.group` moves down its block past pure ops,
+    shuffles, renames of the group's results (extractvalue, vector moves),
+    `wgmma.fence` and the wgmmas of later groups, and stops before the first
+    op that reads a result of the group, has memory effects or regions, or
+    is another wait or a terminator; each commit it passes raises its count
+    by one. After tile-overlap-wgmma's order (S = Q K^T issued, then
+    O += P V) the loop waits with `wait_group 1` before the softmax and
+    `wait_group 0` before the rescale of O.
+  }];
+}
+
 #endif // FLASH_CONVERSION_PASSES_TD

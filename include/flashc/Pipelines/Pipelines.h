@@ -50,9 +50,10 @@ void buildTileToLayoutPipeline(mlir::OpPassManager &pm,
 
 /// Layout-assigned tile IR -> the SIMT level: one thread's program in a
 /// gpu.module, with mma.sync, shuffles and explicit memory accesses.
-/// `iotaImmediates`: convert-tile-to-simt's iota-immediates (--lean-masks).
+/// `options.leanMasks`: convert-tile-to-simt's iota-immediates;
+/// `options.wgmmaOverlap`: simt-defer-wgmma-waits.
 void buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,
-                               bool iotaImmediates = false);
+                               const CompileOptions &options = {});
 
 /// buildLayoutPipeline then buildLayoutToSIMTPipeline (`--emit=simt`).
 void buildSIMTPipeline(mlir::OpPassManager &pm,

@@ -306,6 +306,29 @@ def TileTmaCopies : Pass<"tile-tma-copies", "mlir::func::FuncOp"> {
   }];
 }
 
+def TileOverlapWgmma : Pass<"tile-overlap-wgmma", "mlir::func::FuncOp"> {
+  let summary = "On sm_90a, issue block k's P V after block k + 1's Q K^T "
+                "(FlashAttention-3's intra-warpgroup overlap)";
+  let description = [{
+    A warp-specialized consumer loop (its only wait `tile.tma_release`, no
+    copies of its own) whose body holds two warpgroup MMAs, S = Q K^T from
+    a constant accumulator and then O += P V with V a `tile.local_load` of
+    its staging buffer and O yielded, is rotated: P V of the previous block
+    follows Q K^T (P and V's slot are carried, zero P against the first
+    block's V in the first iteration), the carried O is yielded before its
+    P V, P's conversion (the single-use chain ending in P V's operand, e.g.
+    truncf and convert_layout) moves to the end of the body, after the
+    previous P V's result is read (ptxas serializes the kernel's wgmmas when
+    an input register of one is written while it is in flight, C7513), and
+    the last block's P V follows the loop under `lb < ub`. Once
+    simt-defer-wgmma-waits places the waits, P V runs while the softmax of
+    the next block computes. V's slot of block k is read in iteration
+    k + 1: the wait gets `tile.tma_release_lag = 2`. Other loops are left
+    alone.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
   let summary = "On sm_90a, a producer warpgroup issues the TMA rings' copies";
   let description = [{

@@ -28,9 +28,10 @@
 //                         iteration: the release of round j / S - 1 (a
 //                         fresh barrier passes parity 1 at once)
 //   tile.async_wait     as above, and first (k > 0) lane 0 of each
-//     {tma_release}       consumer warp arrives on empty[I + (k - 1) % S]:
-//                         iteration k - 1 ended with wgmma.wait_group 0,
-//                         which retired its reads of that slot
+//     {tma_release}       consumer warp arrives on empty[I + (k - L) % S]
+//                         (k >= L; L: tile.tma_release_lag, default 1):
+//                         a wgmma.wait_group 0 since iteration k - L
+//                         retired its reads of that slot
 //
 // Rows past the tensor's end arrive as zeros from the TMA unit and count in
 // the transaction bytes like the others. Predicated-off copies (past the
@@ -230,17 +231,29 @@ struct TmaLowering {
       if (emptyFirst < 0)
         return wait.emitOpError("releasing wait in a kernel that is not "
                                 "warp-specialized");
-      // Iteration k - 1 ended with wgmma.wait_group 0 (the body's last op
-      // once converted): this warp's reads of its slot, (k + S - 1) % S,
-      // are complete; lane 0 releases it here rather than at the end of
-      // k - 1, so that no address stays live across the body.
+      // Iteration k - lag ended its reads of its slot, (k + S - lag) % S,
+      // with a wgmma.wait_group 0 before this iteration (lag 1: the body's
+      // last op once converted; lag 2, tile-overlap-wgmma: the wait for
+      // that block's P V in iteration k - 1); lane 0 releases it here
+      // rather than at the end of the iteration before, so that no address
+      // stays live across the body.
+      int64_t lag = 1;
+      if (auto attr = wait->getAttrOfType<IntegerAttr>(kTmaReleaseLagAttrName))
+        lag = attr.getInt();
+      if (lag < 1 || lag > stages.getInt())
+        return wait.emitOpError("releases the slot of ")
+               << lag << " iterations back, outside its " << stages.getInt()
+               << " stages";
       Value prev = arith::RemUIOp::create(
           b, loc,
           arith::AddIOp::create(b, loc, k,
-                                i32Const(b, loc, stages.getInt() - 1)),
+                                i32Const(b, loc, stages.getInt() - lag)),
           numSlots);
-      Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                             k, i32Const(b, loc, 0));
+      Value notFirst =
+          lag == 1 ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, k,
+                                           i32Const(b, loc, 0))
+                   : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           k, i32Const(b, loc, lag));
       auto release = scf::IfOp::create(
           b, loc, arith::AndIOp::create(b, loc, lane0, notFirst),
           /*withElseRegion=*/false);

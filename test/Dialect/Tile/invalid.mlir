@@ -688,3 +688,19 @@ func.func @device_assert_message(%c: i1) {
   tile.device_assert %c, "" : i1
   return
 }
+
+// -----
+
+func.func @release_lag_without_release() {
+  // expected-error @below {{'tile.tma_release_lag' must be a positive integer on a releasing tile.async_wait (tile.tma_release), got 2 : i64}}
+  tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_release_lag = 2 : i64, tile.tma_stages = 2 : i64}
+  return
+}
+
+// -----
+
+func.func @release_lag_zero() {
+  // expected-error @below {{'tile.tma_release_lag' must be a positive integer on a releasing tile.async_wait (tile.tma_release), got 0 : i64}}
+  tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_release, tile.tma_release_lag = 0 : i64, tile.tma_stages = 2 : i64}
+  return
+}

@@ -34,6 +34,11 @@ inline constexpr llvm::StringLiteral kWarpSpecializeAttrName =
 inline constexpr llvm::StringLiteral kTmaProducerAttrName = "tile.tma_producer";
 inline constexpr llvm::StringLiteral kTmaReleaseAttrName = "tile.tma_release";
 inline constexpr llvm::StringLiteral kWarpRolesAttrName = "tile.warp_roles";
+/// tile-overlap-wgmma: on a releasing wait (i64, default 1), how many
+/// iterations back the slot it releases was read: iteration k releases the
+/// slot of k - lag (lag 2: block k - 1's V is read by P V in iteration k).
+inline constexpr llvm::StringLiteral kTmaReleaseLagAttrName =
+    "tile.tma_release_lag";
 /// Named barriers of a warp-specialized kernel (0 stays the CTA's): the
 /// consumers' own barriers, and the consumers' hand-over of the shared
 /// memory to the producer before a ring's first copies.
