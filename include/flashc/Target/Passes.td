@@ -17,7 +17,8 @@ def FlashcPrepareNVVM
     dynamic shared memory (an extern [0 x i8]) when it is larger than the
     48 KiB static limit, recording the size as `flashc.dynamic_shared_bytes`
     on the gpu.module; rejects more shared memory than one CTA of the arch
-    may have.
+    may have, and f8e4m3 values (they have no PTX lowering: an error at the
+    first op that holds one, naming sm_90a as the arch fp8 needs).
   }];
   let options = [
     Option<"arch", "arch", "std::string",

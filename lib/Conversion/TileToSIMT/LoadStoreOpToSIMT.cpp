@@ -134,6 +134,7 @@ LogicalResult lowerWindowWrite(Op op, typename Op::Adaptor adaptor,
       }
       if (elem.isInteger(1)) // bools are bytes in memory
         part = arith::ExtUIOp::create(b, loc, b.getI8Type(), part);
+      part = toStorage(b, loc, part); // so are fp8 values
       LLVM::StoreOp::create(b, loc, part, at.address,
                             width * byteWidth(elem));
     });

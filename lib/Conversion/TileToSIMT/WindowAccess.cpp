@@ -256,8 +256,13 @@ flash::simt::prepareWindowLoad(OpBuilder &b, Location loc, IndexBuilder *ib,
   if (!view)
     return op.emitOpError("source is not a kernel tensor parameter");
   // Bools are bytes in memory (any nonzero byte is true; see fromMemory).
+  // fp8 values are bytes too: the pad is the f8 constant's bits.
   Type elem = storageType(tile->type.getElementType());
-  Value pad = padConstant(b, loc, op.getPad(), elem);
+  Type tileElem = tile->type.getElementType();
+  Value pad = padConstant(b, loc, op.getPad(),
+                          isa<FloatType>(tileElem) ? tileElem : elem);
+  if (pad)
+    pad = toStorage(b, loc, pad);
   if (!pad)
     return op.emitOpError("unsupported pad value ") << op.getPad();
   SmallVector<int64_t, 4> window = tileWindow(op.getWindow(), op.isGathered());
@@ -294,6 +299,8 @@ flash::simt::prepareWindowLoad(OpBuilder &b, Location loc, IndexBuilder *ib,
 static Value fromMemory(OpBuilder &b, Location loc, Value v, Type elem) {
   if (v.getType() == elem)
     return v;
+  if (isa<FloatType>(elem))
+    return fromStorage(b, loc, v, elem);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType()));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
 }
@@ -333,7 +340,9 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
       if (load.width == 1)
         elems.push_back(fromMemory(b, loc, loaded, elem));
       else
-        llvm::append_range(elems, extractAll(b, loc, loaded, load.width));
+        llvm::append_range(elems, extractAll(b, loc,
+                                             fromStorage(b, loc, loaded, elem),
+                                             load.width));
     }
     return vector::FromElementsOp::create(
         b, loc, VectorType::get({count}, elem), elems);
@@ -342,8 +351,11 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
   Value padVector = vector::BroadcastOp::create(
       b, loc, vectorType,
       load.width == 1 ? fromMemory(b, loc, load.padValue, elem)
-                      : vector::ExtractOp::create(b, loc, load.padValue, 0)
-                            .getResult());
+                      : fromMemory(b, loc,
+                                   vector::ExtractOp::create(
+                                       b, loc, load.padValue, 0)
+                                       .getResult(),
+                                   elem));
   return loadGuarded(b, loc, addressing.uniformInBounds(), vectorType,
                      padVector, loadRegisters);
 }
@@ -374,6 +386,13 @@ FailureOr<Value> flash::simt::emitScalarLoad(OpBuilder &b, Location loc,
   WindowAddressing addressing(b, loc, ib, *view, indices, op, /*window=*/{},
                               one, /*numThreads=*/1, zero, zero);
   Value address = addressing.at(0).address;
+  if (isa<Float8E4M3FNType>(elem)) { // fp8 is bytes in memory
+    Type stored = storageType(elem);
+    Value bits = loadGuarded(
+        b, loc, addressing.uniformInBounds(), stored, toStorage(b, loc, pad),
+        [&] { return LLVM::LoadOp::create(b, loc, stored, address, 1).getResult(); });
+    return fromStorage(b, loc, bits, elem);
+  }
   return loadGuarded(b, loc, addressing.uniformInBounds(), elem, pad, [&] {
     return LLVM::LoadOp::create(b, loc, elem, address, byteWidth(elem))
         .getResult();
