@@ -28,10 +28,9 @@ bool holdsFloat8(Type t) {
   return isa<Float8E4M3FNType>(getElementTypeOrSelf(t));
 }
 
-/// f8e4m3 values run on the executors (interpreter and emulator), which
-/// model the conversions; their PTX (cvt.rn.satfinite.e4m3x2.f32 and e4m3
-/// wgmma) is not emitted, so the first op that holds one is an error here
-/// rather than a failed legalization in the LLVM lowering.
+/// f8e4m3 values reach PTX only as bytes and through the casts
+/// flashc-float8-to-nvvm lowers on sm_90a; any other op that holds one is an
+/// error here rather than a failed legalization in the LLVM lowering.
 LogicalResult rejectFloat8(gpu::GPUModuleOp module, StringRef arch) {
   Operation *found = nullptr;
   module.walk([&](Operation *op) {
@@ -49,8 +48,10 @@ LogicalResult rejectFloat8(gpu::GPUModuleOp module, StringRef arch) {
     d << "f8e4m3 needs --arch=sm_90a (e4m3 conversions and wgmma), not "
       << arch;
   else
-    d << "f8e4m3 kernels have no PTX lowering yet; they run on "
-         "--target=interp and --target=emulate";
+    d << "f8e4m3 values reach PTX only through loads, stores and casts to "
+         "and from f32 and f16; '"
+      << found->getName() << "' holds one (it runs on --target=interp and "
+      << "--target=emulate)";
   return failure();
 }
 

@@ -299,8 +299,6 @@ flash::simt::prepareWindowLoad(OpBuilder &b, Location loc, IndexBuilder *ib,
 static Value fromMemory(OpBuilder &b, Location loc, Value v, Type elem) {
   if (v.getType() == elem)
     return v;
-  if (isa<FloatType>(elem))
-    return fromStorage(b, loc, v, elem);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType()));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
 }
@@ -326,6 +324,9 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
                                    int64_t count) {
   const TileInfo &tile = load.tile;
   Type elem = tile.type.getElementType();
+  // fp8 registers are assembled as bytes and bitcast once at the end, so
+  // that only arithmetic sees f8E4M3FN values.
+  Type regElem = isa<Float8E4M3FNType>(elem) ? storageType(elem) : elem;
   int64_t align = load.width * byteWidth(elem);
   auto loadRegisters = [&]() -> Value {
     SmallVector<Value> elems;
@@ -338,26 +339,23 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
                 .getResult();
           });
       if (load.width == 1)
-        elems.push_back(fromMemory(b, loc, loaded, elem));
+        elems.push_back(fromMemory(b, loc, loaded, regElem));
       else
-        llvm::append_range(elems, extractAll(b, loc,
-                                             fromStorage(b, loc, loaded, elem),
-                                             load.width));
+        llvm::append_range(elems, extractAll(b, loc, loaded, load.width));
     }
     return vector::FromElementsOp::create(
-        b, loc, VectorType::get({count}, elem), elems);
+        b, loc, VectorType::get({count}, regElem), elems);
   };
-  auto vectorType = VectorType::get({count}, elem);
+  auto vectorType = VectorType::get({count}, regElem);
   Value padVector = vector::BroadcastOp::create(
       b, loc, vectorType,
-      load.width == 1 ? fromMemory(b, loc, load.padValue, elem)
-                      : fromMemory(b, loc,
-                                   vector::ExtractOp::create(
-                                       b, loc, load.padValue, 0)
-                                       .getResult(),
-                                   elem));
-  return loadGuarded(b, loc, addressing.uniformInBounds(), vectorType,
-                     padVector, loadRegisters);
+      load.width == 1 ? fromMemory(b, loc, load.padValue, regElem)
+                      : vector::ExtractOp::create(b, loc, load.padValue, 0)
+                            .getResult());
+  return fromStorage(b, loc,
+                     loadGuarded(b, loc, addressing.uniformInBounds(),
+                                 vectorType, padVector, loadRegisters),
+                     elem);
 }
 
 //===----------------------------------------------------------------------===//
