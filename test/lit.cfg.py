@@ -30,6 +30,13 @@ llvm_config.add_tool_substitutions(["flash-opt", "flashc", "flash-emulate"],
 if os.environ.get("FLASHC_FULL", "0") not in ("", "0"):
     config.available_features.add("flashc-full")
 
+# ml_dtypes (numpy's bfloat16 and float8 types) is optional: tests that
+# compare against it say `REQUIRES: ml_dtypes`.
+import subprocess
+if subprocess.run([config.python_executable, "-c", "import ml_dtypes"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("ml_dtypes")
+
 # ptxas is optional: tests that need it say `REQUIRES: ptxas`, and lit lists
 # them as UNSUPPORTED (visible in the summary) when it is missing.
 if config.ptxas and os.path.exists(config.ptxas):

@@ -72,7 +72,8 @@ Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
 //===----------------------------------------------------------------------===//
 
 static bool isGlobalElementType(Type type) {
-  return type.isF16() || type.isBF16() || type.isF32() || type.isInteger(32) ||
+  return type.isF16() || type.isBF16() || isa<Float8E4M3FNType>(type) ||
+         type.isF32() || type.isInteger(32) ||
          type.isInteger(1); // bool tensors: one byte per element
 }
 
@@ -80,8 +81,8 @@ LogicalResult GlobalType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Type elementType, ArrayRef<int64_t> shape,
                                  ArrayRef<StringAttr> dimNames) {
   if (!isGlobalElementType(elementType))
-    return emitError() << "global tensor element type must be f16, bf16, f32, "
-                          "i32 or i1, got "
+    return emitError() << "global tensor element type must be f16, bf16, "
+                          "f8E4M3FN, f32, i32 or i1, got "
                        << elementType;
   if (shape.empty())
     return emitError() << "global tensor must have at least one dim";

@@ -32,6 +32,8 @@ std::optional<SK> scalarKind(Type t) {
     return SK::F16;
   if (t.isBF16())
     return SK::BF16;
+  if (isa<Float8E4M3FNType>(t))
+    return SK::F8E4M3;
   if (t.isF32())
     return SK::F32;
   if (t.isF64())

@@ -19,6 +19,7 @@
 #define FLASH_LIB_EMULATOR_VALUEMODEL_H
 
 #include "flashc/Runtime/Float16.h"
+#include "flashc/Runtime/Float8.h"
 #include "flashc/Semantics/ScalarType.h"
 
 #include "mlir/IR/Types.h"
@@ -31,10 +32,24 @@
 namespace flash::emu {
 
 /// Scalar kinds a cell can hold (PG / PS: pointers to global / shared memory).
-enum class SK : uint8_t { I1, I8, I16, I32, I64, F16, BF16, F32, F64, PG, PS };
+enum class SK : uint8_t {
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  F16,
+  BF16,
+  F32,
+  F64,
+  PG,
+  PS,
+  F8E4M3 ///< float8 e4m3 (e4m3fn): satfinite round to nearest even
+};
 
 inline bool isFloat(SK s) {
-  return s == SK::F16 || s == SK::BF16 || s == SK::F32 || s == SK::F64;
+  return s == SK::F16 || s == SK::BF16 || s == SK::F32 || s == SK::F64 ||
+         s == SK::F8E4M3;
 }
 inline unsigned intWidth(SK s) {
   switch (s) {
@@ -54,6 +69,7 @@ inline unsigned byteSize(SK s) {
   switch (s) {
   case SK::I1:
   case SK::I8:
+  case SK::F8E4M3:
     return 1;
   case SK::I16:
   case SK::F16:
@@ -75,6 +91,8 @@ inline sem::ScalarType scalarType(SK s) {
     return {sem::ScalarType::F16};
   case SK::BF16:
     return {sem::ScalarType::BF16};
+  case SK::F8E4M3:
+    return {sem::ScalarType::F8E4M3};
   case SK::F32:
     return {sem::ScalarType::F32};
   case SK::F64:
@@ -144,6 +162,9 @@ inline void decodeElem(SK s, const uint8_t *p, Cell &c) {
     c.d = bf16BitsToDouble(v);
     return;
   }
+  case SK::F8E4M3:
+    c.d = e4m3BitsToDouble(p[0]);
+    return;
   case SK::F32: {
     float v;
     std::memcpy(&v, p, 4);
@@ -190,6 +211,9 @@ inline void encodeElem(SK s, const Cell &c, uint8_t *p) {
     std::memcpy(p, &v, 2);
     return;
   }
+  case SK::F8E4M3:
+    p[0] = doubleToE4M3Bits(c.d);
+    return;
   case SK::F32: {
     float v = static_cast<float>(c.d);
     std::memcpy(p, &v, 4);

@@ -102,7 +102,7 @@ bool Parser::parseParam(KernelDecl &k) {
         return false;
       break;
     }
-  } else if (ty == "f16" || ty == "bf16" || ty == "bool") {
+  } else if (ty == "f16" || ty == "bf16" || ty == "f8e4m3" || ty == "bool") {
     error(p.typeLoc, "scalar parameter '" + p.name + "' must be f32 or i32, "
                      "not " + ty + " (tensor parameters need a shape, e.g. " +
                      ty + "[N])");
@@ -214,8 +214,8 @@ static std::optional<std::string> tileElement(llvm::StringRef name) {
     return std::string("i32");
   if (name == "float")
     return std::string("f32");
-  if (name == "f16" || name == "bf16" || name == "f32" || name == "i32" ||
-      name == "bool")
+  if (name == "f16" || name == "bf16" || name == "f8e4m3" || name == "f32" ||
+      name == "i32" || name == "bool")
     return name.str();
   return std::nullopt;
 }
@@ -302,7 +302,7 @@ bool Parser::parseTypeAnnot(TypeAnnot &t, const Twine &what) {
     std::optional<std::string> elt = tileElement(word);
     if (!elt) {
       error(t.loc, "unknown tile element type '" + word +
-                       "' (expected f16, bf16, f32, i32 or bool)");
+                       "' (expected f16, bf16, f8e4m3, f32, i32 or bool)");
       return false;
     }
     t.kind = TypeAnnot::Shaped;

@@ -49,6 +49,8 @@ bool npyDTypeOf(const std::string &dtype, npy::DType &out) {
     out = npy::DType::I32;
   else if (dtype == "bool")
     out = npy::DType::Bool;
+  else if (dtype == "f8e4m3")
+    out = npy::DType::F8E4M3;
   else
     return false;
   return true;
@@ -68,6 +70,8 @@ const char *sidecarDType(npy::DType d) {
     return "uint16";
   case npy::DType::Bool:
     return "bool";
+  case npy::DType::F8E4M3:
+    return "f8e4m3";
   }
   return "?";
 }
@@ -316,6 +320,8 @@ static bool tmaDataTypeOf(const std::string &dtype, emu::TmaDataType &type) {
     type = emu::TmaDataType::F16;
   else if (dtype == "bf16")
     type = emu::TmaDataType::BF16;
+  else if (dtype == "f8e4m3") // TMA moves fp8 as bytes
+    type = emu::TmaDataType::U8;
   else if (dtype == "f32")
     type = emu::TmaDataType::F32;
   else if (dtype == "i32")

@@ -107,7 +107,7 @@ bool ArgumentBinder::checkArray(Param &p) {
     diag.error("parameter '" + p.name + "' has element type " +
                typeText(p.elemType) +
                ", which .npy arguments cannot provide (supported: f16, bf16, "
-               "f32, i32, bool)");
+               "f32, i32, bool, f8e4m3)");
     return false;
   }
   if (!npy::viewAs(p.array, *want)) {
@@ -118,6 +118,8 @@ bool ArgumentBinder::checkArray(Param &p) {
                (*want == npy::DType::BF16
                     ? " (pass an ml_dtypes.bfloat16 array, or its bits as "
                       "uint16)"
+                : *want == npy::DType::F8E4M3
+                    ? " (pass an ml_dtypes.float8_e4m3fn array)"
                     : ""));
     return false;
   }

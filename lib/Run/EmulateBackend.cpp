@@ -79,6 +79,9 @@ static bool tmaDataTypeFor(interp::ElemType elem, emu::TmaDataType &type) {
   case K::F64:
     type = emu::TmaDataType::F64;
     return true;
+  case K::F8E4M3: // TMA moves fp8 as bytes
+    type = emu::TmaDataType::U8;
+    return true;
   case K::Int:
     break;
   }

@@ -151,6 +151,8 @@ std::optional<npy::DType> npyDTypeFor(interp::ElemType e) {
     return npy::DType::BF16;
   case interp::ElemType::F32:
     return npy::DType::F32;
+  case interp::ElemType::F8E4M3:
+    return npy::DType::F8E4M3;
   case interp::ElemType::Int:
     if (e.width == 32)
       return npy::DType::I32;

@@ -3,6 +3,7 @@
 #include "flashc/Runtime/Npy.h"
 #include "flashc/Runtime/AtomicFile.h"
 #include "flashc/Runtime/Float16.h"
+#include "flashc/Runtime/Float8.h"
 
 #include <cctype>
 #include <cerrno>
@@ -20,6 +21,7 @@ namespace npy {
 size_t elementSize(DType dtype) {
   switch (dtype) {
   case DType::Bool:
+  case DType::F8E4M3:
     return 1;
   case DType::F16:
   case DType::BF16:
@@ -46,6 +48,8 @@ const char *descr(DType dtype) {
     return "<i4";
   case DType::U16:
     return "<u2";
+  case DType::F8E4M3:
+    return "<V1";
   }
   return "?";
 }
@@ -64,6 +68,8 @@ const char *dtypeName(DType dtype) {
     return "int32";
   case DType::U16:
     return "uint16";
+  case DType::F8E4M3:
+    return "float8_e4m3fn";
   }
   return "?";
 }
@@ -77,13 +83,15 @@ bool viewAs(Array &array, DType want) {
 /// The dtype a descr names; false with a message if none.
 static bool dtypeOfDescr(const std::string &d, DType &out, std::string &error) {
   // A 2-byte void is how np.save writes ml_dtypes.bfloat16 ('<V2'; np.load
-  // then reports it as '|V2'): the only 2-byte type ml_dtypes has.
+  // then reports it as '|V2'): the only 2-byte type ml_dtypes has. A 1-byte
+  // void is ml_dtypes.float8_e4m3fn, the one 1-byte float flashc has.
   static const struct {
     const char *descr;
     DType dtype;
   } known[] = {{"<f2", DType::F16}, {"<V2", DType::BF16}, {"|V2", DType::BF16},
                {"<f4", DType::F32}, {"<i4", DType::I32},  {"<u2", DType::U16},
-               {"|b1", DType::Bool}};
+               {"|b1", DType::Bool}, {"<V1", DType::F8E4M3},
+               {"|V1", DType::F8E4M3}};
   for (const auto &k : known)
     if (d == k.descr) {
       out = k.dtype;
@@ -94,7 +102,8 @@ static bool dtypeOfDescr(const std::string &d, DType &out, std::string &error) {
   else
     error = "unsupported dtype '" + d +
             "' (supported: <f2 float16, <V2 bfloat16 (ml_dtypes), <f4 "
-            "float32, <i4 int32, <u2 uint16 (bfloat16 bits), |b1 bool)";
+            "float32, <i4 int32, <u2 uint16 (bfloat16 bits), |b1 bool, <V1 "
+            "float8_e4m3fn (ml_dtypes))";
   return false;
 }
 
@@ -148,6 +157,8 @@ double Array::get(size_t i) const {
     return bf16BitsToDouble(static_cast<uint16_t>(loadLE(p, 2)));
   case DType::U16:
     return loadLE(p, 2);
+  case DType::F8E4M3:
+    return e4m3BitsToDouble(p[0]);
   case DType::F32: {
     uint32_t b = loadLE(p, 4);
     float f;
@@ -171,6 +182,9 @@ void Array::set(size_t i, double v) {
     return;
   case DType::BF16:
     storeLE(p, doubleToBF16Bits(v), 2);
+    return;
+  case DType::F8E4M3:
+    p[0] = doubleToE4M3Bits(v);
     return;
   case DType::F32: {
     float f = static_cast<float>(v);

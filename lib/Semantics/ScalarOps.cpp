@@ -41,6 +41,8 @@ uint64_t toBits(ScalarType t, ScalarValue v) {
     return doubleToHalfBits(v.f);
   case ScalarType::BF16:
     return doubleToBF16Bits(v.f);
+  case ScalarType::F8E4M3:
+    return doubleToE4M3Bits(v.f);
   case ScalarType::F32: {
     float f = static_cast<float>(v.f);
     uint32_t bits;
@@ -64,6 +66,8 @@ ScalarValue fromBits(ScalarType t, uint64_t bits) {
     return ScalarValue::ofFloat(halfBitsToDouble(static_cast<uint16_t>(bits)));
   case ScalarType::BF16:
     return ScalarValue::ofFloat(bf16BitsToDouble(static_cast<uint16_t>(bits)));
+  case ScalarType::F8E4M3:
+    return ScalarValue::ofFloat(e4m3BitsToDouble(static_cast<uint8_t>(bits)));
   case ScalarType::F32: {
     uint32_t low = static_cast<uint32_t>(bits);
     float f;

@@ -11,6 +11,8 @@ std::optional<ScalarType> ScalarType::get(mlir::Type type) {
     return ScalarType{F16};
   if (type.isBF16())
     return ScalarType{BF16};
+  if (mlir::isa<mlir::Float8E4M3FNType>(type))
+    return ScalarType{F8E4M3};
   if (type.isF32())
     return ScalarType{F32};
   if (type.isF64())

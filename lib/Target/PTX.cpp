@@ -214,6 +214,10 @@ void flash::buildSIMTToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(attach));
 
   OpPassManager &gpuPM = pm.nest<gpu::GPUModuleOp>();
+  // fp8 casts to their cvt instructions (the arch fp8 needs), before
+  // flashc-prepare-nvvm rejects what still holds an fp8 value.
+  if (flash::archHasWgmma(options.arch))
+    gpuPM.addPass(createFlashcFloat8ToNVVM());
   FlashcPrepareNVVMOptions prepare;
   prepare.arch = options.arch;
   prepare.ptx = options.ptxVersion;

@@ -2,7 +2,7 @@
 //
 // What the upstream lowering does not do for flashc on a SIMT-level
 // gpu.module (Passes.td says what): launch bounds, dynamic shared memory,
-// the arch's shared-memory limit.
+// the arch's shared-memory limit, a clear error for f8e4m3 values.
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Dialect/Tile/Attributes.h"
@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace flash {
 #define GEN_PASS_DEF_FLASHCPREPARENVVM
@@ -23,6 +24,37 @@ namespace flash {
 using namespace mlir;
 
 namespace {
+bool holdsFloat8(Type t) {
+  return isa<Float8E4M3FNType>(getElementTypeOrSelf(t));
+}
+
+/// f8e4m3 values reach PTX only as bytes and through the casts
+/// flashc-float8-to-nvvm lowers on sm_90a; any other op that holds one is an
+/// error here rather than a failed legalization in the LLVM lowering.
+LogicalResult rejectFloat8(gpu::GPUModuleOp module, StringRef arch) {
+  Operation *found = nullptr;
+  module.walk([&](Operation *op) {
+    if (llvm::any_of(op->getResultTypes(), holdsFloat8) ||
+        llvm::any_of(op->getOperandTypes(), holdsFloat8)) {
+      found = op;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (!found)
+    return success();
+  InFlightDiagnostic d = found->emitError();
+  if (arch != "sm_90a")
+    d << "f8e4m3 needs --arch=sm_90a (e4m3 conversions and wgmma), not "
+      << arch;
+  else
+    d << "f8e4m3 values reach PTX only through loads, stores and casts to "
+         "and from f32 and f16; '"
+      << found->getName() << "' holds one (it runs on --target=interp and "
+      << "--target=emulate)";
+  return failure();
+}
+
 struct PrepareNVVMPass
     : flash::impl::FlashcPrepareNVVMBase<PrepareNVVMPass> {
   using Base::Base;
@@ -36,6 +68,9 @@ struct PrepareNVVMPass
       module.emitError() << llvm::toString(std::move(err));
       return signalPassFailure();
     }
+
+    if (failed(rejectFloat8(module, options.arch)))
+      return signalPassFailure();
 
     Builder b(module.getContext());
     StringRef reqntid = NVVM::NVVMDialect::getReqntidAttrName();

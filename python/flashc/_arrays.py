@@ -2,7 +2,7 @@
 import numpy as np
 
 # The NumPy dtype names the runner binds (npy::dtypeName, lib/Runtime/Npy.h).
-_DTYPES = {"float16", "bfloat16", "float32", "int32", "uint16", "bool"}
+_DTYPES = {"float16", "bfloat16", "float32", "int32", "uint16", "bool", "float8_e4m3fn"}
 
 
 def is_host_array(value):
@@ -10,14 +10,15 @@ def is_host_array(value):
 
 
 def dtype_name(array):
-    """The runner's name for `array`'s dtype; bf16 comes from ml_dtypes."""
+    """The runner's name for `array`'s dtype; bf16 and fp8 come from ml_dtypes."""
     name = array.dtype.name
     if name not in _DTYPES:
         from ._flashc import RunError
 
         raise RunError(
             f"error: arrays of dtype {name} cannot be passed (supported: "
-            "float16, bfloat16 (ml_dtypes), float32, int32, bool)\n"
+            "float16, bfloat16 (ml_dtypes), float32, int32, bool, float8_e4m3fn "
+            "(ml_dtypes))\n"
         )
     return name
 

@@ -19,7 +19,7 @@ OPTIONS = {name: default for name, default, _ in _flashc.option_table()}
 
 #: The element type a type constant takes for a NumPy or torch dtype name.
 _TYPE_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "i32",
-               "bool": "bool"}
+               "bool": "bool", "float8_e4m3fn": "f8e4m3"}
 
 
 def _dtype_name(value):

@@ -116,12 +116,13 @@ nb::dict run(const Kernel &kernel, const std::string &target,
 
 npy::DType dtypeNamed(const std::string &name) {
   for (npy::DType d : {npy::DType::F16, npy::DType::BF16, npy::DType::F32,
-                       npy::DType::I32, npy::DType::U16, npy::DType::Bool})
+                       npy::DType::I32, npy::DType::U16, npy::DType::Bool,
+                       npy::DType::F8E4M3})
     if (name == npy::dtypeName(d))
       return d;
   throw RunFailure("error: arrays of dtype " + name +
                    " cannot be passed (supported: float16, bfloat16, float32, "
-                   "int32, bool)\n");
+                   "int32, bool, float8_e4m3fn)\n");
 }
 
 void bindRun(nb::module_ &m) {

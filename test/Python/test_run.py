@@ -75,6 +75,33 @@ def test_bf16_through_ml_dtypes(kernels):
     assert relative_error(o.astype(np.float32), expected) < SPECS["fa2"].bf16_tolerance[0]
 
 
+F8_SCALE = """\
+kernel f8_scale(X: f8e4m3[N], Y: f32[N], Z: f8e4m3[N], s: f32) {
+  grid(cdiv(N, 64));
+  let i = program_id(0) * 64;
+  let y = cast(load(X[i : i + 64]), f32) * s;
+  store(Y[i : i + 64], y);
+  store(Z[i : i + 64], cast(y, f8e4m3));
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["interp", "emulate"])
+def test_f8e4m3_through_ml_dtypes(target):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    e4m3 = ml_dtypes.float8_e4m3fn
+    x = np.arange(256, dtype=np.uint8).view(e4m3)  # every code, NaNs too
+    y = np.zeros(256, np.float32)
+    z = np.zeros(256, e4m3)
+    flashc.compile(F8_SCALE)(X=x, Y=y, Z=z, s=3.0, target=target)
+    want = x.astype(np.float32) * np.float32(3.0)
+    assert np.array_equal(y, want, equal_nan=True)
+    # Saturating: 3 * 448 is 448, where ml_dtypes' own cast gives NaN.
+    want_z = np.clip(want, -448, 448).astype(e4m3)
+    assert z.dtype == e4m3
+    assert np.array_equal(z.view(np.uint8), want_z.view(np.uint8))
+
+
 def test_inputs_are_left_alone(fa2):
     q, k, v, o = attention_inputs(nq=16, nk=16, h=1)
     q0 = q.copy()

@@ -349,6 +349,10 @@ Batch castBatch() {
   cast("arith.extf", "C:f16", "f64");
   cast("arith.truncf", "B:f32", "f16");
   cast("arith.truncf", "B:f32", "bf16");
+  cast("arith.truncf", "B:f32", "f8E4M3FN"); // satfinite
+  cast("arith.truncf", "C:f16", "f8E4M3FN");
+  cast("arith.extf", "B:f8E4M3FN", "f16");
+  cast("arith.sitofp", "A:i32", "f8E4M3FN");
   cast("arith.truncf", "B:f64", "f16");
   cast("arith.truncf", "B:f64", "f32");
   cast("arith.bitcast", "B:f32", "i32");

@@ -255,6 +255,36 @@ TEST(Npy, BF16FromMlDtypesOrBits) {
   EXPECT_EQ(std::vector<uint8_t>(bytes.end() - 4, bytes.end()), bits);
 }
 
+// np.save of an ml_dtypes.float8_e4m3fn array writes descr '<V1' ('|V1'
+// after np.load); set() rounds to nearest even and saturates to +-448.
+TEST(Npy, F8E4M3FromMlDtypes) {
+  const std::vector<uint8_t> bits = {0x3C, 0xFE, 0x7F, 0x01}; // 1.5, -448, NaN, 2^-9
+  for (const char *descr : {"<V1", "|V1"}) {
+    Array a;
+    std::string err;
+    ASSERT_TRUE(parseBytes(makeNpy(1,
+                                   std::string("{'descr': '") + descr +
+                                       "', 'fortran_order': False, "
+                                       "'shape': (4,), }",
+                                   bits),
+                           a, err))
+        << descr << ": " << err;
+    EXPECT_EQ(a.dtype, DType::F8E4M3) << descr;
+    EXPECT_EQ(a.get(0), 1.5);
+    EXPECT_EQ(a.get(1), -448.0);
+    EXPECT_TRUE(std::isnan(a.get(2)));
+    EXPECT_EQ(a.get(3), std::ldexp(1.0, -9));
+    a.set(0, 1000.0); // saturates
+    EXPECT_EQ(a.data[0], 0x7E);
+    a.set(0, 1.0625); // halfway between 1 and 1.125: ties to even
+    EXPECT_EQ(a.data[0], 0x38);
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(serialize(a, bytes, err)) << err;
+    std::string header(bytes.begin() + 10, bytes.end() - 4);
+    EXPECT_NE(header.find("'descr': '<V1'"), std::string::npos) << header;
+  }
+}
+
 TEST(Npy, BF16SetRoundsToNearestEven) {
   Array a(DType::BF16, {3});
   a.set(0, 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40));

@@ -183,6 +183,8 @@ TEST(ScalarType, FromMlirTypes) {
   mlir::Builder b(&ctx);
   EXPECT_EQ(ScalarType::get(b.getF16Type()), kF16);
   EXPECT_EQ(ScalarType::get(b.getBF16Type()), kBF16);
+  EXPECT_EQ(ScalarType::get(b.getType<mlir::Float8E4M3FNType>()),
+            ScalarType{ScalarType::F8E4M3});
   EXPECT_EQ(ScalarType::get(b.getF32Type()), kF32);
   EXPECT_EQ(ScalarType::get(b.getF64Type()), kF64);
   EXPECT_EQ(ScalarType::get(b.getI1Type()), kI1);
@@ -593,6 +595,15 @@ TEST(ScalarOps, FloatCastsRoundToNearestEven) {
   EXPECT_EQ(
       castToFloat(O::TruncF, kF32, kBF16, F(std::numeric_limits<float>::max())),
       kInf);
+  // f8e4m3: satfinite (448 for anything larger, infinity too), NaN kept.
+  const ScalarType kE4M3{ScalarType::F8E4M3};
+  EXPECT_EQ(castToFloat(O::TruncF, kF32, kE4M3, F(1.0 + pow2(-4))), 1.0);
+  EXPECT_EQ(castToFloat(O::TruncF, kF32, kE4M3, F(1.0 + 3 * pow2(-4))),
+            1.25);
+  EXPECT_EQ(castToFloat(O::TruncF, kF32, kE4M3, F(500.0)), 448.0);
+  EXPECT_EQ(castToFloat(O::TruncF, kF32, kE4M3, F(-kInf)), -448.0);
+  EXPECT_TRUE(std::isnan(castToFloat(O::TruncF, kF32, kE4M3, F(kNaN))));
+  EXPECT_EQ(castToFloat(O::SIToFP, kI32, kE4M3, I(17)), 16.0);
   // f64 -> f32 and NaN.
   EXPECT_EQ(castToFloat(O::TruncF, kF64, kF32, F(0.1)),
             static_cast<double>(0.1f));

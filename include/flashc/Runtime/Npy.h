@@ -7,9 +7,12 @@
 // void descr `<V2` (np.load then gives `|V2`); both read as bf16, and bf16 is
 // written as `<V2`, so that `np.load(f).view(ml_dtypes.bfloat16)` gives the
 // values back and arithmetic on a forgotten view fails loudly. uint16 is how bf16 travels as raw bits
-// (`x.view(np.uint16)`): viewAs() turns it into bf16.
+// (`x.view(np.uint16)`): viewAs() turns it into bf16. float8 e4m3 travels the
+// same way: `np.save` of an `ml_dtypes.float8_e4m3fn` array writes the 1-byte
+// void descr `<V1` (`|V1` after np.load); both read as f8e4m3, written as `<V1`.
 // Data stays as raw little-endian bytes; element accessors convert to and
-// from double (f16/bf16 rounding is round-to-nearest-even from double).
+// from double (f16/bf16/f8e4m3 rounding is round-to-nearest-even from double,
+// f8e4m3 saturating to +-448).
 // Errors never abort: every entry point returns false with a message.
 //
 //===----------------------------------------------------------------------===//
@@ -25,13 +28,15 @@
 namespace flash {
 namespace npy {
 
-enum class DType { F16, BF16, F32, I32, U16, Bool };
+enum class DType { F16, BF16, F32, I32, U16, Bool, F8E4M3 };
 
 /// Bytes per element.
 size_t elementSize(DType dtype);
-/// The .npy descriptor written: "<f2", "<V2", "<f4", "<i4", "<u2", "|b1".
+/// The .npy descriptor written: "<f2", "<V2", "<f4", "<i4", "<u2", "|b1",
+/// "<V1".
 const char *descr(DType dtype);
-/// NumPy's name: "float16", "bfloat16", "float32", "int32", "uint16", "bool".
+/// NumPy's name: "float16", "bfloat16", "float32", "int32", "uint16", "bool",
+/// "float8_e4m3fn".
 const char *dtypeName(DType dtype);
 
 struct Array {

@@ -19,6 +19,7 @@
 #define FLASHC_SEMANTICS_SCALAROPS_H
 
 #include "flashc/Runtime/Float16.h"
+#include "flashc/Runtime/Float8.h"
 #include "flashc/Semantics/ArithMathOpcode.h"
 #include "flashc/Semantics/CmpF.h"
 #include "flashc/Semantics/ScalarType.h"
@@ -80,6 +81,8 @@ inline double roundTo(ScalarType t, double v) {
     return roundToHalf(v);
   case ScalarType::BF16:
     return roundToBF16(v);
+  case ScalarType::F8E4M3:
+    return roundToE4M3(v);
   case ScalarType::F32:
     return static_cast<double>(static_cast<float>(v));
   case ScalarType::F64:

@@ -21,7 +21,7 @@ class Type;
 namespace flash::sem {
 
 struct ScalarType {
-  enum Kind : uint8_t { F16, BF16, F32, F64, Int };
+  enum Kind : uint8_t { F16, BF16, F32, F64, F8E4M3, Int };
   Kind kind = F32;
   unsigned width = 0; ///< bit width for Int (index counts as 64)
 
@@ -32,7 +32,7 @@ struct ScalarType {
   bool operator!=(const ScalarType &o) const { return !(*this == o); }
 
   static ScalarType integer(unsigned width) { return {Int, width}; }
-  /// Supported: f16, bf16, f32, f64, iN (1 <= N <= 64) and index.
+  /// Supported: f16, bf16, f32, f64, f8E4M3FN, iN (1 <= N <= 64) and index.
   static std::optional<ScalarType> get(mlir::Type type);
 };
 

@@ -93,6 +93,11 @@ void buildSIMTToLLVMPipeline(mlir::OpPassManager &pm,
 /// --flashc-approx-math-to-nvvm, Passes.td).
 void populateApproxMathToNVVMPatterns(mlir::RewritePatternSet &patterns);
 
+/// arith.truncf f32/f16 -> f8E4M3FN and arith.extf back (scalars or 1-D
+/// vectors) -> the sm_89+ cvt e4m3x2 intrinsics, two elements per call (the
+/// patterns of --flashc-float8-to-nvvm, Passes.td).
+void populateFloat8ToNVVMPatterns(mlir::RewritePatternSet &patterns);
+
 /// PTX for the module's gpu.module (the SIMT level or already lowered by
 /// buildSIMTToLLVMPipeline: emitPTX lowers a clone when needed and leaves
 /// `module` unchanged). Errors are emitted as diagnostics on the module.

@@ -17,7 +17,9 @@ def FlashcPrepareNVVM
     dynamic shared memory (an extern [0 x i8]) when it is larger than the
     48 KiB static limit, recording the size as `flashc.dynamic_shared_bytes`
     on the gpu.module; rejects more shared memory than one CTA of the arch
-    may have.
+    may have, and f8E4M3FN values that flashc-float8-to-nvvm did not lower
+    (all of them before sm_90a): an error at the first op that holds one,
+    naming sm_90a as the arch fp8 needs.
   }];
   let options = [
     Option<"arch", "arch", "std::string",
@@ -39,6 +41,23 @@ def FlashcApproxMathToNVVM
     ex2.approx.ftz.f32, one MUFU.EX2 in SASS, where the plain form also
     needs a range fix-up of four instructions for subnormal results. Vectors
     are unrolled: the intrinsic is scalar.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def FlashcFloat8ToNVVM
+    : Pass<"flashc-float8-to-nvvm", "mlir::gpu::GPUModuleOp"> {
+  let summary = "f8E4M3FN casts to cvt e4m3x2 intrinsics, fp8 values to bytes "
+                "(part of flashc-simt-to-llvm on sm_90a)";
+  let description = [{
+    arith.truncf f32/f16 -> f8E4M3FN becomes llvm.nvvm.ff.to.e4m3x2.rn
+    (cvt.rn.satfinite.e4m3x2.f32) and arith.extf f8E4M3FN -> f16/f32
+    llvm.nvvm.e4m3x2.to.f16x2.rn (cvt.rn.f16x2.e4m3x2), two elements per
+    call (element i in the low byte / half); the fp8 values are left as the
+    i8 bytes memory holds, the bitcasts between them folded. Whatever else
+    holds an f8E4M3FN value is rejected by flashc-prepare-nvvm.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect",
                            "mlir::vector::VectorDialect",

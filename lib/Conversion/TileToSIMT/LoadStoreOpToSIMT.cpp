@@ -112,7 +112,8 @@ LogicalResult lowerWindowWrite(Op op, typename Op::Adaptor adaptor,
   WindowAddressing addressing(b, loc, &ib, *view, adaptor.getOffsets(), op,
                               window, AccessMap::of(*tile), numWarps * kWarp,
                               warp, lane);
-  Value value = adaptor.getValue();
+  // fp8 values are bytes in memory: bitcast once, then split the bytes.
+  Value value = toStorage(b, loc, adaptor.getValue());
   for (int64_t r0 = 0; r0 < tile->regs; r0 += width) {
     if (llvm::all_of(writers[r0], [](uint32_t m) { return m == 0; }))
       continue;

@@ -1,6 +1,8 @@
 //===- Utility.cpp - what every tile -> SIMT pattern builds on ------------===//
 #include "Utility.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -272,9 +274,28 @@ Value flash::simt::scratchBase(OpBuilder &b, Location loc, Operation *op) {
 }
 
 Type flash::simt::storageType(Type elem) {
-  if (elem.isInteger(1))
+  if (elem.isInteger(1) || isa<Float8E4M3FNType>(elem))
     return IntegerType::get(elem.getContext(), 8);
   return elem;
+}
+
+Value flash::simt::toStorage(OpBuilder &b, Location loc, Value v) {
+  Type elem = getElementTypeOrSelf(v.getType());
+  if (!isa<Float8E4M3FNType>(elem))
+    return v;
+  Type i8 = b.getI8Type();
+  auto vector = dyn_cast<VectorType>(v.getType());
+  return arith::BitcastOp::create(
+      b, loc, vector ? Type(VectorType::get(vector.getShape(), i8)) : i8, v);
+}
+
+Value flash::simt::fromStorage(OpBuilder &b, Location loc, Value v,
+                               Type elem) {
+  if (!isa<Float8E4M3FNType>(elem) || getElementTypeOrSelf(v.getType()) == elem)
+    return v;
+  auto vector = dyn_cast<VectorType>(v.getType());
+  return arith::BitcastOp::create(
+      b, loc, vector ? Type(VectorType::get(vector.getShape(), elem)) : elem, v);
 }
 
 static Value sharedAddress(OpBuilder &b, Location loc, Value base, Type elem,
@@ -289,6 +310,7 @@ void flash::simt::storeShared(OpBuilder &b, Location loc, Value base,
   Type elem = value.getType();
   if (elem.isInteger(1))
     value = arith::ExtUIOp::create(b, loc, b.getI8Type(), value);
+  value = toStorage(b, loc, value);
   LLVM::StoreOp::create(b, loc, value, sharedAddress(b, loc, base, elem, index),
                         byteWidth(storageType(elem)));
 }
@@ -301,7 +323,7 @@ Value flash::simt::loadShared(OpBuilder &b, Location loc, Value base,
                                  byteWidth(stored));
   if (elem.isInteger(1))
     v = arith::TruncIOp::create(b, loc, elem, v);
-  return v;
+  return fromStorage(b, loc, v, elem);
 }
 
 layout::SwizzleParams flash::simt::swizzleOf(SharedType type) {

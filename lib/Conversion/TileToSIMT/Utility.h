@@ -127,6 +127,12 @@ llvm::SmallVector<mlir::Value> extractAll(mlir::OpBuilder &b,
 int64_t byteWidth(mlir::Type elem);
 /// The type an element is loaded and stored as in memory (i1 as i8).
 mlir::Type storageType(mlir::Type elem);
+/// An f8E4M3FN value (scalar or vector) as the bytes memory holds
+/// (arith.bitcast to i8); any other value as it is.
+mlir::Value toStorage(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+/// The inverse of toStorage for values of element type `elem`.
+mlir::Value fromStorage(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        mlir::Type elem);
 
 //===----------------------------------------------------------------------===//
 // Shared memory: @__flashc_smem holds the kernel's buffers (their offsets

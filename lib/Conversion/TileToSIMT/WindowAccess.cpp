@@ -256,8 +256,13 @@ flash::simt::prepareWindowLoad(OpBuilder &b, Location loc, IndexBuilder *ib,
   if (!view)
     return op.emitOpError("source is not a kernel tensor parameter");
   // Bools are bytes in memory (any nonzero byte is true; see fromMemory).
+  // fp8 values are bytes too: the pad is the f8 constant's bits.
   Type elem = storageType(tile->type.getElementType());
-  Value pad = padConstant(b, loc, op.getPad(), elem);
+  Type tileElem = tile->type.getElementType();
+  Value pad = padConstant(b, loc, op.getPad(),
+                          isa<FloatType>(tileElem) ? tileElem : elem);
+  if (pad)
+    pad = toStorage(b, loc, pad);
   if (!pad)
     return op.emitOpError("unsupported pad value ") << op.getPad();
   SmallVector<int64_t, 4> window = tileWindow(op.getWindow(), op.isGathered());
@@ -319,6 +324,9 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
                                    int64_t count) {
   const TileInfo &tile = load.tile;
   Type elem = tile.type.getElementType();
+  // fp8 registers are assembled as bytes and bitcast once at the end, so
+  // that only arithmetic sees f8E4M3FN values.
+  Type regElem = isa<Float8E4M3FNType>(elem) ? storageType(elem) : elem;
   int64_t align = load.width * byteWidth(elem);
   auto loadRegisters = [&]() -> Value {
     SmallVector<Value> elems;
@@ -331,21 +339,23 @@ Value flash::simt::emitWindowLoads(OpBuilder &b, Location loc,
                 .getResult();
           });
       if (load.width == 1)
-        elems.push_back(fromMemory(b, loc, loaded, elem));
+        elems.push_back(fromMemory(b, loc, loaded, regElem));
       else
         llvm::append_range(elems, extractAll(b, loc, loaded, load.width));
     }
     return vector::FromElementsOp::create(
-        b, loc, VectorType::get({count}, elem), elems);
+        b, loc, VectorType::get({count}, regElem), elems);
   };
-  auto vectorType = VectorType::get({count}, elem);
+  auto vectorType = VectorType::get({count}, regElem);
   Value padVector = vector::BroadcastOp::create(
       b, loc, vectorType,
-      load.width == 1 ? fromMemory(b, loc, load.padValue, elem)
+      load.width == 1 ? fromMemory(b, loc, load.padValue, regElem)
                       : vector::ExtractOp::create(b, loc, load.padValue, 0)
                             .getResult());
-  return loadGuarded(b, loc, addressing.uniformInBounds(), vectorType,
-                     padVector, loadRegisters);
+  return fromStorage(b, loc,
+                     loadGuarded(b, loc, addressing.uniformInBounds(),
+                                 vectorType, padVector, loadRegisters),
+                     elem);
 }
 
 //===----------------------------------------------------------------------===//
@@ -374,6 +384,13 @@ FailureOr<Value> flash::simt::emitScalarLoad(OpBuilder &b, Location loc,
   WindowAddressing addressing(b, loc, ib, *view, indices, op, /*window=*/{},
                               one, /*numThreads=*/1, zero, zero);
   Value address = addressing.at(0).address;
+  if (isa<Float8E4M3FNType>(elem)) { // fp8 is bytes in memory
+    Type stored = storageType(elem);
+    Value bits = loadGuarded(
+        b, loc, addressing.uniformInBounds(), stored, toStorage(b, loc, pad),
+        [&] { return LLVM::LoadOp::create(b, loc, stored, address, 1).getResult(); });
+    return fromStorage(b, loc, bits, elem);
+  }
   return loadGuarded(b, loc, addressing.uniformInBounds(), elem, pad, [&] {
     return LLVM::LoadOp::create(b, loc, elem, address, byteWidth(elem))
         .getResult();

@@ -81,7 +81,7 @@ std::optional<mlir::Type> IRGen::evalType(const Expr &e, const Twine &what) {
   if (std::optional<mlir::Type> t = parseTypeName(e, cx.builder))
     return t;
   if (e.kind == ExprKind::Name && !scopes.lookup(e.name))
-    return cx.error(e.loc, what + " (f16, bf16, f32, i32, bool or a type "
+    return cx.error(e.loc, what + " (f16, bf16, f8e4m3, f32, i32, bool or a type "
                                   "constant)");
   OptVal v = eval(e);
   if (!v)

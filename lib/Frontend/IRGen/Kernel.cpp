@@ -130,7 +130,7 @@ std::optional<Val> KernelGen::constValue(const ConstParam &c) {
           : c.kind == ConstParam::Float ? "an integer or float literal"
           : c.kind == ConstParam::Bool
               ? "true or false"
-              : "an element type (f16, bf16, f32, i32 or bool)";
+              : "an element type (f16, bf16, f8e4m3, f32, i32 or bool)";
       return cx.error("-D " + c.name + "=" + override->value + ": '" + c.name +
                       "' is " + (c.kind == ConstParam::Int ? "an " : "a ") +
                       kindName(c.kind) + " constant and needs " + need +
@@ -236,7 +236,7 @@ std::optional<mlir::Type> KernelGen::elementTypeOf(const Param &p) {
   if (p.isTensor)
     return cx.error(p.typeLoc, "unknown tensor element type '" +
                                    p.elementType +
-                                   "' (expected f16, bf16, f32, i32, bool or "
+                                   "' (expected f16, bf16, f8e4m3, f32, i32, bool or "
                                    "a type constant)");
   return cx.error(p.typeLoc, "unknown type '" + p.elementType +
                                  "' for parameter '" + p.name +

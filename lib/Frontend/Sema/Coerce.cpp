@@ -4,6 +4,7 @@
 #include "Sema/Types.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Runtime/Float8.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -105,10 +106,15 @@ std::optional<mlir::Value> frontend::constScalar(FrontendContext &cx,
     return mlir::arith::ConstantOp::create(b, cx.loc(loc), b.getBoolAttr(c.b))
         .getResult();
   }
-  if (mlir::isa<mlir::FloatType>(e))
-    return mlir::arith::ConstantOp::create(b, cx.loc(loc),
-                                           b.getFloatAttr(e, c.asDouble()))
+  if (mlir::isa<mlir::FloatType>(e)) {
+    double v = c.asDouble();
+    // A constant rounds as a runtime cast does (satfinite), where APFloat
+    // would turn an out-of-range e4m3 value into NaN.
+    if (mlir::isa<mlir::Float8E4M3FNType>(e))
+      v = roundToE4M3(v);
+    return mlir::arith::ConstantOp::create(b, cx.loc(loc), b.getFloatAttr(e, v))
         .getResult();
+  }
   if (e.isInteger(32))
     return constI32(cx, c, loc);
   if (e.isInteger(1))

@@ -25,6 +25,8 @@ std::string frontend::eltName(mlir::Type t) {
     return "f16";
   if (t.isBF16())
     return "bf16";
+  if (mlir::isa<mlir::Float8E4M3FNType>(t))
+    return "f8e4m3";
   if (t.isF32())
     return "f32";
   if (t.isInteger(32))
@@ -59,6 +61,8 @@ std::optional<mlir::Type> frontend::builtinTypeNamed(llvm::StringRef name,
     return b.getF16Type();
   if (name == "bf16")
     return b.getBF16Type();
+  if (name == "f8e4m3")
+    return b.getType<mlir::Float8E4M3FNType>();
   if (name == "f32" || name == "float")
     return b.getF32Type();
   if (name == "i32" || name == "int")
@@ -76,6 +80,6 @@ std::optional<mlir::Type> frontend::parseTypeName(const ast::Expr &e,
 }
 
 bool frontend::isElementType(mlir::Type t) {
-  return t && (t.isF16() || t.isBF16() || t.isF32() || t.isInteger(32) ||
-               t.isInteger(1));
+  return t && (t.isF16() || t.isBF16() || mlir::isa<mlir::Float8E4M3FNType>(t) ||
+               t.isF32() || t.isInteger(32) || t.isInteger(1));
 }

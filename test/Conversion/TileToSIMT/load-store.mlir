@@ -234,6 +234,34 @@ func.func @masked_store(%X: !tile.global<[N, 64], f32> {tile.name = "X"},
 
 // -----
 
+// fp8 tensors are bytes in memory: a thread's 4 contiguous f8E4M3FN load and
+// store as vector<4xi8> (4-byte accesses, the pad 0.0's bits), the registers
+// assembled as bytes and bitcast to f8E4M3FN once, and bitcast back to bytes
+// once before the stores.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: gpu.func @fp8_bytes
+// CHECK: arith.bitcast %{{.*}} : f8E4M3FN to i8
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> vector<4xi8>
+// CHECK: %[[R:.*]] = vector.from_elements %{{.*}} : vector<8xi8>
+// CHECK: %[[F:.*]] = arith.bitcast %[[R]] : vector<8xi8> to vector<8xf8E4M3FN>
+// CHECK: %[[M:.*]] = arith.mulf %[[F]], %[[F]] : vector<8xf8E4M3FN>
+// CHECK: arith.bitcast %[[M]] : vector<8xf8E4M3FN> to vector<8xi8>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<4xi8>, !llvm.ptr<1>
+func.func @fp8_bytes(%X: !tile.global<[N, 64], f8E4M3FN> {tile.name = "X"},
+                     %Y: !tile.global<[N, 64], f8E4M3FN> {tile.name = "Y"})
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %pid = tile.program_id 0 : i32
+  %r0 = arith.muli %pid, %c16 : i32
+  %x = tile.load %X[%r0, %c0] window [0, 1] pad 0.0 : f8E4M3FN : !tile.global<[N, 64], f8E4M3FN> -> tensor<16x64xf8E4M3FN, #blocked>
+  %m = arith.mulf %x, %x : tensor<16x64xf8E4M3FN, #blocked>
+  tile.store %m, %Y[%r0, %c0] window [0, 1] : tensor<16x64xf8E4M3FN, #blocked> -> !tile.global<[N, 64], f8E4M3FN>
+  return
+}
+
+// -----
+
 // tile.atomic_add: one relaxed device-scope atomicrmw fadd per element, by
 // its first holder only (the lanes of a row hold copies of a row maximum;
 // adding from every copy would add it several times), under the bounds and

@@ -1,6 +1,6 @@
 // RUN: flash-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @below {{global tensor element type must be f16, bf16, f32, i32 or i1, got 'f64'}}
+// expected-error @below {{global tensor element type must be f16, bf16, f8E4M3FN, f32, i32 or i1, got 'f64'}}
 func.func private @bad_global_elt(!tile.global<[N], f64>)
 
 // -----
