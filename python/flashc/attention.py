@@ -325,9 +325,10 @@ def _dropout_forward(q, k, v, softmax_scale, causal, window_size, softcap, alibi
 
 
 def dropout_block_size_n(head_dim):
-    """The key block of flash_attn_dropout_probs at head dim `head_dim`
-    (its maxima are per block of this many keys)."""
-    return 64 if padded_head_dim(head_dim) <= 128 else 32
+    """The key block of flash_attn_dropout_probs (its maxima are per block
+    of this many keys): 32 at every head dim up to 256."""
+    padded_head_dim(head_dim)
+    return 32
 
 
 def dropout_probs(q, k, rng, softmax_scale=None, causal=False, window_size=(-1, -1),

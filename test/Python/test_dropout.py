@@ -211,3 +211,60 @@ def test_dropout_p_range():
     q, k, v = inputs(b=1, nq=8, nk=8)
     with pytest.raises(ValueError, match="dropout_p"):
         flash_attn_func(q, k, v, 1.0)
+
+
+def keep_packed(rng_state, h, q_start, nq, k_start, nk):
+    """keep_numpy for one sequence of a packed batch: rows and keys counted
+    in the packed tensors, batch 0."""
+    seed_lo, seed_hi, offset, threshold = (int(x) for x in rng_state)
+    hh, ii, jj = np.meshgrid(np.arange(h), q_start + np.arange(nq), k_start + np.arange(nk),
+                             indexing="ij")
+    x = philox_numpy(jj, ii, hh, np.full(jj.shape, offset), seed_lo, seed_hi)[0]
+    return (x >> np.uint64(1)) >= np.uint64(threshold)
+
+
+@pytest.mark.parametrize("target,causal,deterministic", [
+    ("interp", False, False),
+    ("interp", True, True),
+    ("emulate", True, False),
+])
+def test_varlen(target, causal, deterministic):
+    from flashc.flash_attn import flash_attn_varlen_func
+
+    lengths_q, lengths_k = [5, 19, 12], [9, 17, 30]
+    cu_q = np.concatenate([[0], np.cumsum(lengths_q)]).astype(np.int32)
+    cu_k = np.concatenate([[0], np.cumsum(lengths_k)]).astype(np.int32)
+    rng = np.random.default_rng(4)
+    h, d, p = 2, 32, 0.3
+    q = rng.standard_normal((cu_q[-1], h, d)).astype(np.float16)
+    k = rng.standard_normal((cu_k[-1], h, d)).astype(np.float16)
+    v = rng.standard_normal((cu_k[-1], h, d)).astype(np.float16)
+    np.random.seed(3)
+    out, lse, s_dmask = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths_q),
+                                               max(lengths_k), p, causal=causal,
+                                               return_attn_probs=True, target=target)
+    np.random.seed(3)
+    rng_state = dropout_state(p, dropout_seed(q))
+    dout = rng.standard_normal(out.shape).astype(np.float16)
+    from flashc.inference import attention_varlen
+    out2, lse2 = attention_varlen(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
+                                  causal=causal, return_lse=True, target=target, rng=rng_state)
+    np.testing.assert_array_equal(out, out2)
+    grads = flashc.attention_varlen_backward(dout, q, k, v, out, lse, cu_q, cu_k,
+                                             max(lengths_q), max(lengths_k), causal=causal,
+                                             deterministic=deterministic, target=target,
+                                             rng=rng_state)
+    assert s_dmask.shape == (3, h, 128, 128)
+    for b in range(3):
+        qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+        keep = keep_packed(rng_state, h, cu_q[b], lengths_q[b], cu_k[b], lengths_k[b])
+        mask = visible(lengths_q[b], lengths_k[b], causal)
+        s = s_dmask[b, :, :lengths_q[b], :lengths_k[b]].astype(np.float64)
+        strict = mask[None] & (s != 0)
+        np.testing.assert_array_equal((s >= 0)[strict], keep[strict])
+        want = reference(q[None, qs], k[None, ks], v[None, ks], keep[None], p, causal)
+        assert relative_error(out[qs], want[0]) < 5e-3
+        for name, g, w in zip(("dq", "dk", "dv"), (grads[0][qs], grads[1][ks], grads[2][ks]),
+                              reference(q[None, qs], k[None, ks], v[None, ks], keep[None], p,
+                                        causal, dout=dout[None, qs])):
+            assert relative_error(g, w[0]) < 5e-3, (name, b)
