@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import flashc
-from flashc.attention import dropout_probs, dropout_seed, dropout_state, forward
+from flashc.attention import (dropout_block_size_n, dropout_probs, dropout_seed, dropout_state,
+                              forward)
 from flashc.flash_attn import flash_attn_func
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -107,13 +108,17 @@ def keep_numpy(rng_state, b, h, nq, nk):
     return (x >> np.uint64(1)) >= np.uint64(threshold)
 
 
-def reference(q, k, v, keep, p, causal=False, window=(-1, -1), dout=None):
-    """float64 dropout attention [B, Nq, H, D] (and its gradients for dout)."""
+def reference(q, k, v, keep, p, causal=False, window=(-1, -1), dout=None, slopes=None):
+    """float64 dropout attention [B, Nq, H, D] (and its gradients for dout);
+    slopes [H]: ALiBi, -slope * |i + Nk - Nq - j| added to the scaled scores."""
     qf, kf, vf = (x.astype(np.float64).transpose(0, 2, 1, 3) for x in (q, k, v))
     group = qf.shape[1] // kf.shape[1]
     kf, vf = np.repeat(kf, group, 1), np.repeat(vf, group, 1)
     scale = q.shape[-1] ** -0.5
     s = np.einsum("bhid,bhjd->bhij", qf, kf) * scale
+    if slopes is not None:
+        i = np.arange(q.shape[1])[:, None] + k.shape[1] - q.shape[1]
+        s = s - np.asarray(slopes, np.float64)[:, None, None] * np.abs(i - np.arange(k.shape[1]))
     s = np.where(visible(q.shape[1], k.shape[1], causal, window), s, -np.inf)
     m = s.max(-1, keepdims=True)
     e = np.exp(s - np.where(np.isfinite(m), m, 0))
@@ -135,6 +140,24 @@ def reference(q, k, v, keep, p, causal=False, window=(-1, -1), dout=None):
     return [g.transpose(0, 2, 1, 3) for g in (dq, dk, dv)]
 
 
+def reference_scores(q, k, causal, window, slopes):
+    """The scaled scores [B, H, Nq, Nk] in float64 (-inf where masked)."""
+    qf, kf = (x.astype(np.float64).transpose(0, 2, 1, 3) for x in (q, k))
+    kf = np.repeat(kf, qf.shape[1] // kf.shape[1], 1)
+    s = np.einsum("bhid,bhjd->bhij", qf, kf) * q.shape[-1] ** -0.5
+    if slopes is not None:
+        i = np.arange(q.shape[1])[:, None] + k.shape[1] - q.shape[1]
+        s = s - np.asarray(slopes, np.float64)[:, None, None] * np.abs(i - np.arange(k.shape[1]))
+    return np.where(visible(q.shape[1], k.shape[1], causal, window), s, -np.inf)
+
+
+def reference_probs(q, k, causal, window, slopes):
+    s = reference_scores(q, k, causal, window, slopes)
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(m), m, 0))
+    return e / np.maximum(e.sum(-1, keepdims=True), 1e-300)
+
+
 def relative_error(got, want):
     return np.abs(got.astype(np.float64) - want).max() / max(np.abs(want).max(), 1e-6)
 
@@ -143,16 +166,21 @@ def relative_error(got, want):
     ("interp", {}),
     ("interp", {"causal": True, "h": 4, "h_kv": 2}),
     ("interp", {"window": (9, 4)}),
+    ("interp", {"slopes": [0.3, 0.1], "causal": True}),
     ("emulate", {"b": 1, "nq": 24, "nk": 40, "causal": True}),
+    ("emulate", {"b": 1, "nq": 20, "nk": 24, "slopes": [0.25, 0.5]}),
 ])
 def test_forward_and_probs(target, options):
     causal = options.pop("causal", False)
     window = options.pop("window", (-1, -1))
+    slopes = options.pop("slopes", None)
+    slopes = None if slopes is None else np.array(slopes, np.float32)
     q, k, v = inputs(**options)
     p = 0.17
     np.random.seed(11)
     out, lse, s_dmask = flash_attn_func(q, k, v, p, causal=causal, window_size=window,
-                                        return_attn_probs=True, target=target)
+                                        alibi_slopes=slopes, return_attn_probs=True,
+                                        target=target)
     np.random.seed(11)
     rng_state = dropout_state(p, dropout_seed(q))
     b, nq, h, _ = q.shape
@@ -167,9 +195,23 @@ def test_forward_and_probs(target, options):
     np.testing.assert_array_equal((s >= 0)[strict], keep[strict])
     fraction = 1 - keep[:, :, mask].mean()
     assert abs(fraction - p) < 0.03
-    want = reference(q, k, v, keep, p, causal, window)
+    want = reference(q, k, v, keep, p, causal, window, slopes=slopes)
     assert relative_error(out, want) < 5e-3
     assert out.dtype == q.dtype and lse.shape == (b, h, nq)
+    # |S_dmask| normalized as upstream's tests do (the max over the key
+    # blocks at and after each one, block_size_n keys) is the softmax.
+    block = dropout_block_size_n(q.shape[-1])
+    probs = reference_probs(q, k, causal, window, slopes)
+    scores = reference_scores(q, k, causal, window, slopes)
+    blocks = range(0, nk, block)
+    block_max = np.stack([scores[..., j:j + block].max(-1) for j in blocks], -1)
+    after = np.maximum.accumulate(block_max[..., ::-1], -1)[..., ::-1]
+    lse64 = np.log(np.exp(scores - scores.max(-1, keepdims=True)).sum(-1)) + scores.max(-1)
+    norm = np.concatenate([np.abs(s[..., j:j + block]) *
+                           np.exp(after[..., n] - lse64)[..., None]
+                           for n, j in enumerate(blocks)], -1)
+    rows = np.isfinite(lse64)
+    assert np.abs(np.where(rows[..., None], norm - probs, 0)).max() < 2e-3
 
 
 @pytest.mark.parametrize("target,options", [
@@ -177,19 +219,25 @@ def test_forward_and_probs(target, options):
     ("interp", {"causal": True, "h": 4, "h_kv": 1, "deterministic": True}),
     ("emulate", {"b": 1, "nq": 20, "nk": 24, "causal": True}),
     ("emulate", {"b": 1, "nq": 20, "nk": 24, "deterministic": True}),
+    ("interp", {"slopes": [0.2, 0.4], "deterministic": True}),
+    ("emulate", {"b": 1, "nq": 20, "nk": 24, "slopes": [0.2, 0.4], "causal": True}),
 ])
 def test_backward(target, options):
     causal = options.pop("causal", False)
     deterministic = options.pop("deterministic", False)
+    slopes = options.pop("slopes", None)
+    slopes = None if slopes is None else np.array(slopes, np.float32)
     q, k, v = inputs(**options)
     p = 0.25
     rng_state = dropout_state(p, 0x1234_5678_9ABC_DEF0, offset=7)
-    out, lse = forward(q, k, v, causal=causal, rng=rng_state, target=target)
+    out, lse = forward(q, k, v, causal=causal, rng=rng_state, target=target,
+                       alibi_slopes=slopes)
     dout = np.random.default_rng(2).standard_normal(out.shape).astype(np.float16)
     got = flashc.attention_backward(dout, q, k, v, out, lse, causal=causal,
-                                    deterministic=deterministic, target=target, rng=rng_state)
+                                    deterministic=deterministic, target=target, rng=rng_state,
+                                    alibi_slopes=slopes)
     keep = keep_numpy(rng_state, q.shape[0], q.shape[2], q.shape[1], k.shape[1])
-    want = reference(q, k, v, keep, p, causal, dout=dout)
+    want = reference(q, k, v, keep, p, causal, dout=dout, slopes=slopes)
     for name, g, w in zip(("dq", "dk", "dv"), got, want):
         assert relative_error(g, w) < 5e-3, name
 
@@ -227,6 +275,7 @@ def keep_packed(rng_state, h, q_start, nq, k_start, nk):
     ("interp", False, False),
     ("interp", True, True),
     ("emulate", True, False),
+    ("emulate", False, True),
 ])
 def test_varlen(target, causal, deterministic):
     from flashc.flash_attn import flash_attn_varlen_func
