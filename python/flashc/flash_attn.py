@@ -13,12 +13,6 @@ from .inference import attention_varlen, attention_with_kvcache
 from .kernel import DEFAULT_ARCH
 
 
-def _no_dropout(dropout_p):
-    if dropout_p:
-        raise NotImplementedError("dropout_p > 0: flashc has no dropout kernels for this "
-                                  "function yet")
-
-
 def _dropout_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
                   alibi_slopes, deterministic, return_attn_probs, target, arch):
     """flash_attn_func with dropout_p > 0: the seed is drawn from torch's
