@@ -229,10 +229,42 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
                    alibi_slopes, return_lse, target, arch)
 
 
+def dropout_seed(q):
+    """A fresh 64-bit dropout seed: drawn from torch's default generator
+    for torch tensors, from NumPy's global one (np.random.seed) otherwise,
+    so that torch.manual_seed / np.random.seed make the masks
+    reproducible."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(q, torch.Tensor):
+        return int(torch.randint(0, 2**63 - 1, (1,), dtype=torch.int64).item())
+    return int(np.random.randint(0, 2**63 - 1, dtype=np.int64))
+
+
+def _i32(x):
+    """The int32 of x's low 32 bits."""
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x >= (1 << 31) else x
+
+
+def dropout_state(dropout_p, seed, offset=0):
+    """The kernels' Rng tensor (kernels/lib/dropout.tile): int32 [seed_lo,
+    seed_hi, offset, threshold], threshold = floor(dropout_p * 2^31)."""
+    p = float(dropout_p)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {p}")
+    seed = int(seed)
+    return np.array([_i32(seed), _i32(seed >> 32), _i32(int(offset)),
+                     int(math.floor(p * 2**31))], np.int32)
+
+
 def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
             softcap=0.0, alibi_slopes=None, return_lse=False, target=None,
-            arch=DEFAULT_ARCH):
-    """attention() without autograd."""
+            arch=DEFAULT_ARCH, rng=None):
+    """attention() without autograd; with rng (dropout_state's array) the
+    dropout kernel, which always returns the log-sum-exp too."""
+    if rng is not None:
+        return _dropout_forward(q, k, v, softmax_scale, causal, window_size, softcap,
+                                alibi_slopes, rng, target, arch)
     arrays = backend(q)
     batch_slopes = (alibi_slopes is not None
                     and check_slopes(alibi_slopes, q.shape[0], q.shape[2]))
@@ -258,3 +290,68 @@ def forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     run(compiled, arrays, target, args, sm_scale=default_scale(softmax_scale, head_dim))
     out = arrays.take_last(arrays.seq_first(O), head_dim_v)
     return (out, args["LSE"]) if return_lse else out
+
+
+def _slopes_2d(arrays, alibi_slopes, like, batch, heads):
+    """Slopes [1 or B, H] for the kernels that always take it (one row of
+    zeros, not read, without ALiBi)."""
+    if alibi_slopes is None:
+        return arrays.empty(like, (1, heads), float32=True)
+    check_slopes(alibi_slopes, batch, heads)
+    return arrays.array(alibi_slopes, like).reshape(-1, heads)
+
+
+def _dropout_forward(q, k, v, softmax_scale, causal, window_size, softcap, alibi_slopes,
+                     rng, target, arch):
+    """flash_attn_dropout: returns (out, softmax_lse)."""
+    arrays = backend(q)
+    head_dim, head_dim_v = q.shape[-1], v.shape[-1]
+    padded, padded_v = padded_head_dim(head_dim), padded_head_dim(head_dim_v)
+    q, k = arrays.pad_last(q, padded), arrays.pad_last(k, padded)
+    v = arrays.pad_last(v, padded_v)
+    constants = mask_constants(padded, causal, window_size, softcap)
+    constants += (("ALIBI", alibi_slopes is not None),)
+    if padded_v != padded:
+        constants += (("HEAD_DIM_V", padded_v),)
+    compiled = kernel("flash_attn_dropout", arch, constants, arrays.dtype_name(q))
+    Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
+    args = {"Q": Q, "K": K, "V": V,
+            "Slopes": _slopes_2d(arrays, alibi_slopes, Q, Q.shape[0], Q.shape[1]),
+            "Rng": arrays.array(rng, Q, int32=True),
+            "O": arrays.empty(Q, tuple(Q.shape[:3]) + (V.shape[3],)),
+            "LSE": arrays.empty(Q, Q.shape[:3], float32=True)}
+    run(compiled, arrays, target, args, sm_scale=default_scale(softmax_scale, head_dim))
+    return arrays.take_last(arrays.seq_first(args["O"]), head_dim_v), args["LSE"]
+
+
+def dropout_block_size_n(head_dim):
+    """The key block of flash_attn_dropout_probs (its maxima are per block
+    of this many keys): 32 at every head dim up to 256."""
+    padded_head_dim(head_dim)
+    return 32
+
+
+def dropout_probs(q, k, rng, softmax_scale=None, causal=False, window_size=(-1, -1),
+                  softcap=0.0, alibi_slopes=None, target=None, arch=DEFAULT_ARCH,
+                  rng_row=0, rng_col=0):
+    """flash_attn's S_dmask for the dropout forward of state `rng`: [B, H,
+    round128(Nq), round128(Nk)] in q's dtype, exp(s - m) with m the running
+    row max of the key blocks visited last to first, negated where dropped
+    (kernels/flash_attn_dropout_probs.tile). rng_row and rng_col offset the
+    generator's rows and keys (one sequence of a packed batch)."""
+    arrays = backend(q)
+    head_dim = q.shape[-1]
+    padded = padded_head_dim(head_dim)
+    q, k = arrays.pad_last(q, padded), arrays.pad_last(k, padded)
+    constants = mask_constants(padded, causal, window_size, softcap)
+    constants += (("ALIBI", alibi_slopes is not None),)
+    compiled = kernel("flash_attn_dropout_probs", arch, constants, arrays.dtype_name(q))
+    Q, K = arrays.heads_first(q), arrays.heads_first(k)
+    rounded = tuple(-(-n // 128) * 128 for n in (Q.shape[2], K.shape[2]))
+    args = {"Q": Q, "K": K,
+            "Slopes": _slopes_2d(arrays, alibi_slopes, Q, Q.shape[0], Q.shape[1]),
+            "Rng": arrays.array(rng, Q, int32=True),
+            "S": arrays.empty(Q, tuple(Q.shape[:2]) + rounded)}
+    run(compiled, arrays, target, args, rng_row=int(rng_row), rng_col=int(rng_col),
+        sm_scale=default_scale(softmax_scale, head_dim))
+    return args["S"]

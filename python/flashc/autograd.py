@@ -15,27 +15,29 @@ def flash_attn_function():
 
     class FlashAttnFunc(torch.autograd.Function):
         """apply(q, k, v, softmax_scale, causal, window_size, deterministic,
-        target, arch, alibi_slopes=None, softcap=0.0) -> (out, softmax_lse);
-        softmax_lse and the slopes have no gradient."""
+        target, arch, alibi_slopes=None, softcap=0.0, rng=None) -> (out,
+        softmax_lse); softmax_lse and the slopes have no gradient. rng
+        (attention.dropout_state's array: seed, offset, threshold) turns on
+        dropout; the backward recomputes the mask from it."""
 
         @staticmethod
         def forward(ctx, q, k, v, softmax_scale, causal, window_size, deterministic,
-                    target, arch, alibi_slopes=None, softcap=0.0):
+                    target, arch, alibi_slopes=None, softcap=0.0, rng=None):
             out, lse = attention_forward(q, k, v, softmax_scale, causal, window_size,
                                          softcap=softcap, alibi_slopes=alibi_slopes,
-                                         return_lse=True, target=target, arch=arch)
+                                         return_lse=True, target=target, arch=arch, rng=rng)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.options = dict(softmax_scale=softmax_scale, causal=causal,
                                window_size=window_size, deterministic=deterministic,
                                target=target, arch=arch, alibi_slopes=alibi_slopes,
-                               softcap=softcap)
+                               softcap=softcap, rng=rng)
             ctx.mark_non_differentiable(lse)
             return out, lse
 
         @staticmethod
         def backward(ctx, dout, _dlse):
             dq, dk, dv = attention_backward(dout, *ctx.saved_tensors, **ctx.options)
-            return dq, dk, dv, None, None, None, None, None, None, None, None
+            return dq, dk, dv, None, None, None, None, None, None, None, None, None
 
     return FlashAttnFunc
 
@@ -47,23 +49,23 @@ def flash_attn_varlen_function():
     class FlashAttnVarlenFunc(torch.autograd.Function):
         """apply(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         max_seqlen_k, softmax_scale, causal, window_size, softcap,
-        alibi_slopes, deterministic, target, arch) -> (out, softmax_lse); only
-        q, k and v have gradients."""
+        alibi_slopes, deterministic, target, arch, rng=None) -> (out,
+        softmax_lse); only q, k and v have gradients. rng: FlashAttnFunc's."""
 
         @staticmethod
         def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                     softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
-                    target, arch):
+                    target, arch, rng=None):
             out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                         max_seqlen_k, softmax_scale, causal, window_size,
                                         softcap, return_lse=True, target=target, arch=arch,
-                                        alibi_slopes=alibi_slopes)
+                                        alibi_slopes=alibi_slopes, rng=rng)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.lengths = (cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
             ctx.options = dict(softmax_scale=softmax_scale, causal=causal,
                                window_size=window_size, softcap=softcap,
                                deterministic=deterministic, target=target, arch=arch,
-                               alibi_slopes=alibi_slopes)
+                               alibi_slopes=alibi_slopes, rng=rng)
             ctx.mark_non_differentiable(lse)
             return out, lse
 
@@ -71,6 +73,6 @@ def flash_attn_varlen_function():
         def backward(ctx, dout, _dlse):
             dq, dk, dv = attention_varlen_backward(dout, *ctx.saved_tensors, *ctx.lengths,
                                                    **ctx.options)
-            return (dq, dk, dv) + (None,) * 12
+            return (dq, dk, dv) + (None,) * 13
 
     return FlashAttnVarlenFunc

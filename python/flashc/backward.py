@@ -10,23 +10,32 @@ from .attention import (backend, check_slopes, default_scale, kernel, mask_const
 
 def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, causal=False,
                        window_size=(-1, -1), deterministic=False, target=None,
-                       arch=DEFAULT_ARCH, alibi_slopes=None, softcap=0.0):
+                       arch=DEFAULT_ARCH, alibi_slopes=None, softcap=0.0, rng=None):
     """dout, out [B, Nq, H, DV]; q [B, Nq, H, D]; k [B, Nk, H_KV, D], v [B,
     Nk, H_KV, DV] (DV may differ from D); softmax_lse f32 [B, H, Nq] as
     attention(..., return_lse=True) gives it (with the same alibi_slopes, f32
     [H] or [B, H], and softcap). Returns (dq, dk, dv) in the layouts of q, k
-    and v; dk and dv are summed over the query heads of each KV group."""
+    and v; dk and dv are summed over the query heads of each KV group. With
+    rng (attention.dropout_state's array) the gradients of the dropout
+    forward of that state: the _dropout kernels, which take ALiBi as a
+    constant and Slopes always."""
     arrays = backend(q)
     alibi = "_alibi" if alibi_slopes is not None else ""
     if alibi:
         check_slopes(alibi_slopes, q.shape[0], q.shape[2])
     tensors = _padded(arrays, q, k, v, out, dout)
     lse = arrays.contiguous(softmax_lse)
-    slopes = None
+    slopes, constants, extra = None, (), {}
     if alibi:  # Slopes [1 or B, H]
         slopes = arrays.array(alibi_slopes, tensors[0]).reshape(-1, q.shape[2])
+    if rng is not None:
+        if slopes is None:
+            slopes = arrays.empty(tensors[0], (1, q.shape[2]), float32=True)
+        constants = (("ALIBI", bool(alibi)),)
+        alibi, extra = "_dropout", {"Rng": arrays.array(rng, tensors[0], int32=True)}
     grads = _run(arrays, "flash_attn", alibi, tensors, lse, {}, slopes, q.shape[-1],
-                 softmax_scale, causal, window_size, softcap, deterministic, target, arch)
+                 softmax_scale, causal, window_size, softcap, deterministic, target, arch,
+                 constants, extra)
     return tuple(arrays.take_last(arrays.seq_first(g), x.shape[-1])
                  for g, x in zip(grads, (q, k, v)))
 
@@ -34,14 +43,14 @@ def attention_backward(dout, q, k, v, out, softmax_lse, softmax_scale=None, caus
 def attention_varlen_backward(dout, q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k,
                               max_seqlen_q, max_seqlen_k, softmax_scale=None, causal=False,
                               window_size=(-1, -1), softcap=0.0, deterministic=False,
-                              target=None, arch=DEFAULT_ARCH, alibi_slopes=None):
+                              target=None, arch=DEFAULT_ARCH, alibi_slopes=None, rng=None):
     """The gradients of attention_varlen: dout, q, out [TotalQ, H, D]; k, v
     [TotalK, H_KV, D] packed as cu_seqlens_q and cu_seqlens_k (int32 [B +
     1]) say; softmax_lse f32 [H, TotalQ] as attention_varlen(...,
     return_lse=True) gives it (with the same alibi_slopes, f32 [H] or [B,
     H]). Returns (dq, dk, dv) in the layouts of q, k and v. The kernels take the packed tensors heads first with a batch dim
     of 1 ([1, H, TotalQ, D]), so the preprocess and the dQ convert are
-    flash_attn_bwd's."""
+    flash_attn_bwd's. rng: attention_backward's (the _dropout kernels)."""
     arrays = backend(q)
     tensors = _padded(arrays, *(x[None] for x in (q, k, v, out, dout)))
     lse = arrays.contiguous(softmax_lse).reshape(1, q.shape[1], q.shape[0])
@@ -56,9 +65,12 @@ def attention_varlen_backward(dout, q, k, v, out, softmax_lse, cu_seqlens_q, cu_
     else:
         check_slopes(alibi_slopes, batch, heads)
         slopes = arrays.array(alibi_slopes, tensors[0]).reshape(-1, heads)
-    grads = _run(arrays, "flash_attn_varlen", "", tensors, lse, packed, slopes, q.shape[-1],
-                 softmax_scale, causal, window_size, softcap, deterministic, target, arch,
-                 (("ALIBI", alibi_slopes is not None),))
+    suffix, extra = "", None
+    if rng is not None:
+        suffix, extra = "_dropout", {"Rng": arrays.array(rng, tensors[0], int32=True)}
+    grads = _run(arrays, "flash_attn_varlen", suffix, tensors, lse, packed, slopes,
+                 q.shape[-1], softmax_scale, causal, window_size, softcap, deterministic,
+                 target, arch, (("ALIBI", alibi_slopes is not None),), extra)
     return tuple(arrays.take_last(arrays.seq_first(g)[0], x.shape[-1])
                  for g, x in zip(grads, (q, k, v)))
 
@@ -72,7 +84,7 @@ def _padded(arrays, q, k, v, out, dout):
 
 
 def _run(arrays, prefix, alibi, tensors, lse, packed, slopes, head_dim, softmax_scale, causal,
-         window_size, softcap, deterministic, target, arch, constants=()):
+         window_size, softcap, deterministic, target, arch, constants=(), extra=None):
     """The backward kernels on heads-first tensors; returns (DQ, DK, DV)."""
     Q, K, V, O, DO = tensors
     dtype = arrays.dtype_name(Q)
@@ -92,6 +104,7 @@ def _run(arrays, prefix, alibi, tensors, lse, packed, slopes, head_dim, softmax_
     inputs = {"Q": Q, "K": K, "V": V, "DO": DO, "LSE": lse, **work, **arrays_in}
     if slopes is not None:
         inputs["Slopes"] = slopes
+    inputs.update(extra or {})
     lengths = {n: packed[n] for n in ("max_seqlen_k",) if n in packed}
     run(kernel(prefix + "_bwd" + alibi, arch,
                mask + (("DETERMINISTIC", bool(deterministic)),), dtype),

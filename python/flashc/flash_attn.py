@@ -7,14 +7,33 @@ default: cuda for tensors on the GPU, else interp) and `arch`. An argument
 flashc has no kernel for raises NotImplementedError naming it
 (docs/python.md lists them); nothing is silently ignored.
 """
-from .attention import attention, wants_grad
+from .attention import (attention, backend, dropout_probs, dropout_seed, dropout_state,
+                        forward, wants_grad)
 from .inference import attention_varlen, attention_with_kvcache
 from .kernel import DEFAULT_ARCH
 
 
-def _no_dropout(dropout_p):
-    if dropout_p:
-        raise NotImplementedError("dropout_p > 0: flashc has no dropout kernels yet")
+def _dropout_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
+                  alibi_slopes, deterministic, return_attn_probs, target, arch):
+    """flash_attn_func with dropout_p > 0: the seed is drawn from torch's
+    default generator (torch tensors) or NumPy's global one, offset 0
+    (attention.dropout_seed); the backward reuses the state."""
+    rng = dropout_state(dropout_p, dropout_seed(q))
+    window = _window(window_size)
+    if wants_grad(q, k, v):
+        from .autograd import flash_attn_function
+
+        out, lse = flash_attn_function().apply(q, k, v, softmax_scale, causal, window,
+                                               deterministic, target, arch, alibi_slopes,
+                                               softcap, rng)
+    else:
+        out, lse = forward(q, k, v, softmax_scale, causal, window, softcap, alibi_slopes,
+                           target=target, arch=arch, rng=rng)
+    if not return_attn_probs:
+        return out
+    s_dmask = dropout_probs(q, k, rng, softmax_scale, causal, window, softcap, alibi_slopes,
+                            target=target, arch=arch)
+    return out, lse, s_dmask
 
 
 def _window(window_size):
@@ -34,8 +53,12 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                     deterministic=False, return_attn_probs=False, *, target=None,
                     arch=DEFAULT_ARCH):
     """q [B, Nq, H, D], k and v [B, Nk, H_KV, D]; returns out [B, Nq, H, D],
-    with return_attn_probs (out, softmax_lse [B, H, Nq], None)."""
-    _no_dropout(dropout_p)
+    with return_attn_probs (out, softmax_lse [B, H, Nq], S_dmask): S_dmask
+    is None without dropout, else [B, H, round128(Nq), round128(Nk)]
+    (attention.dropout_probs)."""
+    if dropout_p:
+        return _dropout_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
+                             alibi_slopes, deterministic, return_attn_probs, target, arch)
     result = attention(q, k, v, softmax_scale, causal, _window(window_size), softcap,
                        alibi_slopes, return_lse=return_attn_probs,
                        deterministic=deterministic, target=target, arch=arch)
@@ -77,8 +100,18 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     page_block_size, H_KV, D] (forward only, as flash_attn: the output has
     no gradient). Other torch tensors that require grad go through
     flashc.FlashAttnVarlenFunc (the varlen backward kernels; `deterministic`
-    picks the dQ kernel without atomics)."""
-    _no_dropout(dropout_p)
+    picks the dQ kernel without atomics). dropout_p > 0 (not with
+    block_table) as flash_attn_func's; S_dmask is then [B, H,
+    round128(max_seqlen_q), round128(max_seqlen_k)], sequence b's rows and
+    keys from 0."""
+    if dropout_p:
+        if block_table is not None:
+            raise NotImplementedError("dropout_p > 0 with block_table: flashc has no paged "
+                                      "dropout kernel")
+        return _dropout_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                               max_seqlen_k, dropout_p, softmax_scale, causal, window_size,
+                               softcap, alibi_slopes, deterministic, return_attn_probs, target,
+                               arch)
     if block_table is None and wants_grad(q, k, v):
         from .autograd import flash_attn_varlen_function
 
@@ -91,6 +124,54 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                                     softcap, return_lse=True, target=target, arch=arch,
                                     alibi_slopes=alibi_slopes, block_table=block_table)
     return _with_probs(out, lse, return_attn_probs)
+
+
+def _dropout_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                    dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
+                    deterministic, return_attn_probs, target, arch):
+    rng = dropout_state(dropout_p, dropout_seed(q))
+    window = _window(window_size)
+    if wants_grad(q, k, v):
+        from .autograd import flash_attn_varlen_function
+
+        out, lse = flash_attn_varlen_function().apply(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale,
+            causal, window, softcap, alibi_slopes, deterministic, target, arch, rng)
+    else:
+        out, lse = attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                    max_seqlen_k, softmax_scale, causal, window, softcap,
+                                    return_lse=True, target=target, arch=arch,
+                                    alibi_slopes=alibi_slopes, rng=rng)
+    if not return_attn_probs:
+        return out
+    return out, lse, _varlen_probs(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                   max_seqlen_k, rng, softmax_scale, causal, window, softcap,
+                                   alibi_slopes, target, arch)
+
+
+def _varlen_probs(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, rng,
+                  softmax_scale, causal, window, softcap, alibi_slopes, target, arch):
+    """S_dmask of a packed batch: dropout_probs of each sequence, its
+    generator rows and keys counted from its start in the packed tensors."""
+    arrays = backend(q)
+    cu_q = [int(n) for n in list(cu_seqlens_q)]
+    cu_k = [int(n) for n in list(cu_seqlens_k)]
+    rounded = tuple(-(-int(n) // 128) * 128 for n in (max_seqlen_q, max_seqlen_k))
+    batch = len(cu_q) - 1
+    s_dmask = arrays.empty(q, (batch, q.shape[1]) + rounded)
+    for b in range(batch):
+        nq, nk = cu_q[b + 1] - cu_q[b], cu_k[b + 1] - cu_k[b]
+        if nq == 0 or nk == 0:
+            continue
+        slopes = alibi_slopes
+        if slopes is not None and len(slopes.shape) == 2:
+            slopes = slopes[b]
+        s = dropout_probs(q[None, cu_q[b]:cu_q[b + 1]], k[None, cu_k[b]:cu_k[b + 1]], rng,
+                          softmax_scale, causal, window, softcap, slopes, target=target,
+                          arch=arch, rng_row=cu_q[b], rng_col=cu_k[b])
+        rows, cols = min(s.shape[2], rounded[0]), min(s.shape[3], rounded[1])
+        s_dmask[b, :, :rows, :cols] = s[0, :, :rows, :cols]
+    return s_dmask
 
 
 def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen, dropout_p=0.0,

@@ -10,7 +10,7 @@ from .attention import (backend, check_slopes, default_scale, kernel, mask_const
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                      softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                      return_lse=False, target=None, arch=DEFAULT_ARCH, alibi_slopes=None,
-                     block_table=None):
+                     block_table=None, rng=None):
     """flash_attn_varlen_func: q [TotalQ, H, D], k and v [TotalK, H_KV, D]
     packed, sequence b being rows cu_seqlens[b] .. cu_seqlens[b + 1] - 1
     (int32 [B + 1]). Returns out [TotalQ, H, D], and with return_lse also
@@ -20,7 +20,9 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     [num_blocks, page_block_size, H_KV, D]: key n of sequence b (n below
     cu_seqlens_k[b + 1] - cu_seqlens_k[b]) is slot n % page_block_size of
     page block_table[b, n // page_block_size]. max_seqlen_k is accepted for
-    the signature; the kernel does not need it."""
+    the signature; the kernel does not need it. With rng
+    (attention.dropout_state's array) the dropout kernel
+    flash_attn_varlen_dropout (contiguous k and v only)."""
     del max_seqlen_k
     arrays = backend(q)
     head_dim = q.shape[-1]
@@ -30,6 +32,21 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     cu_k = arrays.array(cu_seqlens_k, q, int32=True)
     batch, heads, kv_heads = cu_q.shape[0] - 1, q.shape[1], k.shape[-2]
     slopes = _varlen_slopes(arrays, q, alibi_slopes, batch)
+    if rng is not None:
+        if block_table is not None:
+            raise NotImplementedError("dropout_p > 0 with block_table: flashc has no paged "
+                                      "dropout kernel")
+        constants = mask_constants(padded, causal, window_size, softcap) + (
+            ("ALIBI", alibi_slopes is not None),)
+        compiled = kernel("flash_attn_varlen_dropout", arch, constants, arrays.dtype_name(q))
+        args = dict(Q=arrays.contiguous(q), K=arrays.contiguous(k), V=arrays.contiguous(v),
+                    cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, O=arrays.empty(q, q.shape),
+                    LSE=arrays.empty(q, (heads, q.shape[0]), float32=True), Slopes=slopes,
+                    Rng=arrays.array(rng, q, int32=True))
+        run(compiled, arrays, target, args, max_seqlen_q=int(max_seqlen_q),
+            sm_scale=default_scale(softmax_scale, head_dim))
+        out = arrays.take_last(args["O"], head_dim)
+        return (out, args["LSE"]) if return_lse else out
     if block_table is None:
         page_size = 1
         unread = arrays.empty(q, (1, 1, kv_heads, padded))

@@ -52,10 +52,9 @@ def test_kvcache_heuristic_splits():
 
 
 @pytest.mark.parametrize("call, argument", [
-    (lambda q, k, v: fa.flash_attn_func(q, k, v, dropout_p=0.1), "dropout_p"),
     (lambda q, k, v: fa.flash_attn_varlen_func(
-        q[0], k[0], v[0], np.array([0, 37], np.int32), np.array([0, 53], np.int32), 37, 53,
-        dropout_p=0.1), "dropout_p"),
+        q[0], k[0, None], v[0, None], np.array([0, 37], np.int32), np.array([0, 53], np.int32),
+        37, 53, dropout_p=0.1, block_table=np.zeros((1, 1), np.int32)), "dropout_p"),
 ])
 def test_missing_features_name_the_argument(call, argument):
     with pytest.raises(NotImplementedError, match=argument):

@@ -414,3 +414,131 @@ OptVal frontend::emitCast(BuiltinCall &call) {
     return *x;
   return buildCast(call, x->v, *target);
 }
+
+//===----------------------------------------------------------------------===//
+// Bit operations on i32: xor, and, or, shifts, the high word of a product
+//===----------------------------------------------------------------------===//
+
+namespace {
+enum class BitOp { Xor, And, Or, Shl, Shr, UMulHi };
+} // namespace
+
+/// The 32 bits of an integer constant: i32 values and the u32 values
+/// 2^31 .. 2^32 - 1 (hash and RNG constants are written unsigned).
+static std::optional<uint32_t> bitsOf(const Val &v) {
+  if (v.kind != Val::Int || v.i < INT32_MIN || v.i > int64_t(UINT32_MAX))
+    return std::nullopt;
+  return uint32_t(v.i);
+}
+
+static uint32_t foldBits(BitOp op, uint32_t a, uint32_t b) {
+  switch (op) {
+  case BitOp::Xor:
+    return a ^ b;
+  case BitOp::And:
+    return a & b;
+  case BitOp::Or:
+    return a | b;
+  case BitOp::Shl:
+    return b >= 32 ? 0 : a << b;
+  case BitOp::Shr:
+    return b >= 32 ? 0 : a >> b;
+  case BitOp::UMulHi:
+    return uint32_t((uint64_t(a) * uint64_t(b)) >> 32);
+  }
+  llvm_unreachable("unknown bit builtin");
+}
+
+/// umulhi(a, b): the high 32 bits of the 64-bit product of a and b read as
+/// unsigned, from the four 16 x 16-bit partial products in i32 (tiles have
+/// no i64 elements): hi = ah*bh + (ah*bl >> 16) + (al*bh >> 16) + (((al*bl
+/// >> 16) + (ah*bl & 0xFFFF) + (al*bh & 0xFFFF)) >> 16), every sum below
+/// 2^32. Splits of a constant operand fold.
+static mlir::Value buildBits(BuiltinCall &call, BitOp op, mlir::Value x,
+                             mlir::Value y) {
+  mlir::OpBuilder &b = call.builder();
+  mlir::Location loc = call.irLoc();
+  using namespace mlir::arith;
+  switch (op) {
+  case BitOp::Xor:
+    return XOrIOp::create(b, loc, x, y);
+  case BitOp::And:
+    return AndIOp::create(b, loc, x, y);
+  case BitOp::Or:
+    return OrIOp::create(b, loc, x, y);
+  case BitOp::Shl:
+    return ShLIOp::create(b, loc, x, y);
+  case BitOp::Shr:
+    return ShRUIOp::create(b, loc, x, y);
+  case BitOp::UMulHi: {
+    mlir::Type t = x.getType();
+    auto constant = [&](int64_t v) -> mlir::Value {
+      mlir::Value c =
+          ConstantOp::create(b, loc, b.getIntegerAttr(b.getI32Type(), v));
+      if (auto shaped = mlir::dyn_cast<mlir::RankedTensorType>(t))
+        c = tile::SplatOp::create(b, loc, shaped, c);
+      return c;
+    };
+    mlir::Value mask = constant(0xFFFF), sixteen = constant(16);
+    auto low = [&](mlir::Value v) { return AndIOp::create(b, loc, v, mask); };
+    auto high = [&](mlir::Value v) {
+      return ShRUIOp::create(b, loc, v, sixteen);
+    };
+    auto mul = [&](mlir::Value u, mlir::Value v) {
+      return MulIOp::create(b, loc, u, v);
+    };
+    auto add = [&](mlir::Value u, mlir::Value v) {
+      return AddIOp::create(b, loc, u, v);
+    };
+    mlir::Value xl = low(x), xh = high(x), yl = low(y), yh = high(y);
+    mlir::Value ll = mul(xl, yl), lh = mul(xl, yh), hl = mul(xh, yl),
+                hh = mul(xh, yh);
+    mlir::Value mid = add(add(high(ll), low(lh)), low(hl));
+    return add(add(add(hh, high(lh)), high(hl)), high(mid));
+  }
+  }
+  llvm_unreachable("unknown bit builtin");
+}
+
+static OptVal emitBits(BuiltinCall &call, BitOp op) {
+  FrontendContext &cx = call.cx;
+  Val vals[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    OptVal v = call.gen.evalPlain(call.arg(i));
+    if (!v)
+      return std::nullopt;
+    if (v->isConst()) {
+      std::optional<uint32_t> bits = bitsOf(*v);
+      if (!bits)
+        return cx.error(call.argLoc(i),
+                        "'" + call.name() + "' expects i32 operands (constants "
+                        "from -2^31 to 2^32 - 1), got " + describe(*v));
+      v = Val::ofInt(int32_t(*bits));
+    } else if (!isI32(v->v.getType())) {
+      return cx.error(call.argLoc(i), "'" + call.name() +
+                                          "' expects i32 operands, got " +
+                                          describe(*v));
+    }
+    vals[i] = *v;
+  }
+  if (vals[0].isConst() && vals[1].isConst())
+    return Val::ofInt(int32_t(foldBits(op, uint32_t(vals[0].i), uint32_t(vals[1].i))));
+  SMLoc locs[2] = {call.argLoc(0), call.argLoc(1)};
+  llvm::SmallVector<mlir::Value> ops;
+  if (!unify(cx, vals, locs, call.loc(), "'" + call.name().str() + "'", ops))
+    return std::nullopt;
+  auto shape = broadcastShape(cx, {ops[0].getType(), ops[1].getType()},
+                              call.loc(), "'" + call.name().str() + "'");
+  if (!shape)
+    return std::nullopt;
+  mlir::Value x = broadcastTo(cx, ops[0], *shape, call.loc());
+  mlir::Value y = broadcastTo(cx, ops[1], *shape, call.loc());
+  return Val::ofValue(buildBits(call, op, x, y));
+}
+
+OptVal frontend::emitBitXor(BuiltinCall &call) { return emitBits(call, BitOp::Xor); }
+OptVal frontend::emitBitAnd(BuiltinCall &call) { return emitBits(call, BitOp::And); }
+OptVal frontend::emitBitOr(BuiltinCall &call) { return emitBits(call, BitOp::Or); }
+OptVal frontend::emitShl(BuiltinCall &call) { return emitBits(call, BitOp::Shl); }
+OptVal frontend::emitShr(BuiltinCall &call) { return emitBits(call, BitOp::Shr); }
+OptVal frontend::emitUMulHi(BuiltinCall &call) { return emitBits(call, BitOp::UMulHi); }

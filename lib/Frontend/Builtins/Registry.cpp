@@ -48,6 +48,12 @@ static std::vector<Builtin> buildRegistry() {
   std::vector<Builtin> rest = {
       {"where", 3, 3, {}, "where(cond, a, b)", InGrid, emitWhere},
       {"cast", 2, 2, {}, "cast(x, T)", NoFlags, emitCast},
+      {"bit_xor", 2, 2, {}, "bit_xor(a, b)", NoFlags, emitBitXor},
+      {"bit_and", 2, 2, {}, "bit_and(a, b)", NoFlags, emitBitAnd},
+      {"bit_or", 2, 2, {}, "bit_or(a, b)", NoFlags, emitBitOr},
+      {"shl", 2, 2, {}, "shl(x, n)", NoFlags, emitShl},
+      {"shr", 2, 2, {}, "shr(x, n)", NoFlags, emitShr},
+      {"umulhi", 2, 2, {}, "umulhi(a, b)", NoFlags, emitUMulHi},
       {"dtype", 1, 1, {}, "dtype(x)", NoFlags, emitDtype},
       {"arange", 2, 2, {}, "arange(lo, hi)", NoFlags, emitArange},
       {"zeros", 2, 2, {}, "zeros([dims], T)", NoFlags, emitZerosOrFull},
