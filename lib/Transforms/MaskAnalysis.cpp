@@ -62,23 +62,29 @@ unsigned rankOf(Value v) {
   return shaped ? shaped.getRank() : 0;
 }
 
+/// The element of an expand_dims' input that `index` of its result reads.
+SmallVector<int64_t> indexBeforeExpand(ExpandDimsOp expand,
+                                       ArrayRef<int64_t> index) {
+  SmallVector<int64_t> inner(index);
+  inner.erase(inner.begin() + expand.getAxis());
+  return inner;
+}
+
+/// The element of a broadcast's input that `index` of its result reads.
+SmallVector<int64_t> indexBeforeBroadcast(BroadcastOp broadcast,
+                                          ArrayRef<int64_t> index) {
+  auto from = cast<ShapedType>(broadcast.getInput().getType());
+  SmallVector<int64_t> inner(index);
+  for (auto [d, i] : llvm::enumerate(inner))
+    if (from.getDimSize(d) == 1)
+      i = 0;
+  return inner;
+}
+
 bool definedIn(scf::ForOp loop, Value v) {
   return loop.getRegion().isAncestor(v.getParentRegion());
 }
 
-/// Whether the loop body has an op that may write memory.
-bool writesMemory(scf::ForOp loop) {
-  WalkResult result = loop.getBody()->walk([](Operation *op) {
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-        isMemoryEffectFree(op))
-      return WalkResult::advance();
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (effects && effects.onlyHasEffect<MemoryEffects::Read>())
-      return WalkResult::advance();
-    return WalkResult::interrupt();
-  });
-  return result.wasInterrupted();
-}
 
 /// Whether `v`, a scalar computed in the loop, takes the same value in every
 /// iteration: pure scalar ops and scalar reads (when the loop writes no
@@ -358,9 +364,22 @@ struct InsertedOps : OpBuilder::Listener {
 
 } // namespace
 
+bool loopBodyWritesMemory(scf::ForOp loop) {
+  WalkResult result = loop.getBody()->walk([](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        isMemoryEffectFree(op))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects && effects.onlyHasEffect<MemoryEffects::Read>())
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return result.wasInterrupted();
+}
+
 MaskAnalysis::MaskAnalysis(scf::ForOp loop)
     : loop(loop), builder(loop), indexType(loop.getInductionVar().getType()),
-      loopWrites(writesMemory(loop)) {}
+      loopWrites(loopBodyWritesMemory(loop)) {}
 
 Value MaskAnalysis::constant(int64_t value) {
   return arith::ConstantOp::create(builder, loop.getLoc(),
@@ -592,17 +611,11 @@ FailureOr<IterationSet> MaskAnalysis::solveAtLeast(Value v,
         return solveAtLeast(splat.getValue(), {}, t);
       })
       .Case([&](ExpandDimsOp expand) {
-        SmallVector<int64_t> inner(index);
-        inner.erase(inner.begin() + expand.getAxis());
-        return solveAtLeast(expand.getInput(), inner, t);
+        return solveAtLeast(expand.getInput(), indexBeforeExpand(expand, index), t);
       })
       .Case([&](BroadcastOp broadcast) {
-        auto from = cast<ShapedType>(broadcast.getInput().getType());
-        SmallVector<int64_t> inner(index);
-        for (auto [d, i] : llvm::enumerate(inner))
-          if (from.getDimSize(d) == 1)
-            i = 0;
-        return solveAtLeast(broadcast.getInput(), inner, t);
+        return solveAtLeast(broadcast.getInput(),
+                    indexBeforeBroadcast(broadcast, index), t);
       })
       .Case([&](arith::AddIOp add) -> FailureOr<IterationSet> {
         bool left = dependsOnInduction(add.getLhs(), loop);
@@ -831,17 +844,11 @@ Value MaskAnalysis::evaluateOp(Operation *op, ArrayRef<int64_t> index) {
       .Case([&](IotaOp) { return constant(index[0]); })
       .Case([&](SplatOp splat) { return evaluate(splat.getValue(), {}); })
       .Case([&](ExpandDimsOp expand) {
-        SmallVector<int64_t> inner(index);
-        inner.erase(inner.begin() + expand.getAxis());
-        return evaluate(expand.getInput(), inner);
+        return evaluate(expand.getInput(), indexBeforeExpand(expand, index));
       })
       .Case([&](BroadcastOp broadcast) {
-        auto from = cast<ShapedType>(broadcast.getInput().getType());
-        SmallVector<int64_t> inner(index);
-        for (auto [d, i] : llvm::enumerate(inner))
-          if (from.getDimSize(d) == 1)
-            i = 0;
-        return evaluate(broadcast.getInput(), inner);
+        return evaluate(broadcast.getInput(),
+                    indexBeforeBroadcast(broadcast, index));
       })
       .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::MinSIOp,
             arith::MaxSIOp>([&](auto binary) -> Value {

@@ -38,6 +38,9 @@
 
 namespace flash {
 
+/// Whether the loop body has an op that may write memory.
+bool loopBodyWritesMemory(mlir::scf::ForOp loop);
+
 /// The iterations {n : lower <= n < upper} of a loop (a null bound is
 /// absent), or none (`empty`).
 struct IterationSet {

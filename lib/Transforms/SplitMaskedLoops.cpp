@@ -93,16 +93,7 @@ std::optional<MaskedScores> findMaskedScores(scf::ForOp loop) {
 /// it was: no writes, and every carried value is the softmax state it
 /// updates (m, l, acc are unchanged by a block of -inf scores) or passed on.
 bool hiddenBlockIsIdentity(scf::ForOp loop, tile::OnlineSoftmaxOp softmax) {
-  WalkResult writes = loop.getBody()->walk([](Operation *op) {
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-        isMemoryEffectFree(op))
-      return WalkResult::advance();
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (effects && effects.onlyHasEffect<MemoryEffects::Read>())
-      return WalkResult::advance();
-    return WalkResult::interrupt();
-  });
-  if (writes.wasInterrupted())
+  if (loopBodyWritesMemory(loop))
     return false;
   Value state[] = {softmax.getRunningMax(), softmax.getRunningSum(),
                    softmax.getAcc()};

@@ -4,21 +4,10 @@ tool. The names follow FlashAttention-3's FlashAttnFwdSm90 template."""
 import sys
 
 sys.path.insert(0, sys.argv[1])
+import checks  # noqa: E402
+from checks import check, equal  # noqa: E402
 from peers import fa3  # noqa: E402
 import sass_compare  # noqa: E402
-
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        raise AssertionError(what)
-
-
-def equal(got, want, what):
-    check(got == want, "%s: got %r, want %r" % (what, got, want))
 
 
 def kernel(bm, bn, d, element="cutlass::half_t", causal=False, local=False, cluster=1,
@@ -103,4 +92,4 @@ equal(sass_compare.parse_args(["--label", "hopper", "--kernels", "fa3,fa3-e4m3",
                                "--head-dims", "256"]).kernels,
       ["FlashAttention-3", "FlashAttention-3 e4m3"], "kernel aliases")
 
-print("fa3 peer: %d checks passed" % checks)
+print("fa3 peer: %d checks passed" % checks.count)

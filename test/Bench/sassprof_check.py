@@ -5,25 +5,11 @@ import os
 import sys
 
 sys.path.insert(0, sys.argv[1])
+import checks  # noqa: E402
+from checks import check, close, equal  # noqa: E402
 from sassprof import cfg, classify, machine, model, profile, sass  # noqa: E402
 
 INPUTS = sys.argv[2]
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        raise AssertionError(what)
-
-
-def equal(got, want, what):
-    check(got == want, "%s: got %r, want %r" % (what, got, want))
-
-
-def close(got, want, what):
-    check(abs(got - want) < 1e-6 * max(1.0, abs(want)), "%s: got %r, want %r" % (what, got, want))
 
 
 def load(name):
@@ -320,4 +306,4 @@ try:
 except ValueError:
     check(True, "")
 
-print("sassprof: %d checks passed" % checks)
+print("sassprof: %d checks passed" % checks.count)

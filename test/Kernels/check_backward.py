@@ -51,6 +51,8 @@ import sys
 
 import numpy as np
 
+from scratch import remove_scratch
+
 from check_variant import nonzero_normal, shapes, visible
 
 
@@ -305,9 +307,7 @@ def main():
         if not np.isnan(accum).all():
             print("FAIL %s on %s: DETERMINISTIC wrote DQaccum" % (what, target))
             ok = False
-    for f in os.listdir(args.workdir):
-        if f.startswith("bwd-%d-" % os.getpid()):
-            os.remove(os.path.join(args.workdir, f))
+    remove_scratch(args.workdir, "bwd-%d-" % os.getpid())
     return 0 if ok else 1
 
 

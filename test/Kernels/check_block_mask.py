@@ -25,6 +25,8 @@ import sys
 
 import numpy as np
 
+from scratch import remove_scratch
+
 POISON = -123456789
 
 
@@ -163,9 +165,7 @@ def main():
             print("%s %s: mma.sync %d, from the tables %d (every block: %d)" % (
                 "PASS" if good else "FAIL", what, found, expected, dense))
             ok = ok and good
-    for f in os.listdir(args.workdir):
-        if f.startswith(tag):
-            os.remove(os.path.join(args.workdir, f))
+    remove_scratch(args.workdir, tag)
     return 0 if ok else 1
 
 

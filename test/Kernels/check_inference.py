@@ -51,6 +51,8 @@ import sys
 
 import numpy as np
 
+from scratch import remove_scratch
+
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -170,9 +172,7 @@ class Ctx:
         self.ok = self.ok and good
 
     def cleanup(self):
-        for f in os.listdir(self.args.workdir):
-            if f.startswith(self.tag):
-                os.remove(os.path.join(self.args.workdir, f))
+        remove_scratch(self.args.workdir, self.tag)
 
 
 def attention(c, q, k, v, slopes=None):

@@ -25,6 +25,8 @@ import sys
 
 import numpy as np
 
+from scratch import remove_scratch
+
 I32_POISON = -123456789
 
 
@@ -242,9 +244,7 @@ def main():
             ok = ok and good
             print("%s %s on %s: %s %s" % ("PASS" if good else "FAIL", what,
                                           target, name, line))
-    for f in os.listdir(args.workdir):
-        if f.startswith(tag):
-            os.remove(os.path.join(args.workdir, f))
+    remove_scratch(args.workdir, tag)
     return 0 if ok else 1
 
 

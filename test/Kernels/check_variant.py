@@ -37,6 +37,8 @@ import sys
 
 import numpy as np
 
+from scratch import remove_scratch
+
 # Per kernel: its extra inputs and outputs beyond Q, K, V, O, sm_scale.
 KERNELS = {
     "flash_attn": {},
@@ -249,9 +251,7 @@ def main():
                 good, line = good and same, line + "; vs interp: " + vs
             ok = ok and good
             print("%s %s on %s: %s %s" % ("PASS" if good else "FAIL", what, target, name, line))
-    for f in os.listdir(args.workdir):
-        if f.startswith(tag):
-            os.remove(os.path.join(args.workdir, f))
+    remove_scratch(args.workdir, tag)
     return 0 if ok else 1
 
 

@@ -104,18 +104,24 @@ def flag(defines, name):
 
 def attention_reference(q, k, v, sm_scale, causal):
     import numpy as np
+    nq, nk = q.shape[-2], k.shape[-2]
+    # bottom-right causal: row i sees key j iff j <= i + nk - nq
+    visible = (np.arange(nk)[None, :] <= np.arange(nq)[:, None] + nk - nq) if causal else True
+    return masked_attention_reference(q, k, v, sm_scale, visible)
+
+
+def masked_attention_reference(q, k, v, sm_scale, visible):
+    """softmax(q kᵀ sm_scale) v in float64 over the last two axes, with the
+    scores where `visible` (broadcast to [..., Nq, Nk]) is false left out; a
+    row that sees no key is 0."""
+    import numpy as np
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
-    nq, nk = q.shape[2], k.shape[2]
-    s = np.einsum("bhid,bhjd->bhij", q, k) * sm_scale
-    if causal:  # bottom-right: row i sees key j iff j <= i + nk - nq
-        i = np.arange(nq)[:, None]
-        j = np.arange(nk)[None, :]
-        s = np.where(j <= i + nk - nq, s, -np.inf)
+    s = np.where(visible, q @ np.swapaxes(k, -1, -2) * sm_scale, -np.inf)
     row_max = s.max(axis=-1, keepdims=True)
     sees_a_key = np.isfinite(row_max)
     p = np.exp(s - np.where(sees_a_key, row_max, 0.0))
     denom = p.sum(axis=-1, keepdims=True)
-    out = np.einsum("bhij,bhjd->bhid", p, v) / np.where(sees_a_key, denom, 1.0)
+    out = (p @ v) / np.where(sees_a_key, denom, 1.0)
     return np.where(sees_a_key, out, 0.0)
 
 

@@ -69,6 +69,16 @@ def packed_documents(lengths, batches=1, seed=0):
     return np.stack(rows).astype(np.int32)
 
 
+def check_output_and_lse(q, k, v, block_mask, reference_mask, target):
+    """flex_attention through block_mask against the float64 reference of
+    reference_mask, the per-key mask the tables stand for."""
+    out, lse = flashc.flex_attention(q, k, v, block_mask=block_mask, return_lse=True,
+                                     target=target)
+    ref, ref_lse = reference(q, k, v, mask_mod=reference_mask)
+    assert relative_error(out, ref) < TOLERANCE
+    np.testing.assert_allclose(lse, ref_lse, rtol=1e-4, atol=1e-4)
+
+
 def expected_mma(block_mask, programs_per_row, batches, heads, block_m, block_n, head_dim,
                  head_dim_v):
     """mma.sync of attention over the tables: per visited key block of
@@ -104,11 +114,7 @@ def test_document_mask_tables_and_attention(target):
     assert (expected == 0).any() and (expected == 1).any() and (expected == 2).any()
     check_tables(block_mask, expected)
     q, k, v = inputs(b=batches, h=heads, nq=n, nk=n, d=32)
-    out, lse = flashc.flex_attention(q, k, v, block_mask=block_mask, return_lse=True,
-                                     target=target)
-    ref, ref_lse = reference(q, k, v, mask_mod=reference_mask)
-    assert relative_error(out, ref) < TOLERANCE
-    np.testing.assert_allclose(lse, ref_lse, rtol=1e-4, atol=1e-4)
+    check_output_and_lse(q, k, v, block_mask, reference_mask, target)
 
 
 def test_document_mask_of_one_sequence_serves_every_batch_and_head():
@@ -161,11 +167,7 @@ def test_random_block_sparse_mask(target):
         return (per_key == 2) | ((per_key == 1) & ((qi + ki + h) % 3 != 0))
 
     q, k, v = inputs(b=1, h=heads, nq=nq, nk=nk, d=32)
-    out, lse = flashc.flex_attention(q, k, v, block_mask=block_mask, return_lse=True,
-                                     target=target)
-    ref, ref_lse = reference(q, k, v, mask_mod=visible)
-    assert relative_error(out, ref) < TOLERANCE
-    np.testing.assert_allclose(lse, ref_lse, rtol=1e-4, atol=1e-4)
+    check_output_and_lse(q, k, v, block_mask, visible, target)
 
 
 def test_mma_count_follows_the_tables():
