@@ -6,7 +6,10 @@ CPU, against flashc through the `flash_attn` package beside this file.
   as an 80 GiB sm_80 (FA_CONFORMANCE_CAPABILITY=9.0 for sm_90).
 - A deterministic sample of the parametrizations runs: a case is in when
   the CRC-32 of its test id falls in the first FA_CONFORMANCE_SAMPLE
-  fraction (default 0.02).
+  fraction (default 0.02), and so are, for each test function, the
+  FA_CONFORMANCE_MIN_PER_TEST cases (default 2) with the smallest CRC-32
+  among those within the CPU budget, so that a small sample still runs
+  every test function.
 - A case that fails with NotImplementedError (flashc names the argument it
   has no kernel for) is reported as skipped "unsupported: <reason>"; the
   upstream skips stay skips. The assertions and tolerances are upstream's.
@@ -28,6 +31,7 @@ import pytest
 import torch
 
 _SAMPLE = float(os.environ.get("FA_CONFORMANCE_SAMPLE", "0.02"))
+_MIN_PER_TEST = int(os.environ.get("FA_CONFORMANCE_MIN_PER_TEST", "2"))
 _CAPABILITY = tuple(int(p) for p in os.environ.get("FA_CONFORMANCE_CAPABILITY",
                                                     "8.0").split("."))
 
@@ -56,8 +60,8 @@ def _function(item_or_report):
     return item_or_report.nodeid.split("::")[-1].split("[")[0]
 
 
-def _sampled(nodeid):
-    return zlib.crc32(nodeid.encode()) / 2**32 < _SAMPLE
+def _crc(item):
+    return zlib.crc32(item.nodeid.encode()) / 2**32
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -70,7 +74,10 @@ def pytest_pycollect_makeitem(collector, name, obj):
         return
     for item in items:
         _results[_function(item)]["parametrizations"] += 1
-    sampled = [item for item in items if _sampled(item.nodeid)]
+    within_budget = sorted((item for item in items if _elements(item) <= _MAX_ELEMENTS),
+                           key=_crc)
+    floor = {id(item) for item in within_budget[:_MIN_PER_TEST]}
+    sampled = [item for item in items if _crc(item) < _SAMPLE or id(item) in floor]
     for item in sampled:
         elements = _elements(item)
         if elements > _MAX_ELEMENTS:
