@@ -48,6 +48,7 @@ class _Tracer:
         self.tensor = None
         self.differentiate = differentiate
         self.transposed = transposed
+        self.lookup = False
 
     def shape(self):
         """The block's shape as the tile language writes it."""
@@ -292,6 +293,25 @@ class _Value:
     def abs(self): return abs(self)
     def float(self): return self._cast("f32")
     def int(self): return self._cast("i32")
+    def long(self): return self._cast("i32")
+
+    def astype(self, dtype):
+        """NumPy's cast: to f32, i32 (any int) or bool."""
+        kind = {"f": "f32", "i": "i32", "u": "i32", "b": "bool"}.get(np.dtype(dtype).kind)
+        if kind is None:
+            self._tracer.fail(f"astype({dtype!r}) cannot be traced: float, int or bool")
+        return self.bool() if kind == "bool" else self._cast(kind)
+
+    def floor(self):
+        """The largest integer <= self (an f32 value)."""
+        if self.kind != "f32":
+            return self
+        if self.grad:
+            self._tracer.fail("floor of a value computed from the score has no derivative: "
+                              "its backward cannot be traced")
+        whole = self._tracer.bind(f"cast({self.text}, i32)", "i32", self.dims)
+        return self._tracer.bind(f"cast(where(cast({whole.text}, f32) > {self.text}, "
+                                 f"{whole.text} - 1, {whole.text}), f32)", "f32", self.dims)
     def bool(self): return self != 0 if self.kind != "bool" else self
     def clamp(self, min=None, max=None): return clamp(self, min, max)
 
@@ -378,6 +398,8 @@ def _dispatch(tracer, full_name, name, inputs):
         x = inputs[0]
         if name in _UNARY:
             return _math(name, x)
+        if name == "floor":
+            return x.floor()
         if name == "negative":
             return -x
         if name == "absolute":
@@ -541,6 +563,11 @@ def tanh(x): return _math("tanh", x)
 def sigmoid(x): return _math("sigmoid", x)
 
 
+def floor(x):
+    """torch.floor / np.floor; traced on tile values."""
+    return x.floor() if isinstance(x, _Value) else np.floor(x)
+
+
 for _function in (exp, exp2, log, log2, sqrt, tanh, sigmoid):
     setattr(_Value, _function.__name__, _function)
 
@@ -591,12 +618,16 @@ def _gather(tracer, array, entries):
     if len(entries) != len(shape):
         tracer.fail(f"a captured tensor of shape {shape} is indexed by {len(entries)} "
                     f"entries: one per dim is traced")
-    texts, tile_dim = [], None
-    for entry in entries:
+    texts, tile_dim, looked_up = [], None, None
+    for position, entry in enumerate(entries):
+        if isinstance(entry, _Value) and entry.source is None:
+            if looked_up is not None:
+                tracer.fail("a captured tensor is indexed by one value computed from b, h, "
+                            "q_idx and kv_idx at most")
+            looked_up = position
+            texts.append(None)
+            continue
         if isinstance(entry, _Value):
-            if entry.source is None:
-                tracer.fail("a captured tensor is indexed by b, h, q_idx, kv_idx or int "
-                            "constants only, not by values computed from them")
             text, dim = entry.source
             if dim is not None:
                 if tile_dim is not None:
@@ -614,12 +645,46 @@ def _gather(tracer, array, entries):
     if kind is None:
         tracer.fail(f"a captured tensor of dtype {array.dtype} cannot be read: bool, int "
                     "or float")
+    if looked_up is not None:
+        return _lookup(tracer, array, entries[looked_up], looked_up, texts, tile_dim, kind)
     tracer.capture(array)
     expand = {"M": "[:, None]", "N": "[None, :]", None: ""}[tile_dim]
     if tracer.transposed and tile_dim is not None:
         expand = {"M": "[None, :]", "N": "[:, None]"}[tile_dim]
     return tracer.bind(f"load(ModTensor[{', '.join(texts)}]){expand}", kind,
                        () if tile_dim is None else (tile_dim,))
+
+
+# The most entries a lookup by a computed index reads (a bucket table).
+LOOKUP_ENTRIES = 64
+
+
+def _lookup(tracer, array, index, position, texts, tile_dim, kind):
+    """array[..., index, ...] for an index computed from the arguments (T5's
+    bucket of q_idx - kv_idx): a gather of a tile of indices, which the tile
+    language has for rows only, is a chain of selects over the dim's
+    entries, each a scalar read of ModTensor; 0 (false) outside the dim, as a
+    load's pad."""
+    size = array.shape[position]
+    if index.kind != "i32":
+        tracer.fail(f"a captured tensor is indexed by {index.kind} values: an index is an "
+                    "integer (cast it with .int())")
+    if tile_dim is not None:
+        tracer.fail("a captured tensor indexed by a computed value and by q_idx or kv_idx "
+                    "cannot be traced")
+    if size > LOOKUP_ENTRIES:
+        tracer.fail(f"a captured tensor is indexed by a value computed from b, h, q_idx and "
+                    f"kv_idx along a dim of {size} entries: such a lookup reads at most "
+                    f"{LOOKUP_ENTRIES} (a bucket table)")
+    tracer.capture(array)
+    tracer.lookup = True
+    value = _literal(0, kind)
+    for entry in reversed(range(size)):
+        at = ", ".join(str(entry) if t is None else t for t in texts)
+        value = tracer.bind(f"where({index.text} == {entry}, load(ModTensor[{at}]), "
+                            f"{value if isinstance(value, str) else value.text})", kind,
+                            index.dims)
+    return value
 
 
 def _call(tracer, fn, arity):
@@ -713,8 +778,9 @@ def trace_mask_mod(fn, name="flex_mask_mod"):
 
 
 def _program(score_mod=None, mask_mod=None, return_lse=False, block_mask=False):
-    """(source, captured tensor or None) of the kernel flex_attention runs:
-    with block_mask, attention_blocks() over a BlockMask's tables."""
+    """(source, captured tensor or None, whether a modifier has a lookup by a
+    computed index) of the kernel flex_attention runs: with block_mask,
+    attention_blocks() over a BlockMask's tables."""
     traced, sources = {}, {}
     for mod, kind in ((score_mod, "score_mod"), (mask_mod, "mask_mod")):
         if mod is None:
@@ -789,7 +855,8 @@ kernel flex_attention<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_
   store(O[b, h, start_m : start_m + BLOCK_M, :], cast(finalize(acc, l), T));{lse_store}
 }}
 """)
-    return "\n".join(parts), tensor
+    lookup = any(tracer.lookup for tracer, _ in traced.values())
+    return "\n".join(parts), tensor, lookup
 
 
 def kernel_source(score_mod=None, mask_mod=None, return_lse=False, block_mask=False):
@@ -823,10 +890,17 @@ def _kernel(source, arch, constants):
                     **dict(constants))
 
 
-def _blocks(head_dim):
+def _blocks(head_dim, lookup=False):
     """BLOCK_M, BLOCK_N by the padded head dim (registers beside the
-    accumulator)."""
-    return (64, 64) if head_dim <= 128 else (64, 32)
+    accumulator); a lookup by a computed index (_lookup) holds its table's
+    entries too: 64 x 32 above head dim 64."""
+    return (64, 64) if head_dim <= (64 if lookup else 128) else (64, 32)
+
+
+def default_blocks(head_dim, score_mod=None, mask_mod=None):
+    """The (BLOCK_M, BLOCK_N) flex_attention takes for these modifiers at a
+    padded head dim."""
+    return _blocks(head_dim, _program(score_mod, mask_mod)[2])
 
 
 def _name(mod):
@@ -892,7 +966,8 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     arrays = _attention.backend(q)
     head_dim, head_dim_v = q.shape[-1], v.shape[-1]
     padded, padded_v = (_attention.padded_head_dim(d) for d in (head_dim, head_dim_v))
-    block_m, block_n = _blocks(max(padded, padded_v))
+    source, tensor, lookup = _program(score_mod, mask_mod, return_lse, block_mask is not None)
+    block_m, block_n = _blocks(max(padded, padded_v), lookup)
     constants = {"T": _attention.element_type(arrays.dtype_name(q)), "HEAD_DIM": padded,
                  "HEAD_DIM_V": padded_v, "BLOCK_M": block_m, "BLOCK_N": block_n}
     if block_mask is not None:
@@ -901,7 +976,6 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
         constants.update(BLOCK_M=math.gcd(block_m, q_block), BLOCK_N=math.gcd(block_n, kv_block),
                          Q_BLOCK=q_block, KV_BLOCK=kv_block)
     constants.update(kernel_options or {})
-    source, tensor = _program(score_mod, mask_mod, return_lse, block_mask is not None)
     compiled = _kernel(source, arch, tuple(sorted(constants.items())))
     Q = arrays.contiguous(arrays.pad_last(q, padded))
     K = arrays.contiguous(arrays.pad_last(k, padded))

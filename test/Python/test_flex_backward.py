@@ -104,6 +104,18 @@ def scaled_sigmoid(score, b, h, q_idx, kv_idx):
     return flex.sigmoid(y) * 4.0 + np.exp(y / 4.0) / flex.sqrt(2.0 + y * y)
 
 
+T5 = flex.Captured(np.random.default_rng(12).standard_normal((2, 32)).astype(np.float32))
+
+
+def t5_bias(score, b, h, q_idx, kv_idx):
+    # docs/variants.md's t5_bias: a lookup by a computed bucket.
+    rel = kv_idx - q_idx
+    n = abs(rel)
+    large = 8 + (np.log(flex.maximum(n, 1) / 8) / np.log(16) * 8).astype(np.int32)
+    bucket = flex.where(rel > 0, 16, 0) + flex.where(n < 8, n, flex.minimum(large, 15))
+    return score + T5[h, bucket]
+
+
 CASES = {
     "softcap": (softcap, None, {}),
     "alibi_gqa": (alibi, None, {"h": 4, "h_kv": 2}),
@@ -112,6 +124,7 @@ CASES = {
     "softcap_causal": (softcap, causal, {}),
     "document": (None, document, {"nq": 56}),
     "scaled_sigmoid_causal": (scaled_sigmoid, causal, {}),
+    "t5_bias": (t5_bias, None, {}),
 }
 
 
