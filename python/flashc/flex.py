@@ -8,9 +8,11 @@ it once on symbolic values (_Value) that record each operation as a `let`
 of the function's body. Python operators, the functions of this module
 (where, exp, tanh, ...), NumPy's ufuncs and np.where, and torch's functions
 (through __torch_function__) are traced, and so is indexing a Captured
-array (a gather of the kernel's ModTensor); what has no tile form (Python
-control flow on a traced value, arithmetic with an array) raises TraceError
-naming the modifier and the operation.
+array (a gather of the kernel's ModTensor, or a lookup by a computed index);
+what has no tile form (Python control flow on a traced value, arithmetic
+with an array) raises TraceError naming the modifier and the operation.
+flex_attention_backward traces score_mod again with its derivative with
+respect to the score, for kernels/lib/attention_bwd.tile.
 """
 import functools
 import math
