@@ -399,20 +399,58 @@ std::string listPlaces(ArrayRef<Location> locs) {
   return llvm::join(llvm::map_range(locs, lineCol), ", ");
 }
 
+/// Whether `v` is a constant (a scalar splat to a tile, or a dense one).
+bool isConstantTile(Value v) {
+  if (auto splat = v.getDefiningOp<tile::SplatOp>())
+    v = splat.getValue();
+  return matchPattern(v, m_Constant());
+}
+
+/// The remark at a loop over blocks that multiplies them (tile.mma) but
+/// takes no online-softmax step (a backward pass, a softmax written out):
+/// the split leaves it alone, as its state is not the softmax's; the remark
+/// says so, and whether a mask (where(mask, x, constant) on a tile) is
+/// computed in every block.
+void remarkLoopWithoutSoftmax(scf::ForOp loop) {
+  if (loop.getBody()->getOps<tile::MmaOp>().empty())
+    return;
+  arith::SelectOp mask;
+  for (arith::SelectOp select : loop.getBody()->getOps<arith::SelectOp>())
+    if (isa<ShapedType>(select.getCondition().getType()) &&
+        isConstantTile(select.getFalseValue())) {
+      mask = select;
+      break;
+    }
+  InFlightDiagnostic remark = loop.emitRemark();
+  remark << "key loop not split: it takes no online_softmax step (a softmax "
+            "written out, or a backward pass), so its blocks are the "
+            "source's range and none is skipped; ";
+  if (mask)
+    remark << "the mask at " << lineCol(conditionLoc(mask.getCondition()))
+           << " is computed in every block";
+  else
+    remark << "no block is masked";
+}
+
 /// Splits `loop` where its mask allows; leaves it alone otherwise. With
 /// `remarks`, says which at the loop.
 void splitMaskedLoop(scf::ForOp loop, bool remarks) {
   if (loop->hasAttr(tile::kMaskSplitAttrName))
     return;
+  if (loop.getBody()->getOps<tile::OnlineSoftmaxOp>().empty()) {
+    if (remarks)
+      remarkLoopWithoutSoftmax(loop);
+    return;
+  }
   if (loop.getInitArgs().empty()) {
-    if (remarks && !loop.getBody()->getOps<tile::OnlineSoftmaxOp>().empty())
+    if (remarks)
       loop.emitRemark() << "key loop not split: it carries no online-softmax "
                            "state (its m, l and acc live in memory)";
     return;
   }
   std::optional<MaskedScores> masked = findMaskedScores(loop);
   if (!masked) {
-    if (remarks && !loop.getBody()->getOps<tile::OnlineSoftmaxOp>().empty())
+    if (remarks)
       loop.emitRemark() << "key loop not split: its online_softmax scores are "
                            "not masked by where(mask, s, -inf)";
     return;

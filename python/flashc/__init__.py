@@ -13,13 +13,13 @@ from .kernel import DEFAULT_ARCH, OPTIONS, Kernel, compile
 from .attention import attention
 from .backward import attention_backward, attention_varlen_backward
 from .inference import attention_varlen, attention_with_kvcache
-from .flex import flex_attention
+from .flex import flex_attention, flex_attention_backward
 from .block_mask import BlockMask, create_block_mask
 
 
 def __getattr__(name):
-    """FlashAttnFunc and FlashAttnVarlenFunc (torch.autograd.Function) when
-    torch is importable."""
+    """FlashAttnFunc, FlashAttnVarlenFunc and FlexAttentionFunc
+    (torch.autograd.Function) when torch is importable."""
     if name == "FlashAttnFunc":
         from .autograd import flash_attn_function
 
@@ -28,6 +28,10 @@ def __getattr__(name):
         from .autograd import flash_attn_varlen_function
 
         return flash_attn_varlen_function()
+    if name == "FlexAttentionFunc":
+        from .autograd import flex_attention_function
+
+        return flex_attention_function()
     raise AttributeError(f"module 'flashc' has no attribute '{name}'")
 
 
@@ -49,4 +53,5 @@ __all__ = [
     "compile",
     "create_block_mask",
     "flex_attention",
+    "flex_attention_backward",
 ]

@@ -1,6 +1,6 @@
-"""flashc.FlashAttnFunc and flashc.FlashAttnVarlenFunc: torch.autograd.Functions
-over attention's and attention_varlen's forwards (with the log-sum-exp) and
-their backwards. Built on first use, so that the package imports without
+"""flashc.FlashAttnFunc, flashc.FlashAttnVarlenFunc and FlexAttentionFunc:
+torch.autograd.Functions over attention's, attention_varlen's and
+flex_attention's forwards (with the log-sum-exp) and their backwards. Built on first use, so that the package imports without
 torch; all the work is in the NumPy-tested functions."""
 import functools
 
@@ -76,3 +76,36 @@ def flash_attn_varlen_function():
             return (dq, dk, dv) + (None,) * 13
 
     return FlashAttnVarlenFunc
+
+
+@functools.lru_cache(maxsize=1)
+def flex_attention_function():
+    import torch
+
+    from .flex import flex_attention, flex_attention_backward
+
+    class FlexAttentionFunc(torch.autograd.Function):
+        """apply(q, k, v, score_mod, mask_mod, scale, enable_gqa,
+        kernel_options, target, arch) -> (out, lse): flex_attention with
+        Python modifiers (kernel_options: the forward's), whose backward is
+        flex_attention_backward; lse and captured tensors have no gradient."""
+
+        @staticmethod
+        def forward(ctx, q, k, v, score_mod, mask_mod, scale, enable_gqa, kernel_options,
+                    target, arch):
+            out, lse = flex_attention(q, k, v, score_mod, mask_mod, scale=scale,
+                                      enable_gqa=enable_gqa, return_lse=True,
+                                      kernel_options=kernel_options, target=target, arch=arch)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.options = dict(score_mod=score_mod, mask_mod=mask_mod, scale=scale,
+                               target=target, arch=arch)
+            ctx.mark_non_differentiable(lse)
+            return out, lse
+
+        @staticmethod
+        def backward(ctx, dout, _dlse):
+            dq, dk, dv = flex_attention_backward(dout.contiguous(), *ctx.saved_tensors,
+                                                 **ctx.options)
+            return (dq, dk, dv) + (None,) * 7
+
+    return FlexAttentionFunc

@@ -8,9 +8,11 @@ it once on symbolic values (_Value) that record each operation as a `let`
 of the function's body. Python operators, the functions of this module
 (where, exp, tanh, ...), NumPy's ufuncs and np.where, and torch's functions
 (through __torch_function__) are traced, and so is indexing a Captured
-array (a gather of the kernel's ModTensor); what has no tile form (Python
-control flow on a traced value, arithmetic with an array) raises TraceError
-naming the modifier and the operation.
+array (a gather of the kernel's ModTensor, or a lookup by a computed index);
+what has no tile form (Python control flow on a traced value, arithmetic
+with an array) raises TraceError naming the modifier and the operation.
+flex_attention_backward traces score_mod again with its derivative with
+respect to the score, for kernels/lib/attention_bwd.tile.
 """
 import functools
 import math
@@ -36,12 +38,29 @@ _UNARY = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "s
 
 
 class _Tracer:
-    """The body of one traced function: its lets, in order."""
+    """The body of one traced function: its lets, in order. With
+    `differentiate` each value derived from the score also carries its
+    derivative with respect to the score (forward mode: a let per step, as
+    (text, dims) in _Value.grad); `transposed` lays the block out as the
+    backward's dK/dV program holds it, keys along dim 0 ([N, M])."""
 
-    def __init__(self, what):
+    def __init__(self, what, differentiate=False, transposed=False):
         self.what = what
         self.lines = []
         self.tensor = None
+        self.differentiate = differentiate
+        self.transposed = transposed
+        self.lookup = False
+
+    def shape(self):
+        """The block's shape as the tile language writes it."""
+        return "[N, M]" if self.transposed else "[M, N]"
+
+    def derive(self, expr, *dims):
+        """Binds a derivative: (name, dims)."""
+        name = f"d{len(self.lines)}"
+        self.lines.append(f"  let {name} = {expr};")
+        return name, frozenset().union(*dims)
 
     def capture(self, array):
         """Records the tensor a gather reads: ModTensor, one per kernel."""
@@ -50,10 +69,12 @@ class _Tracer:
                       "(ModTensor)")
         self.tensor = array
 
-    def bind(self, expr, kind, dims):
+    def bind(self, expr, kind, dims, grad=None):
         name = f"v{len(self.lines)}"
         self.lines.append(f"  let {name} = {expr};")
-        return _Value(self, name, kind, dims)
+        value = _Value(self, name, kind, dims)
+        value.grad = grad
+        return value
 
     def fail(self, message):
         raise TraceError(f"{self.what}: {message}")
@@ -100,13 +121,15 @@ class _Value:
 
     __array_priority__ = 1000
 
-    def __init__(self, tracer, text, kind, dims, source=None):
+    def __init__(self, tracer, text, kind, dims, source=None, grad=None):
         self._tracer = tracer
         self.text = text
         self.kind = kind
         self.dims = frozenset(dims)
         # (name, dim) of the arguments b, h, q_idx, kv_idx: a gather's entries.
         self.source = source
+        # d self / d score as (text, dims) when differentiating; None: 0.
+        self.grad = grad
 
     # Operands ---------------------------------------------------------------
     def _operand(self, other, op):
@@ -156,7 +179,11 @@ class _Value:
         if self.kind == "bool" and (isinstance(other, _Value) and other.kind == "bool"
                                     or isinstance(_number(other), bool)):
             self._tracer.fail(f"'{op}' on two masks cannot be traced: use & and |")
-        return self._binary(other, op, op, reverse=reverse)
+        result = self._binary(other, op, op, reverse=reverse)
+        if self._tracer.differentiate:
+            a, b = (other, self) if reverse else (self, other)
+            result.grad = _arith_grad(self._tracer, op, a, b, result)
+        return result
 
     def __add__(self, o): return self._arith(o, "+")
     def __radd__(self, o): return self._arith(o, "+", True)
@@ -198,15 +225,23 @@ class _Value:
     def __neg__(self):
         if self.kind == "bool":
             self._tracer.fail("'-' on a mask cannot be traced: use ~")
-        return self._tracer.bind(f"-{self.text}", self.kind, self.dims)
+        grad = self.grad and self._tracer.derive(f"-{self.grad[0]}", self.grad[1])
+        return self._tracer.bind(f"-{self.text}", self.kind, self.dims, grad)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return self._tracer.bind(f"abs({self.text})", self.kind, self.dims)
+        grad = self.grad and self._tracer.derive(
+            f"where({self.text} < 0.0, -{self.grad[0]}, {self.grad[0]})", self.dims,
+            self.grad[1])
+        return self._tracer.bind(f"abs({self.text})", self.kind, self.dims, grad)
 
     def _compare(self, other, op):
+        if self.grad or isinstance(other, _Value) and other.grad:
+            self._tracer.fail(f"'{op}' on a value computed from the score has no derivative: "
+                              "its backward cannot be traced (min, max and clamp of the "
+                              "score have one)")
         return self._binary(other, op, op, result="bool")
 
     def __lt__(self, o): return self._compare(o, "<")
@@ -260,12 +295,34 @@ class _Value:
     def abs(self): return abs(self)
     def float(self): return self._cast("f32")
     def int(self): return self._cast("i32")
+    def long(self): return self._cast("i32")
+
+    def astype(self, dtype):
+        """NumPy's cast: to f32, i32 (any int) or bool."""
+        kind = {"f": "f32", "i": "i32", "u": "i32", "b": "bool"}.get(np.dtype(dtype).kind)
+        if kind is None:
+            self._tracer.fail(f"astype({dtype!r}) cannot be traced: float, int or bool")
+        return self.bool() if kind == "bool" else self._cast(kind)
+
+    def floor(self):
+        """The largest integer <= self (an f32 value)."""
+        if self.kind != "f32":
+            return self
+        if self.grad:
+            self._tracer.fail("floor of a value computed from the score has no derivative: "
+                              "its backward cannot be traced")
+        whole = self._tracer.bind(f"cast({self.text}, i32)", "i32", self.dims)
+        return self._tracer.bind(f"cast(where(cast({whole.text}, f32) > {self.text}, "
+                                 f"{whole.text} - 1, {whole.text}), f32)", "f32", self.dims)
     def bool(self): return self != 0 if self.kind != "bool" else self
     def clamp(self, min=None, max=None): return clamp(self, min, max)
 
     def _cast(self, kind):
         if kind == self.kind:
             return self
+        if self.grad:
+            self._tracer.fail(f"a cast of a value computed from the score to {kind} has no "
+                              "derivative: its backward cannot be traced")
         return self._tracer.bind(f"cast({self.text}, {kind})", kind, self.dims)
 
     # NumPy and torch dispatch -----------------------------------------------
@@ -343,6 +400,8 @@ def _dispatch(tracer, full_name, name, inputs):
         x = inputs[0]
         if name in _UNARY:
             return _math(name, x)
+        if name == "floor":
+            return x.floor()
         if name == "negative":
             return -x
         if name == "absolute":
@@ -354,12 +413,66 @@ def _dispatch(tracer, full_name, name, inputs):
     tracer.fail(f"{full_name} cannot be traced")
 
 
+# d f(x) / dx of the unary functions, in x and r = f(x).
+_UNARY_GRADS = {"exp": "{r}", "exp2": "{r} * 0.6931471805599453", "log": "1.0 / {x}",
+                "log2": "1.4426950408889634 / {x}", "sqrt": "0.5 / {r}",
+                "tanh": "(1.0 - {r} * {r})", "sigmoid": "{r} * (1.0 - {r})"}
+
+
 def _math(name, x):
     if not isinstance(x, _Value):
         return getattr(np, name)(x) if name != "sigmoid" else 1.0 / (1.0 + np.exp(-x))
     if x.kind == "bool":
         x._tracer.fail(f"{name} of a mask cannot be traced")
-    return x._tracer.bind(f"{_UNARY[name]}({x._as(x.text, x.kind, 'f32')})", "f32", x.dims)
+    result = x._tracer.bind(f"{_UNARY[name]}({x._as(x.text, x.kind, 'f32')})", "f32", x.dims)
+    if x.grad:
+        slope = _UNARY_GRADS[name].format(x=x.text, r=result.text)
+        result.grad = x._tracer.derive(f"{slope} * {x.grad[0]}", x.dims, x.grad[1])
+    return result
+
+
+def _f32_text(x):
+    """A traced value or a number as an f32 operand."""
+    if isinstance(x, _Value):
+        return x._as(x.text, x.kind, "f32")
+    return _literal(_number(x), "f32")
+
+
+def _dims(x):
+    return x.dims if isinstance(x, _Value) else frozenset()
+
+
+def _grad(x):
+    return x.grad if isinstance(x, _Value) else None
+
+
+def _arith_grad(tracer, op, a, b, result):
+    """The derivative of `a op b` (result) from those of a and b: None when
+    neither has one."""
+    ga, gb = _grad(a), _grad(b)
+    if ga is None and gb is None:
+        return None
+    ta, tb = _f32_text(a), _f32_text(b)
+    if op in ("+", "-"):
+        if ga and gb:
+            return tracer.derive(f"{ga[0]} {op} {gb[0]}", ga[1], gb[1])
+        if ga:
+            return ga
+        return tracer.derive(f"-{gb[0]}", gb[1]) if op == "-" else gb
+    if op == "*":
+        terms, dims = [], []
+        if ga:
+            terms.append(f"{ga[0]} * {tb}")
+            dims += [ga[1], _dims(b)]
+        if gb:
+            terms.append(f"{ta} * {gb[0]}")
+            dims += [_dims(a), gb[1]]
+        return tracer.derive(" + ".join(terms), *dims)
+    # a / b: (da - r db) / b.
+    if gb is None:
+        return tracer.derive(f"{ga[0]} / {tb}", ga[1], _dims(b))
+    top = f"{ga[0]} - {result.text} * {gb[0]}" if ga else f"-{result.text} * {gb[0]}"
+    return tracer.derive(f"({top}) / {tb}", result.dims, gb[1], ga[1] if ga else frozenset())
 
 
 def _traced(*args):
@@ -398,7 +511,13 @@ def where(condition, x, y):
         else:
             texts.append(_literal(text, common))
     dims = condition.dims | parts[0][2] | parts[1][2]
-    return tracer.bind(f"where({condition.text}, {texts[0]}, {texts[1]})", common, dims)
+    result = tracer.bind(f"where({condition.text}, {texts[0]}, {texts[1]})", common, dims)
+    gx, gy = _grad(x), _grad(y)
+    if gx or gy:
+        result.grad = tracer.derive(f"where({condition.text}, {gx[0] if gx else '0.0'}, "
+                                    f"{gy[0] if gy else '0.0'})", condition.dims,
+                                    *(g[1] for g in (gx, gy) if g))
+    return result
 
 
 def _extreme(name):
@@ -409,8 +528,16 @@ def _extreme(name):
         other = b if x is a else a
         text, kind, dims = x._operand(other, name)
         common = "f32" if "f32" in (x.kind, kind) else x.kind
-        return x._tracer.bind(f"{name[:3]}({x._as(x.text, x.kind, common)}, "
-                              f"{x._as(text, kind, common)})", common, x.dims | dims)
+        result = x._tracer.bind(f"{name[:3]}({x._as(x.text, x.kind, common)}, "
+                                f"{x._as(text, kind, common)})", common, x.dims | dims)
+        ga, gb = _grad(a), _grad(b)
+        if ga or gb:
+            # The derivative of the operand it picks (a where they tie).
+            order = "<=" if name == "minimum" else ">="
+            result.grad = x._tracer.derive(
+                f"where({_f32_text(a)} {order} {_f32_text(b)}, {ga[0] if ga else '0.0'}, "
+                f"{gb[0] if gb else '0.0'})", x.dims | dims, *(g[1] for g in (ga, gb) if g))
+        return result
     extreme.__name__ = name
     extreme.__doc__ = f"torch.{name} / np.{name}, element-wise; traced on tile values."
     return extreme
@@ -436,6 +563,11 @@ def log2(x): return _math("log2", x)
 def sqrt(x): return _math("sqrt", x)
 def tanh(x): return _math("tanh", x)
 def sigmoid(x): return _math("sigmoid", x)
+
+
+def floor(x):
+    """torch.floor / np.floor; traced on tile values."""
+    return x.floor() if isinstance(x, _Value) else np.floor(x)
 
 
 for _function in (exp, exp2, log, log2, sqrt, tanh, sigmoid):
@@ -488,12 +620,16 @@ def _gather(tracer, array, entries):
     if len(entries) != len(shape):
         tracer.fail(f"a captured tensor of shape {shape} is indexed by {len(entries)} "
                     f"entries: one per dim is traced")
-    texts, tile_dim = [], None
-    for entry in entries:
+    texts, tile_dim, looked_up = [], None, None
+    for position, entry in enumerate(entries):
+        if isinstance(entry, _Value) and entry.source is None:
+            if looked_up is not None:
+                tracer.fail("a captured tensor is indexed by one value computed from b, h, "
+                            "q_idx and kv_idx at most")
+            looked_up = position
+            texts.append(None)
+            continue
         if isinstance(entry, _Value):
-            if entry.source is None:
-                tracer.fail("a captured tensor is indexed by b, h, q_idx, kv_idx or int "
-                            "constants only, not by values computed from them")
             text, dim = entry.source
             if dim is not None:
                 if tile_dim is not None:
@@ -511,19 +647,58 @@ def _gather(tracer, array, entries):
     if kind is None:
         tracer.fail(f"a captured tensor of dtype {array.dtype} cannot be read: bool, int "
                     "or float")
+    if looked_up is not None:
+        return _lookup(tracer, array, entries[looked_up], looked_up, texts, tile_dim, kind)
     tracer.capture(array)
     expand = {"M": "[:, None]", "N": "[None, :]", None: ""}[tile_dim]
+    if tracer.transposed and tile_dim is not None:
+        expand = {"M": "[None, :]", "N": "[:, None]"}[tile_dim]
     return tracer.bind(f"load(ModTensor[{', '.join(texts)}]){expand}", kind,
                        () if tile_dim is None else (tile_dim,))
 
 
+# The most entries a lookup by a computed index reads (a bucket table).
+LOOKUP_ENTRIES = 64
+
+
+def _lookup(tracer, array, index, position, texts, tile_dim, kind):
+    """array[..., index, ...] for an index computed from the arguments (T5's
+    bucket of q_idx - kv_idx): a gather of a tile of indices, which the tile
+    language has for rows only, is a chain of selects over the dim's
+    entries, each a scalar read of ModTensor; 0 (false) outside the dim, as a
+    load's pad."""
+    size = array.shape[position]
+    if index.kind != "i32":
+        tracer.fail(f"a captured tensor is indexed by {index.kind} values: an index is an "
+                    "integer (cast it with .int())")
+    if tile_dim is not None:
+        tracer.fail("a captured tensor indexed by a computed value and by q_idx or kv_idx "
+                    "cannot be traced")
+    if size > LOOKUP_ENTRIES:
+        tracer.fail(f"a captured tensor is indexed by a value computed from b, h, q_idx and "
+                    f"kv_idx along a dim of {size} entries: such a lookup reads at most "
+                    f"{LOOKUP_ENTRIES} (a bucket table)")
+    tracer.capture(array)
+    tracer.lookup = True
+    value = _literal(0, kind)
+    for entry in reversed(range(size)):
+        at = ", ".join(str(entry) if t is None else t for t in texts)
+        value = tracer.bind(f"where({index.text} == {entry}, load(ModTensor[{at}]), "
+                            f"{value if isinstance(value, str) else value.text})", kind,
+                            index.dims)
+    return value
+
+
 def _call(tracer, fn, arity):
+    rows, cols = ("rows[None, :]", "cols[:, None]") if tracer.transposed else \
+        ("rows[:, None]", "cols[None, :]")
     args = [_Value(tracer, "b", "i32", (), ("b", None)),
             _Value(tracer, "h", "i32", (), ("h", None)),
-            _Value(tracer, "rows[:, None]", "i32", ("M",), ("rows", "M")),
-            _Value(tracer, "cols[None, :]", "i32", ("N",), ("cols", "N"))]
+            _Value(tracer, rows, "i32", ("M",), ("rows", "M")),
+            _Value(tracer, cols, "i32", ("N",), ("cols", "N"))]
     if arity == 5:
-        args.insert(0, _Value(tracer, "score", "f32", ("M", "N")))
+        grad = ("1.0", frozenset()) if tracer.differentiate else None
+        args.insert(0, _Value(tracer, "score", "f32", ("M", "N"), grad=grad))
     try:
         return fn(*args)
     except TraceError:
@@ -536,22 +711,33 @@ def _call(tracer, fn, arity):
         tracer.fail(f"cannot be traced: {type(e).__name__}: {e}")
 
 
-def _trace(fn, kind):
-    """(tracer, return expression) of a Python score_mod or mask_mod."""
-    tracer = _Tracer(f"{kind} {_describe(fn)}")
+def _trace(fn, kind, differentiate=False, transposed=False):
+    """(tracer, return expression) of a Python score_mod or mask_mod; with
+    `differentiate` (a score_mod), the expression is the pair (modified
+    score, its derivative with respect to the score)."""
+    tracer = _Tracer(f"{kind} {_describe(fn)}", differentiate, transposed)
+    shape = tracer.shape()
     result = _call(tracer, fn, 5 if kind == "score_mod" else 4)
     if kind == "score_mod":
         if not isinstance(result, _Value):
             number = _number(result)
             if number is None or isinstance(number, bool):
                 tracer.fail(f"returns {type(result).__name__}, not a score")
-            return tracer, f"full([M, N], {_literal(number, 'f32')}, f32)"
+            body = f"full({shape}, {_literal(number, 'f32')}, f32)"
+            return tracer, f"{body}, zeros({shape}, f32)" if differentiate else body
         if result.kind == "bool":
             tracer.fail("returns a mask, not a score (a mask belongs in mask_mod)")
         body = result._as(result.text, result.kind, "f32")
         if result.dims != {"M", "N"}:
-            body = f"{body} + zeros([M, N], f32)"
-        return tracer, body
+            body = f"{body} + zeros({shape}, f32)"
+        if not differentiate:
+            return tracer, body
+        if result.grad is None:
+            return tracer, f"{body}, zeros({shape}, f32)"
+        grad, dims = result.grad
+        if dims != {"M", "N"}:
+            grad = f"{grad} + zeros({shape}, f32)"
+        return tracer, f"{body}, {grad}"
     if not isinstance(result, _Value):
         number = _number(result)
         if not isinstance(number, bool):
@@ -560,15 +746,19 @@ def _trace(fn, kind):
     if result.kind != "bool":
         tracer.fail(f"returns {result.kind} values, not a mask (bool): compare them")
     if result.dims != {"M", "N"}:
-        return tracer, f"full([M, N], true, bool) && {result.text}"
+        return tracer, f"full({shape}, true, bool) && {result.text}"
     return tracer, result.text
 
 
-def _function(kind, name, lines, body, tensor):
+def _function(kind, name, lines, body, tensor, differentiate=False, transposed=False):
+    """A traced modifier as a tile function; `differentiate`: a score_mod
+    returning (score, derivative); `transposed`: of blocks [N, M]."""
     extra = ", ModTensor: tensor" if tensor else ""
+    shape = "[N, M]" if transposed else "[M, N]"
     if kind == "score_mod":
-        head = (f"fn {name}(score: f32[M, N], b: int, h: int, rows: i32[M], cols: i32[N]"
-                f"{extra}) -> f32[M, N]")
+        result = f"(f32{shape}, f32{shape})" if differentiate else f"f32{shape}"
+        head = (f"fn {name}(score: f32{shape}, b: int, h: int, rows: i32[M], cols: i32[N]"
+                f"{extra}) -> {result}")
     else:
         head = f"fn {name}(b: int, h: int, rows: i32[M], cols: i32[N]{extra})"
     return head + " {\n" + "".join(line + "\n" for line in lines) + f"  return {body};\n}}\n"
@@ -590,8 +780,9 @@ def trace_mask_mod(fn, name="flex_mask_mod"):
 
 
 def _program(score_mod=None, mask_mod=None, return_lse=False, block_mask=False):
-    """(source, captured tensor or None) of the kernel flex_attention runs:
-    with block_mask, attention_blocks() over a BlockMask's tables."""
+    """(source, captured tensor or None, whether a modifier has a lookup by a
+    computed index) of the kernel flex_attention runs: with block_mask,
+    attention_blocks() over a BlockMask's tables."""
     traced, sources = {}, {}
     for mod, kind in ((score_mod, "score_mod"), (mask_mod, "mask_mod")):
         if mod is None:
@@ -666,7 +857,8 @@ kernel flex_attention<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_
   store(O[b, h, start_m : start_m + BLOCK_M, :], cast(finalize(acc, l), T));{lse_store}
 }}
 """)
-    return "\n".join(parts), tensor
+    lookup = any(tracer.lookup for tracer, _ in traced.values())
+    return "\n".join(parts), tensor, lookup
 
 
 def kernel_source(score_mod=None, mask_mod=None, return_lse=False, block_mask=False):
@@ -700,10 +892,17 @@ def _kernel(source, arch, constants):
                     **dict(constants))
 
 
-def _blocks(head_dim):
+def _blocks(head_dim, lookup=False):
     """BLOCK_M, BLOCK_N by the padded head dim (registers beside the
-    accumulator)."""
-    return (64, 64) if head_dim <= 128 else (64, 32)
+    accumulator); a lookup by a computed index (_lookup) holds its table's
+    entries too: 64 x 32 above head dim 64."""
+    return (64, 64) if head_dim <= (64 if lookup else 128) else (64, 32)
+
+
+def default_blocks(head_dim, score_mod=None, mask_mod=None):
+    """The (BLOCK_M, BLOCK_N) flex_attention takes for these modifiers at a
+    padded head dim."""
+    return _blocks(head_dim, _program(score_mod, mask_mod)[2])
 
 
 def _name(mod):
@@ -753,14 +952,13 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     if heads % kv_heads:
         raise ValueError(f"k's {kv_heads} heads do not divide q's {heads}")
     if _attention.wants_grad(q, k, v):
-        mods = [f"{kind} {_name(m)}" for m, kind in ((score_mod, "score_mod"),
-                                                      (mask_mod, "mask_mod")) if m is not None]
         if block_mask is not None:
-            mods.append("block_mask")
-        if mods:
-            raise NotImplementedError(f"flex_attention has no backward for {' and '.join(mods)}:"
-                                      " modifiers have no backward kernels; call it under "
-                                      "torch.no_grad() or detach q, k and v")
+            raise NotImplementedError("flex_attention has no backward with a block_mask: "
+                                      "pass its mask_mod instead, or call it under "
+                                      "torch.no_grad()")
+        if score_mod is not None or mask_mod is not None:
+            return _with_grad(q, k, v, score_mod, mask_mod, scale, enable_gqa, return_lse,
+                              kernel_options, target, arch)
         out = _attention.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                    softmax_scale=scale, return_lse=return_lse, target=target,
                                    arch=arch)
@@ -770,7 +968,8 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     arrays = _attention.backend(q)
     head_dim, head_dim_v = q.shape[-1], v.shape[-1]
     padded, padded_v = (_attention.padded_head_dim(d) for d in (head_dim, head_dim_v))
-    block_m, block_n = _blocks(max(padded, padded_v))
+    source, tensor, lookup = _program(score_mod, mask_mod, return_lse, block_mask is not None)
+    block_m, block_n = _blocks(max(padded, padded_v), lookup)
     constants = {"T": _attention.element_type(arrays.dtype_name(q)), "HEAD_DIM": padded,
                  "HEAD_DIM_V": padded_v, "BLOCK_M": block_m, "BLOCK_N": block_n}
     if block_mask is not None:
@@ -779,7 +978,6 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
         constants.update(BLOCK_M=math.gcd(block_m, q_block), BLOCK_N=math.gcd(block_n, kv_block),
                          Q_BLOCK=q_block, KV_BLOCK=kv_block)
     constants.update(kernel_options or {})
-    source, tensor = _program(score_mod, mask_mod, return_lse, block_mask is not None)
     compiled = _kernel(source, arch, tuple(sorted(constants.items())))
     Q = arrays.contiguous(arrays.pad_last(q, padded))
     K = arrays.contiguous(arrays.pad_last(k, padded))
@@ -808,6 +1006,129 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     # FlexAttention gives -inf.
     lse[lse == float("inf")] = float("-inf")
     return out, lse
+
+
+def _backward_program(score_mod=None, mask_mod=None):
+    """(source, captured tensor or None) of flex_attention_bwd, the dK/dV
+    kernel of flex_attention's backward (kernels/lib/attention_bwd.tile's
+    key_block_grads, adding dQ's sums into DQaccum): score_mod traced with
+    its derivative, both modifiers over blocks laid out keys first."""
+    traced = {}
+    for mod, kind in ((score_mod, "score_mod"), (mask_mod, "mask_mod")):
+        if mod is None:
+            continue
+        if isinstance(mod, str):
+            raise NotImplementedError(f"{kind} as tile source has no backward: flashc traces "
+                                      "the derivative of a Python modifier only")
+        if not callable(mod):
+            raise TypeError(f"{kind} must be a Python function, not {type(mod).__name__}")
+        traced[kind] = _trace(mod, kind, differentiate=kind == "score_mod", transposed=True)
+    tensors = [t.tensor for t, _ in traced.values() if t.tensor is not None]
+    if len(tensors) == 2 and tensors[0] is not tensors[1]:
+        raise TraceError("score_mod and mask_mod read two captured tensors: attention() "
+                         "passes its modifiers one (ModTensor)")
+    tensor = tensors[0] if tensors else None
+    parts = ['import "lib/attention_bwd.tile";\n']
+    keywords, params = "", ""
+    for kind, (tracer, body) in traced.items():
+        name = f"flex_{kind}_bwd"
+        parts.append(_function(kind, name, tracer.lines, body, tensor is not None,
+                               differentiate=kind == "score_mod", transposed=True))
+        keywords += f", {kind} = {name}"
+    if tensor is not None:
+        dims = ", ".join(f"MT{i}" for i in range(len(tensor.shape)))
+        params = f"ModTensor: {_element(tensor)}[{dims}], "
+        keywords += ", mod_tensor = true, ModTensor = ModTensor"
+    parts.append(f"""
+kernel flex_attention_bwd<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_DIM,
+                          BLOCK_M: int = where(max(HEAD_DIM, HEAD_DIM_V) <= 64, 64, 32),
+                          BLOCK_N: int = where(max(HEAD_DIM, HEAD_DIM_V) <= 128, 64, 32),
+                          WARPS: int = 8, STAGES: int = 2>(
+    Q: T[B, H, Nq, HEAD_DIM], K: T[B, H_KV, Nk, HEAD_DIM], V: T[B, H_KV, Nk, HEAD_DIM_V],
+    DO: T[B, H, Nq, HEAD_DIM_V], LSE: f32[B, H, Nq], Delta: f32[B, H, Nq],
+    DQaccum: f32[B, H, Nq, HEAD_DIM], {params}DK: T[B, H_KV, Nk, HEAD_DIM],
+    DV: T[B, H_KV, Nk, HEAD_DIM_V], sm_scale: f32)
+{{
+  grid(cdiv(Nk, BLOCK_N), B * H_KV);
+  warps(WARPS);
+  let b = program_id(1) / H_KV;
+  let hk = program_id(1) % H_KV;
+  let start_n = program_id(0) * BLOCK_N;
+  let dk, dv = key_block_grads(Q, K, V, DO, LSE, Delta, DQaccum, b, hk, start_n, H, H_KV,
+                               Nq, Nk, sm_scale, HEAD_DIM, HEAD_DIM_V, BLOCK_M, BLOCK_N,
+                               STAGES, -1, -1, false{keywords});
+  store(DK[b, hk, start_n : start_n + BLOCK_N, :], cast(dk * sm_scale, T));
+  store(DV[b, hk, start_n : start_n + BLOCK_N, :], cast(dv, T));
+}}
+""")
+    return "\n".join(parts), tensor
+
+
+def backward_kernel_source(score_mod=None, mask_mod=None):
+    """The dK/dV kernel flex_attention_backward compiles for the modifiers."""
+    return _backward_program(score_mod, mask_mod)[0]
+
+
+def flex_attention_backward(dout, q, k, v, out, lse, score_mod=None, mask_mod=None, *,
+                            scale=None, kernel_options=None, target=None, arch=DEFAULT_ARCH):
+    """The gradients (dq, dk, dv) of flex_attention(q, k, v, score_mod,
+    mask_mod, scale=scale) given dout, its out and lse (return_lse=True;
+    layouts as flex_attention's; dk and dv summed over each KV head's group).
+    score_mod and mask_mod are Python functions: score_mod's derivative with
+    respect to the score is traced with it (a comparison or int cast of the
+    score has none: TraceError naming the modifier); captured arrays are
+    constants (no gradient of their own). kernel_options: the dK/dV
+    kernel's constants (BLOCK_M, BLOCK_N, WARPS, STAGES)."""
+    arrays = _attention.backend(q)
+    head_dim, head_dim_v = q.shape[-1], v.shape[-1]
+    padded, padded_v = (_attention.padded_head_dim(d) for d in (head_dim, head_dim_v))
+    source, tensor = _backward_program(score_mod, mask_mod)
+    dtype = arrays.dtype_name(q)
+    Q = arrays.contiguous(arrays.pad_last(q, padded))
+    K = arrays.contiguous(arrays.pad_last(k, padded))
+    V = arrays.contiguous(arrays.pad_last(v, padded_v))
+    O = arrays.contiguous(arrays.pad_last(out, padded_v))
+    DO = arrays.contiguous(arrays.pad_last(dout, padded_v))
+    # The kernels read +inf (p = 0) for a row that sees no key; flex_attention
+    # gives -inf.
+    LSE = arrays.empty(Q, tuple(Q.shape[:3]), float32=True)
+    LSE[...] = lse
+    LSE[LSE == float("-inf")] = float("inf")
+    work = {"Delta": arrays.empty(Q, tuple(Q.shape[:3]), float32=True),
+            "DQaccum": arrays.empty(Q, tuple(Q.shape), float32=True)}
+    head_dim_v_constant = (("HEAD_DIM_V", padded_v),) if padded_v != padded else ()
+    rows = (("HEAD_DIM", padded),)
+    _attention.run(_attention.kernel("flash_attn_bwd_preprocess", arch,
+                                     rows + head_dim_v_constant, dtype),
+                   arrays, target, {"O": O, "DO": DO, **work})
+    constants = {"T": _attention.element_type(dtype), "HEAD_DIM": padded,
+                 "HEAD_DIM_V": padded_v, **(kernel_options or {})}
+    compiled = _kernel(source, arch, tuple(sorted(constants.items())))
+    DQ, DK, DV = (arrays.empty(x, tuple(x.shape)) for x in (Q, K, V))
+    args = {"Q": Q, "K": K, "V": V, "DO": DO, "LSE": LSE, **work, "DK": DK, "DV": DV}
+    if tensor is not None:
+        args["ModTensor"] = _tensor_argument(arrays, tensor)
+    sm_scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
+    _attention.run(compiled, arrays, target, args, sm_scale=sm_scale)
+    _attention.run(_attention.kernel("flash_attn_bwd_dq_convert", arch, rows, dtype), arrays,
+                   target, {"DQaccum": work["DQaccum"], "DQ": DQ}, sm_scale=sm_scale)
+    return (arrays.take_last(DQ, head_dim), arrays.take_last(DK, head_dim),
+            arrays.take_last(DV, head_dim_v))
+
+
+def _with_grad(q, k, v, score_mod, mask_mod, scale, enable_gqa, return_lse, kernel_options,
+               target, arch):
+    """flex_attention recorded by autograd (autograd.flex_attention_function):
+    the modifiers' backward traced first, so that one without a derivative
+    fails before the forward runs."""
+    _, tensor = _backward_program(score_mod, mask_mod)
+    if getattr(tensor, "requires_grad", False):
+        raise NotImplementedError("flex_attention has no gradient for a captured tensor (a "
+                                  "learnable bias): detach it; q, k and v get theirs")
+    from .autograd import flex_attention_function
+    out, lse = flex_attention_function().apply(q, k, v, score_mod, mask_mod, scale, enable_gqa,
+                                                kernel_options, target, arch)
+    return (out, lse) if return_lse else out
 
 
 def _check_block_mask(block_mask, batches, heads, q_len, kv_len):

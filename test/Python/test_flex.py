@@ -302,9 +302,36 @@ def test_floor_division_and_modulo_match_python():
     assert relative_error(out, want) < TOLERANCE
 
 
+def test_lookup_by_computed_index():
+    """A captured array read at values computed from the indices (a chain of
+    selects over its entries; 0 or false outside it), with floor and astype,
+    on both targets."""
+    ids = flex.Captured(np.repeat(np.arange(5), 8).astype(np.int32))      # 40 entries
+    keep = flex.Captured(np.array([1, 1, 0, 1, 0, 0, 1, 1], bool))
+
+    def halves(b, h, q_idx, kv_idx):
+        return ids[q_idx // 2] == ids[kv_idx // 2]
+
+    def floored(score, b, h, q_idx, kv_idx):
+        bias = ids[(q_idx + kv_idx) % 40].astype(np.float32) * 0.2
+        return score + flex.floor((q_idx - kv_idx) * 0.3) * 0.05 + bias
+
+    def periodic(b, h, q_idx, kv_idx):
+        return keep[(q_idx - kv_idx) % 8]
+
+    q, k, v = inputs()
+    for score_mod, mask_mod in ((floored, halves), (None, periodic)):
+        for target in ("interp", "emulate"):
+            out = flashc.flex_attention(q, k, v, score_mod, mask_mod, target=target,
+                                        kernel_options=SMALL)
+            want, _ = reference(q, k, v, score_mod, mask_mod)
+            assert relative_error(out, want) < TOLERANCE
+
+
 def test_untraceable_modifiers():
     q, k, v = inputs(nq=16, nk=16)
     doc = np.repeat(np.arange(4), 4)
+    pair = flex.Captured(np.zeros((16, 16), np.int32))
 
     def document(b, h, q_idx, kv_idx):
         return doc[q_idx] == doc[kv_idx]
@@ -314,9 +341,10 @@ def test_untraceable_modifiers():
                        r".*flashc.flex.Captured"):
         flashc.flex_attention(q, k, v, mask_mod=document)
     ids = flex.Captured(doc)
-    with pytest.raises(flex.TraceError, match="not by values computed from them"):
-        flashc.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: ids[i // 2] == ids[j])
-    pair = flex.Captured(np.zeros((16, 16), np.int32))
+    with pytest.raises(flex.TraceError, match="by one value computed from"):
+        flashc.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: pair[i // 2, j // 2] == 0)
+    with pytest.raises(flex.TraceError, match="computed value and by q_idx or kv_idx"):
+        flashc.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: pair[i // 2, j] == 0)
     with pytest.raises(flex.TraceError, match="both q_idx and kv_idx"):
         flashc.flex_attention(q, k, v, mask_mod=lambda b, h, i, j: pair[i, j] == 0)
     with pytest.raises(flex.TraceError, match="indexed by 1 entries"):

@@ -90,7 +90,7 @@ def test_catalogue_has_the_common_variants():
     assert len(PROGRAMS) >= 12
     for name in ("causal", "sliding_window", "dilated_sliding_window", "prefix_lm",
                  "document_causal", "sinks_window", "alibi", "softcap", "softcap_causal",
-                 "relative_position", "head_scale"):
+                 "relative_position", "head_scale", "t5_bias"):
         assert name in PROGRAMS
     for name, program in PROGRAMS.items():
         lines = [line for line in program.splitlines() if line.strip()]
@@ -205,18 +205,22 @@ def test_document_block_mask(monkeypatch):
     assert documents < diagonal
 
 
-def test_t5_bucketed_bias_is_not_traced():
-    """T5's bucketed bias reads a table at a computed bucket: not traced
-    (docs/variants.md, "Not yet")."""
-    bias = flex.Captured(np.linspace(-1.0, 1.0, 16).astype(np.float32))
-
-    def t5_bias(score, b, h, q_idx, kv_idx):
-        bucket = np.minimum(abs(q_idx - kv_idx), 15)
-        return score + bias[bucket]
-
-    q, k, v = (x[:, :, :16] for x in inputs())
-    with pytest.raises(flex.TraceError, match="not by values computed from them"):
-        flashc.flex_attention(q, k, v, t5_bias)
+def test_t5_lookup_limits():
+    """t5_bias's buckets cover distances past its 128 (the last bucket), and
+    its lookup reads the table's 32 entries; a lookup along a dim of more
+    than flex.LOOKUP_ENTRIES, or by float values, is refused."""
+    score_mod, _ = variant("t5_bias")
+    assert "load(ModTensor[h, 31])" in flex.kernel_source(score_mod)
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((1, 2, 200, 16)).astype(np.float16) for _ in range(3))
+    out = flashc.flex_attention(q, k, v, score_mod, target="interp", kernel_options=SMALL)
+    want, _ = reference(q, k, v, score_mod)
+    assert relative_error(out, want) < TOLERANCE
+    wide = flex.Captured(np.zeros(flex.LOOKUP_ENTRIES + 1, np.float32))
+    with pytest.raises(flex.TraceError, match="along a dim of 65 entries"):
+        flex.kernel_source(lambda s, b, h, i, j: s + wide[abs(i - j)])
+    with pytest.raises(flex.TraceError, match="indexed by f32 values"):
+        flex.kernel_source(lambda s, b, h, i, j: s + wide[abs(i - j) * 0.5])
 
 
 @pytest.mark.skipif(not os.path.exists(PTXAS), reason=f"no {PTXAS}")
@@ -227,7 +231,7 @@ def test_variant_assembles_without_spills(name, arch, head_dim, tmp_path):
     """The kernel flex_attention generates for f16 at `head_dim` and its
     default blocks, assembled by ptxas -v: 0 bytes spilled in every function."""
     score_mod, mask_mod = variant(name)
-    block_m, block_n = flex._blocks(head_dim)
+    block_m, block_n = flex.default_blocks(head_dim, score_mod, mask_mod)
     kernel = flashc.compile(flex.kernel_source(score_mod, mask_mod), arch=arch,
                             import_dirs=(flex._attention.kernels_dir(),), T="f16",
                             HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n)
