@@ -226,6 +226,11 @@ static bool compileCpAsyncWait(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
+/// membar orders a thread's memory accesses; the emulator performs each
+/// thread's accesses in program order and at once for the whole CTA, so
+/// there is nothing to order.
+static bool compileMembar(ProgramBuilder &, Operation *) { return true; }
+
 /// gpu.return ends the kernel body: nothing to run.
 static bool compileReturn(ProgramBuilder &, Operation *) { return true; }
 
@@ -242,6 +247,7 @@ void addNVVMOps(OpHandlers &handlers) {
   handlers.add<NVVM::CpAsyncOp>(compileCpAsync);
   handlers.add<NVVM::CpAsyncCommitGroupOp>(compileCpAsyncCommit);
   handlers.add<NVVM::CpAsyncWaitGroupOp>(compileCpAsyncWait);
+  handlers.add<NVVM::MembarOp>(compileMembar);
   handlers.add<gpu::ReturnOp>(compileReturn);
   addAsyncOps(handlers);
   addWgmmaOps(handlers);

@@ -46,7 +46,10 @@ def SIMTDeferWgmmaWaits : Pass<"simt-defer-wgmma-waits"> {
     is another wait or a terminator; each commit it passes raises its count
     by one. After tile-overlap-wgmma's order (S = Q K^T issued, then
     O += P V) the loop waits with `wait_group 1` before the softmax and
-    `wait_group 0` before the rescale of O.
+    `wait_group 0` before the rescale of O. A `wait_group 0` that passed 64
+    or more ops gets an `nvvm.memory.barrier <cta>` (membar.cta) right
+    before it: ptxas does not hoist WARPGROUP.DEPBAR above it, so P V stays
+    in flight under the softmax in the SASS too.
   }];
 }
 

@@ -21,6 +21,15 @@
 // so waits with wait_group 1 before the softmax reads S, and with 0 where
 // the rescale reads O: the P V wgmmas run under the softmax.
 //
+// A wait_group 0 that moved past a softmax's worth of instructions gets a
+// CTA-scope membar right before it. ptxas does not move
+// WARPGROUP.DEPBAR above a memory barrier; without one it hoists the wait
+// for P V into the row-max reduction (ahead of the F2FPs that write the
+// next P into the registers P V still reads), and P V then runs under the
+// max alone. The consumers have no memory access of their own in flight
+// there (TMA and wgmma go through the async proxy), so the barrier has
+// nothing to wait for.
+//
 //===----------------------------------------------------------------------===//
 #include "flashc/Conversion/Passes.h"
 
@@ -34,6 +43,11 @@ namespace flash {
 using namespace mlir;
 
 namespace {
+
+/// Ops a wait_group 0 passes before it is pinned with a membar: a softmax
+/// over one 64-row block's scores (hundreds of ops), not the few index and
+/// descriptor ops around a group that nothing overlaps.
+constexpr int64_t kPinnedSpan = 64;
 
 bool isWgmmaIssue(Operation *op) {
   if (isa<NVVM::WgmmaMmaAsyncOp>(op))
@@ -78,7 +92,7 @@ bool deferWait(NVVM::WgmmaWaitGroupSyncOp wait) {
   if (results.empty())
     return false;
 
-  int64_t commits = 0;
+  int64_t commits = 0, passed = 0;
   Operation *stop = wait->getNextNode();
   for (; stop; stop = stop->getNextNode()) {
     if (stop->hasTrait<OpTrait::IsTerminator>() ||
@@ -97,14 +111,21 @@ bool deferWait(NVVM::WgmmaWaitGroupSyncOp wait) {
       continue;
     }
     if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::ShflOp>(stop) ||
-        isWgmmaIssue(stop) || isMemoryEffectFree(stop))
+        isWgmmaIssue(stop) || isMemoryEffectFree(stop)) {
+      if (!isWgmmaIssue(stop) && !stop->hasTrait<OpTrait::ConstantLike>())
+        ++passed;
       continue;
+    }
     break;
   }
   if (!stop || stop == wait->getNextNode())
     return false;
   wait->moveBefore(stop);
   wait.setGroup(commits);
+  if (commits == 0 && passed >= kPinnedSpan) {
+    OpBuilder builder(wait);
+    NVVM::MembarOp::create(builder, wait.getLoc(), NVVM::MemScopeKind::CTA);
+  }
   return true;
 }
 
