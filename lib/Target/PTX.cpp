@@ -223,6 +223,8 @@ void flash::buildSIMTToLLVMPipeline(OpPassManager &pm,
   prepare.ptx = options.ptxVersion;
   gpuPM.addPass(createFlashcPrepareNVVM(prepare));
   gpuPM.addPass(createSCFToControlFlowPass());
+  if (flash::archHasWgmma(options.arch))
+    gpuPM.addPass(createFlashcWgmmaAssertToTrap());
   gpuPM.addPass(createFlashcApproxMathToNVVM());
   // Lowers gpu.func/gpu.return, the math ops libdevice implements (__nv_*),
   // and, through the ConvertToLLVM interfaces, arith, cf, index, vector.

@@ -68,6 +68,7 @@ class Kernel:
     kind: str = ""      # check_inference.py's --kernel
     also: tuple = ()    # the other kernels its helper runs
     wgmma: bool = True  # its MMAs must all be warpgroup MMAs (no mma.sync)
+    flags: tuple = ()   # more arguments of its helper
 
 
 # The attention cases of the forward variants and the backward kernels.
@@ -105,6 +106,7 @@ KERNELS = [
     Kernel("flash_attn", "variant", ATTENTION),
     Kernel("flash_attn_lse", "variant", (CAUSAL_EMPTY, WINDOW_CAUSAL, TAILS, WINDOW)),
     Kernel("flash_attn_alibi", "variant", (TAILS, WINDOW_CAUSAL, CAUSAL_GQA)),
+    Kernel("flash_attn_alibi_lse", "variant", (CAUSAL_GQA, TAILS, WINDOW_CAUSAL)),
     Kernel("flash_attn_bias", "variant", (CAUSAL_GQA, TAILS, WINDOW)),
     Kernel("flash_attn_key_mask", "variant", (TAILS, CAUSAL_EMPTY, WINDOW)),
     Kernel("flash_attn_varlen", "inference", (
@@ -151,6 +153,10 @@ KERNELS = [
                                           WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
                  "flash_attn_bwd_dq"), wgmma=False),
+    # ALiBi slopes [B, H] (check_backward.py --alibi).
+    Kernel("flash_attn_bwd_alibi", "backward", (TAILS, CAUSAL_GQA, WINDOW_CAUSAL),
+           also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
+                 "flash_attn_bwd_dq_alibi"), wgmma=False, flags=("--alibi",)),
     # Packed sequences (check_backward.py --varlen q_lengths lengths).
     Kernel("flash_attn_varlen_bwd", "backward", (
         Case("q lengths 1, 70, 30, 0; k lengths 20, 100, 17, 5, GQA", H=4, H_KV=2,
@@ -170,6 +176,7 @@ def helper_command(args, kernel, case, d, dtype):
            "--flashc-flag=" + ARCH]
     for dfn in case.defines:
         cmd += ["-D", dfn]
+    cmd += list(kernel.flags)
     if dtype == "bf16":
         cmd.append("--bf16")  # the helpers compile with -D T=bf16 and use bf16 tolerances
     if kernel.helper == "kernel":

@@ -1,6 +1,7 @@
 //===- Passes.h - the backend's passes --------------------------*- C++ -*-===//
 //
-// Declared in Passes.td: flashc-prepare-nvvm and flashc-approx-math-to-nvvm
+// Declared in Passes.td: flashc-prepare-nvvm, flashc-approx-math-to-nvvm,
+// flashc-float8-to-nvvm and flashc-wgmma-assert-to-trap
 // (parts of the flashc-simt-to-llvm pipeline, PTX.h), flashc-emit-ptx and
 // flashc-emit-sidecar (emitPTX and writeLaunchSidecar as passes, for lit).
 //
@@ -11,6 +12,7 @@
 #include "flashc/Runtime/Arch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

@@ -47,6 +47,22 @@ def FlashcApproxMathToNVVM
                            "mlir::arith::ArithDialect"];
 }
 
+def FlashcWgmmaAssertToTrap
+    : Pass<"flashc-wgmma-assert-to-trap", "mlir::gpu::GPUModuleOp"> {
+  let summary = "cf.assert in kernels with warpgroup MMAs to a branch to "
+                "trap (part of flashc-simt-to-llvm on sm_90a)";
+  let description = [{
+    A failing cf.assert becomes a call of __assertfail, and any call makes
+    ptxas serialize every wgmma of the kernel (C7510). In a gpu.func that
+    issues wgmma (NVVM wgmma ops or inline PTX naming wgmma), each
+    cf.assert becomes a conditional branch to a block holding llvm.intr.trap
+    and llvm.unreachable; other functions keep their asserts. Runs on a
+    flat CFG (after scf lowering).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::cf::ControlFlowDialect"];
+}
+
 def FlashcFloat8ToNVVM
     : Pass<"flashc-float8-to-nvvm", "mlir::gpu::GPUModuleOp"> {
   let summary = "f8E4M3FN casts to cvt e4m3x2 intrinsics, fp8 values to bytes "
