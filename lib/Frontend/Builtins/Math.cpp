@@ -450,10 +450,8 @@ static uint32_t foldBits(BitOp op, uint32_t a, uint32_t b) {
 }
 
 /// umulhi(a, b): the high 32 bits of the 64-bit product of a and b read as
-/// unsigned, from the four 16 x 16-bit partial products in i32 (tiles have
-/// no i64 elements): hi = ah*bh + (ah*bl >> 16) + (al*bh >> 16) + (((al*bl
-/// >> 16) + (ah*bl & 0xFFFF) + (al*bh & 0xFFFF)) >> 16), every sum below
-/// 2^32. Splits of a constant operand fold.
+/// unsigned, the high result of arith.mului_extended (one mul.hi.u32 in
+/// PTX; the executors compute it in 64 bits).
 static mlir::Value buildBits(BuiltinCall &call, BitOp op, mlir::Value x,
                              mlir::Value y) {
   mlir::OpBuilder &b = call.builder();
@@ -470,32 +468,8 @@ static mlir::Value buildBits(BuiltinCall &call, BitOp op, mlir::Value x,
     return ShLIOp::create(b, loc, x, y);
   case BitOp::Shr:
     return ShRUIOp::create(b, loc, x, y);
-  case BitOp::UMulHi: {
-    mlir::Type t = x.getType();
-    auto constant = [&](int64_t v) -> mlir::Value {
-      mlir::Value c =
-          ConstantOp::create(b, loc, b.getIntegerAttr(b.getI32Type(), v));
-      if (auto shaped = mlir::dyn_cast<mlir::RankedTensorType>(t))
-        c = tile::SplatOp::create(b, loc, shaped, c);
-      return c;
-    };
-    mlir::Value mask = constant(0xFFFF), sixteen = constant(16);
-    auto low = [&](mlir::Value v) { return AndIOp::create(b, loc, v, mask); };
-    auto high = [&](mlir::Value v) {
-      return ShRUIOp::create(b, loc, v, sixteen);
-    };
-    auto mul = [&](mlir::Value u, mlir::Value v) {
-      return MulIOp::create(b, loc, u, v);
-    };
-    auto add = [&](mlir::Value u, mlir::Value v) {
-      return AddIOp::create(b, loc, u, v);
-    };
-    mlir::Value xl = low(x), xh = high(x), yl = low(y), yh = high(y);
-    mlir::Value ll = mul(xl, yl), lh = mul(xl, yh), hl = mul(xh, yl),
-                hh = mul(xh, yh);
-    mlir::Value mid = add(add(high(ll), low(lh)), low(hl));
-    return add(add(add(hh, high(lh)), high(hl)), high(mid));
-  }
+  case BitOp::UMulHi:
+    return MulUIExtendedOp::create(b, loc, x, y).getHigh();
   }
   llvm_unreachable("unknown bit builtin");
 }
