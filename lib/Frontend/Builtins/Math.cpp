@@ -474,29 +474,36 @@ static mlir::Value buildBits(BuiltinCall &call, BitOp op, mlir::Value x,
   llvm_unreachable("unknown bit builtin");
 }
 
-static OptVal emitBits(BuiltinCall &call, BitOp op) {
+/// The two i32 operands of a bit builtin: both constants (their bits, in
+/// `vals`: returns true), or tiles and scalars broadcast together into `x`
+/// and `y` (returns false); nullopt after reporting an error.
+static std::optional<bool> bitOperands(BuiltinCall &call, Val (&vals)[2],
+                                       mlir::Value &x, mlir::Value &y) {
   FrontendContext &cx = call.cx;
-  Val vals[2];
   for (unsigned i = 0; i < 2; ++i) {
     OptVal v = call.gen.evalPlain(call.arg(i));
     if (!v)
       return std::nullopt;
     if (v->isConst()) {
       std::optional<uint32_t> bits = bitsOf(*v);
-      if (!bits)
-        return cx.error(call.argLoc(i),
-                        "'" + call.name() + "' expects i32 operands (constants "
-                        "from -2^31 to 2^32 - 1), got " + describe(*v));
+      if (!bits) {
+        cx.error(call.argLoc(i), "'" + call.name() +
+                                     "' expects i32 operands (constants "
+                                     "from -2^31 to 2^32 - 1), got " +
+                                     describe(*v));
+        return std::nullopt;
+      }
       v = Val::ofInt(int32_t(*bits));
     } else if (!isI32(v->v.getType())) {
-      return cx.error(call.argLoc(i), "'" + call.name() +
-                                          "' expects i32 operands, got " +
-                                          describe(*v));
+      cx.error(call.argLoc(i), "'" + call.name() +
+                                   "' expects i32 operands, got " +
+                                   describe(*v));
+      return std::nullopt;
     }
     vals[i] = *v;
   }
   if (vals[0].isConst() && vals[1].isConst())
-    return Val::ofInt(int32_t(foldBits(op, uint32_t(vals[0].i), uint32_t(vals[1].i))));
+    return true;
   SMLoc locs[2] = {call.argLoc(0), call.argLoc(1)};
   llvm::SmallVector<mlir::Value> ops;
   if (!unify(cx, vals, locs, call.loc(), "'" + call.name().str() + "'", ops))
@@ -505,9 +512,44 @@ static OptVal emitBits(BuiltinCall &call, BitOp op) {
                               call.loc(), "'" + call.name().str() + "'");
   if (!shape)
     return std::nullopt;
-  mlir::Value x = broadcastTo(cx, ops[0], *shape, call.loc());
-  mlir::Value y = broadcastTo(cx, ops[1], *shape, call.loc());
+  x = broadcastTo(cx, ops[0], *shape, call.loc());
+  y = broadcastTo(cx, ops[1], *shape, call.loc());
+  return false;
+}
+
+static OptVal emitBits(BuiltinCall &call, BitOp op) {
+  Val vals[2];
+  mlir::Value x, y;
+  std::optional<bool> constant = bitOperands(call, vals, x, y);
+  if (!constant)
+    return std::nullopt;
+  if (*constant)
+    return Val::ofInt(int32_t(foldBits(op, uint32_t(vals[0].i), uint32_t(vals[1].i))));
   return Val::ofValue(buildBits(call, op, x, y));
+}
+
+/// umul_wide(a, b): the low and the high 32 bits of the unsigned 64-bit
+/// product, both results of one arith.mului_extended (a * b and umulhi(a,
+/// b) of the same operands in one op).
+OptVal frontend::emitUMulWide(BuiltinCall &call) {
+  Val vals[2];
+  mlir::Value x, y;
+  std::optional<bool> constant = bitOperands(call, vals, x, y);
+  if (!constant)
+    return std::nullopt;
+  Val t;
+  t.kind = Val::Tuple;
+  if (*constant) {
+    uint64_t p = uint64_t(uint32_t(vals[0].i)) * uint64_t(uint32_t(vals[1].i));
+    t.elems.push_back(Val::ofInt(int32_t(uint32_t(p))));
+    t.elems.push_back(Val::ofInt(int32_t(uint32_t(p >> 32))));
+    return t;
+  }
+  auto op = mlir::arith::MulUIExtendedOp::create(call.builder(), call.irLoc(),
+                                                 x, y);
+  t.elems.push_back(Val::ofValue(op.getLow()));
+  t.elems.push_back(Val::ofValue(op.getHigh()));
+  return t;
 }
 
 OptVal frontend::emitBitXor(BuiltinCall &call) { return emitBits(call, BitOp::Xor); }
