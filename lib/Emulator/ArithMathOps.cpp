@@ -73,6 +73,13 @@ int64_t intBinary(sem::ArithMathOpcode opc, const ArithMathCells &x,
   });
 }
 
+void intMulExtended(const ArithMathCells &x) {
+  const int64_t n = numCells(x);
+  const unsigned w = x.resultType.width;
+  for (int64_t i = 0; i < n; ++i)
+    sem::mulUIExtended(x.a[i].i, x.b[i].i, w, x.result[i].i, x.result2[i].i);
+}
+
 void intUnary(sem::ArithMathOpcode opc, const ArithMathCells &x) {
   const int64_t n = numCells(x);
   const unsigned w = x.resultType.width;
@@ -143,6 +150,9 @@ int64_t evaluateArithMath(const sem::ArithMathOp &op, const ArithMathCells &x,
   switch (op.kind()) {
   case sem::ArithMathKind::IntBinary:
     return intBinary(op.opcode, x, mask);
+  case sem::ArithMathKind::IntMulExtended:
+    intMulExtended(x);
+    break;
   case sem::ArithMathKind::IntUnary:
     intUnary(op.opcode, x);
     break;

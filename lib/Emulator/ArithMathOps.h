@@ -24,6 +24,7 @@ namespace flash::emu {
 /// hold one cell per thread for vector operands (`aElems` == 1).
 struct ArithMathCells {
   Cell *result;
+  Cell *result2; ///< the second result (IntMulExtended's high words), or null
   const Cell *a, *b, *c; ///< the operands in order; null past the arity
   uint32_t resultElems, aElems;
   sem::ScalarType resultType;

@@ -25,9 +25,13 @@ bool compileArithMath(ProgramBuilder &b, Operation *op,
                       const sem::ArithMathOp &arith) {
   Instr I = ProgramBuilder::instr(op, execArithMath);
   I.arith = arith;
-  if (op->getNumResults() != 1)
-    return b.fail(op, "expected one result", Error::Kind::Internal);
+  bool pair = arith.kind() == sem::ArithMathKind::IntMulExtended;
+  if (op->getNumResults() != (pair ? 2u : 1u))
+    return b.fail(op, pair ? "expected two results" : "expected one result",
+                  Error::Kind::Internal);
   if (!b.defineResult(I))
+    return false;
+  if (pair && !b.define(op, op->getResult(1), I.res2))
     return false;
   I.a = b.idOf(op->getOperand(0));
   if (op->getNumOperands() > 1)

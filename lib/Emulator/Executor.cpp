@@ -247,6 +247,7 @@ bool execSReg(Executor &ex, const Instr &I, const ActiveThreads &) {
 bool execArithMath(Executor &ex, const Instr &I, const ActiveThreads &threads) {
   ArithMathCells x;
   x.result = ex.cellsOf(I.res);
+  x.result2 = I.res2 >= 0 ? ex.cellsOf(I.res2) : nullptr;
   x.a = ex.cellsOf(I.a);
   x.b = I.b >= 0 ? ex.cellsOf(I.b) : nullptr;
   x.c = I.c >= 0 ? ex.cellsOf(I.c) : nullptr;

@@ -59,6 +59,7 @@ struct Instr {
   SK sk2 = SK::I32;  ///< the other kind for casts (source)
   sem::ArithMathOp arith; ///< arith/math ops: what they compute
   int32_t res = -1;
+  int32_t res2 = -1; ///< a second result (arith.mului_extended's high word)
   int32_t a = -1, b = -1, c = -1;
   uint32_t aux = 0; ///< index into a side table
   int64_t imm = 0, imm2 = 0;

@@ -32,6 +32,8 @@ bool Executor::execArithMath(const Inst &inst) {
   case sem::ArithMathKind::FloatUnary:
     return sem::visitFloatUnary(opc,
                                 [&](auto f) { return floatUnary(inst, f); });
+  case sem::ArithMathKind::IntMulExtended:
+    return intMulExtended(inst);
   case sem::ArithMathKind::IntUnary:
     return intUnary(inst);
   case sem::ArithMathKind::FloatTernary:
@@ -103,6 +105,24 @@ template <typename F> bool Executor::floatUnary(const Inst &inst, F f) {
   } else {
     for (size_t i = 0; i < n; ++i)
       pr[i] = roundTo(t, f(pa[i * sa]));
+  }
+  return true;
+}
+
+bool Executor::intMulExtended(const Inst &inst) {
+  const RtValue &a = val(inst.in[0]), &b = val(inst.in[1]);
+  RtValue &low = prep(inst, 0);
+  RtValue &high = prep(inst, 1);
+  size_t n = low.data.size(), sa = 0, sb = 0;
+  if (!strideFor(inst, a, n, sa) || !strideFor(inst, b, n, sb))
+    return false;
+  unsigned w = low.elem.width;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t lo, hi;
+    sem::mulUIExtended(static_cast<int64_t>(a.data[i * sa]),
+                       static_cast<int64_t>(b.data[i * sb]), w, lo, hi);
+    low.data[i] = static_cast<double>(lo);
+    high.data[i] = static_cast<double>(hi);
   }
   return true;
 }

@@ -42,6 +42,7 @@ private:
   template <typename F> bool floatBinary(const Inst &inst, F f);
   template <typename F> bool floatUnary(const Inst &inst, F f);
   bool intUnary(const Inst &inst);
+  bool intMulExtended(const Inst &inst);
   bool floatTernary(const Inst &inst);
   bool cmpI(const Inst &inst);
   bool cmpF(const Inst &inst);

@@ -73,6 +73,7 @@ static std::optional<ArithMathOpcode> opcodeOf(mlir::Operation *op) {
       .Case<arith::ShLIOp>(is(O::ShLI))
       .Case<arith::ShRSIOp>(is(O::ShRSI))
       .Case<arith::ShRUIOp>(is(O::ShRUI))
+      .Case<arith::MulUIExtendedOp>(is(O::MulUIExtended))
       .Case<math::AbsIOp>(is(O::AbsI))
       .Case<arith::AddFOp>(is(O::AddF))
       .Case<arith::SubFOp>(is(O::SubF))

@@ -77,6 +77,45 @@ def test_philox_kernel_matches_numpy(target):
     np.testing.assert_array_equal(out.view(np.uint32), want.astype(np.uint32))
 
 
+PRODUCTS_KERNEL = """
+kernel products(A: i32[64], B: i32[64], Lo: i32[64], Hi: i32[64], MulHi: i32[64],
+                S: i32[64], s: i32) {
+  grid(1);
+  let a = load(A[:]);
+  let b = load(B[:]);
+  let lo, hi = umul_wide(a, b);
+  store(Lo[:], lo);
+  store(Hi[:], hi);
+  store(MulHi[:], umulhi(a, 3528531795));
+  let slo, shi = umul_wide(s, 3449720151);
+  store(S[:], where(arange(0, 64) == 0, slo, shi + umulhi(s, s)));
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["interp", "emulate"])
+def test_wide_products_match_numpy(target):
+    # umul_wide and umulhi (one arith.mului_extended each) on tiles and on a
+    # runtime scalar, edge values included.
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 2**32, 64, dtype=np.uint64)
+    b = rng.integers(0, 2**32, 64, dtype=np.uint64)
+    a[:4] = [0, 1, MASK32, MASK32]
+    b[:4] = [MASK32, MASK32, MASK32, 2]
+    s = 0xF1234567
+    outs = {name: np.zeros(64, np.int32) for name in ("Lo", "Hi", "MulHi", "S")}
+    kernel = flashc.compile(PRODUCTS_KERNEL)
+    kernel(target=target, A=as_i32(a), B=as_i32(b), s=int(as_i32([s])[0]), **outs)
+    got = {name: v.view(np.uint32).astype(np.uint64) for name, v in outs.items()}
+    p = [int(x) * int(y) for x, y in zip(a, b)]
+    assert list(got["Lo"]) == [x & MASK32 for x in p]
+    assert list(got["Hi"]) == [x >> 32 for x in p]
+    assert list(got["MulHi"]) == [(int(x) * 0xD2511F53) >> 32 for x in a]
+    ps = s * 0xCD9E8D57
+    assert int(got["S"][0]) == ps & MASK32
+    assert set(int(x) for x in got["S"][1:]) == {((ps >> 32) + ((s * s) >> 32)) & MASK32}
+
+
 def inputs(b=2, h=2, h_kv=2, nq=40, nk=56, d=32, seed=5):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((b, nq, h, d)).astype(np.float16)

@@ -56,6 +56,8 @@ struct OpCase {
   std::vector<std::string> operands;
   std::string result;
   std::string props = ""; ///< e.g. "<{predicate = 1 : i64}>"
+  int results = 1;        ///< the op's results, all of type `result`
+  int pick = 0;           ///< the one the kernel stores
 };
 
 /// An input of a batch: a global of `storage` (i32, f32 or f16) holding
@@ -172,14 +174,21 @@ private:
       args += (i ? ", " : "") + operandValue(c.operands[i]);
       types += (i ? ", " : "") + operandType(c.operands[i]);
     }
-    std::string r = "%r" + std::to_string(k);
-    std::string s = "  " + r + " = \"" + c.op + "\"(" + args + ") " + c.props +
-                    " : (" + types + ") -> " + tensorOf(c.result) + "\n";
+    std::string name = "%r" + std::to_string(k), r = name;
+    std::string resultTypes = tensorOf(c.result);
+    for (int i = 1; i < c.results; ++i)
+      resultTypes += ", " + tensorOf(c.result);
+    std::string s = "  " + r +
+                    (c.results > 1 ? ":" + std::to_string(c.results) : "") +
+                    " = \"" + c.op + "\"(" + args + ") " + c.props + " : (" +
+                    types + ") -> (" + resultTypes + ")\n";
+    if (c.results > 1)
+      r += "#" + std::to_string(c.pick);
     std::string storage = storageOf(c.result);
     if (c.result != storage) {
-      s += "  " + r + "s = \"" + castOp(c.result, storage) + "\"(" + r +
+      s += "  " + name + "s = \"" + castOp(c.result, storage) + "\"(" + r +
            ") : (" + tensorOf(c.result) + ") -> " + tensorOf(storage) + "\n";
-      r += "s";
+      r = name + "s";
     }
     return s + "  tile.store " + r + ", %O" + std::to_string(k) +
            "[%c0] window [0] : " + tensorOf(storage) + " -> " +
@@ -246,6 +255,12 @@ Batch intBatch(const std::string &t, const std::vector<double> &values,
       b.ops.push_back(binary(op, t));
     for (const char *op : {"arith.divui", "arith.remui", "arith.ceildivui"})
       b.ops.push_back(binary(op, t, 'A', 'D'));
+    for (int pick : {0, 1}) { // the low and the high word
+      OpCase c = binary("arith.mului_extended", t);
+      c.results = 2;
+      c.pick = pick;
+      b.ops.push_back(c);
+    }
   }
   b.ops.push_back({"math.absi", {"A:" + t}, t});
   for (int p = 0; p < 10; ++p) { // every arith.cmpi predicate

@@ -73,6 +73,7 @@ func.func @every(%i: i32, %j: i32, %f: f32, %g: f32, %c: i1, %x: index,
   %17 = arith.shli %i, %j : i32
   %18 = arith.shrsi %i, %j : i32
   %19 = arith.shrui %i, %j : i32
+  %lo, %hi = arith.mului_extended %i, %j : i32
   %20 = math.absi %i : i32
   %21 = arith.addf %f, %g : f32
   %22 = arith.subf %f, %g : f32
@@ -163,6 +164,7 @@ TEST(ArithMathOpcode, Kinds) {
   for (int i = 0; i < kNumOpcodes; ++i)
     ++count[static_cast<int>(kindOf(static_cast<O>(i)))];
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::IntBinary)], 20);
+  EXPECT_EQ(count[static_cast<int>(ArithMathKind::IntMulExtended)], 1);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::IntUnary)], 1);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::FloatBinary)], 11);
   EXPECT_EQ(count[static_cast<int>(ArithMathKind::FloatUnary)], 21);
@@ -291,6 +293,31 @@ TEST(ScalarOps, DivisionByZeroIsReported) {
   // Only the low w bits of the divisor count.
   int64_t out;
   EXPECT_FALSE(evalIntBinary(O::DivUI, 7, 256, 8, out));
+}
+
+TEST(ScalarOps, MulUIExtended) {
+  struct Case {
+    ScalarType type;
+    int64_t a, b, low, high;
+  };
+  const Case cases[] = {
+      // 0xFFFFFFFF^2 = 0xFFFFFFFE_00000001.
+      {kI32, -1, -1, 1, -2},
+      // Philox's 0xD2511F53 times 0x9E3779B9 = 0x81FBA4C3_4942DDFB.
+      {kI32, int32_t(0xD2511F53u), int32_t(0x9E3779B9u), int32_t(0x4942DDFBu),
+       int32_t(0x81FBA4C3u)},
+      {kI32, 65536, 65536, 0, 1},
+      {kI32, 7, 3, 21, 0},
+      {kI8, -1, 2, -2, 1}, // 255 * 2 = 0x01FE
+      {kI64, -1, -1, 1, -2},
+      {kI64, kI64Min, 2, 0, 1},
+  };
+  for (const Case &c : cases) {
+    int64_t low = 12345, high = 12345;
+    mulUIExtended(c.a, c.b, c.type.width, low, high);
+    EXPECT_EQ(low, c.low) << "i" << c.type.width << " " << c.a << " * " << c.b;
+    EXPECT_EQ(high, c.high) << "i" << c.type.width << " " << c.a << " * " << c.b;
+  }
 }
 
 TEST(ScalarOps, AbsI) {
@@ -676,9 +703,10 @@ TEST(ScalarOps, EveryOpcodeIsExercised) {
   // The single-opcode kinds and the casts have their own tests above;
   // arith.select is only classified: executors move the value themselves.
   for (O opc :
-       {O::AbsI, O::Fma, O::CmpI, O::CmpF, O::Select, O::ExtSI, O::ExtUI,
-        O::TruncI, O::IndexCast, O::IndexCastUI, O::SIToFP, O::UIToFP,
-        O::FPToSI, O::FPToUI, O::ExtF, O::TruncF, O::Bitcast})
+       {O::MulUIExtended, O::AbsI, O::Fma, O::CmpI, O::CmpF, O::Select,
+        O::ExtSI, O::ExtUI, O::TruncI, O::IndexCast, O::IndexCastUI,
+        O::SIToFP, O::UIToFP, O::FPToSI, O::FPToUI, O::ExtF, O::TruncF,
+        O::Bitcast})
     seen.insert(opc);
   for (int i = 0; i < kNumOpcodes; ++i)
     EXPECT_TRUE(seen.count(static_cast<O>(i))) << "opcode " << i;

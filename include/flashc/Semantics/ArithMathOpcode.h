@@ -27,6 +27,8 @@ enum class ArithMathOpcode : uint8_t {
   // IntBinary
   AddI, SubI, MulI, DivSI, DivUI, RemSI, RemUI, CeilDivSI, CeilDivUI,
   FloorDivSI, MaxSI, MinSI, MaxUI, MinUI, AndI, OrI, XOrI, ShLI, ShRSI, ShRUI,
+  // IntMulExtended
+  MulUIExtended,
   // IntUnary
   AbsI,
   // FloatBinary
@@ -51,6 +53,8 @@ enum class ArithMathOpcode : uint8_t {
 /// loop looks like for it.
 enum class ArithMathKind : uint8_t {
   IntBinary,    ///< (iN, iN) -> iN; may report a zero divisor
+  IntMulExtended, ///< (iN, iN) -> (iN, iN): the low and high words of a
+                  ///< product (two results)
   IntUnary,     ///< iN -> iN
   FloatBinary,  ///< (f, f) -> f
   FloatUnary,   ///< f -> f
@@ -65,6 +69,8 @@ constexpr ArithMathKind kindOf(ArithMathOpcode opc) {
   using O = ArithMathOpcode;
   if (opc <= O::ShRUI)
     return ArithMathKind::IntBinary;
+  if (opc == O::MulUIExtended)
+    return ArithMathKind::IntMulExtended;
   if (opc == O::AbsI)
     return ArithMathKind::IntUnary;
   if (opc <= O::CopySign)

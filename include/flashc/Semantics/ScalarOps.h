@@ -289,6 +289,22 @@ inline int64_t evalIntUnary(ArithMathOpcode opc, int64_t a, unsigned w) {
   return wrapInt(static_cast<int64_t>(mag), w);
 }
 
+/// arith.mului_extended: the low and high w bits of the unsigned 2w-bit
+/// product of a and b, in stored form.
+inline void mulUIExtended(int64_t a, int64_t b, unsigned w, int64_t &low,
+                          int64_t &high) {
+  if (w > 32) {
+    unsigned __int128 p = static_cast<unsigned __int128>(asUnsigned(a, w)) *
+                          asUnsigned(b, w);
+    low = wrapInt(static_cast<int64_t>(static_cast<uint64_t>(p)), w);
+    high = wrapInt(static_cast<int64_t>(static_cast<uint64_t>(p >> w)), w);
+    return;
+  }
+  uint64_t p = asUnsigned(a, w) * asUnsigned(b, w); // below 2^64 for w <= 32
+  low = wrapInt(static_cast<int64_t>(p), w);
+  high = wrapInt(static_cast<int64_t>(p >> w), w);
+}
+
 //===----------------------------------------------------------------------===//
 // FloatBinary, FloatUnary, FloatTernary: computed in double, then rounded
 //===----------------------------------------------------------------------===//

@@ -22,13 +22,14 @@ OptVal emitMax(BuiltinCall &call); // max(a, b) or the reduction max(x, axis=K)
 OptVal emitWhere(BuiltinCall &call);
 OptVal emitCast(BuiltinCall &call);
 // Bit operations on i32 (u32 bit patterns): bit_xor, bit_and, bit_or, shl,
-// shr (logical), umulhi.
+// shr (logical), umulhi, umul_wide.
 OptVal emitBitXor(BuiltinCall &call);
 OptVal emitBitAnd(BuiltinCall &call);
 OptVal emitBitOr(BuiltinCall &call);
 OptVal emitShl(BuiltinCall &call);
 OptVal emitShr(BuiltinCall &call);
 OptVal emitUMulHi(BuiltinCall &call);
+OptVal emitUMulWide(BuiltinCall &call);
 /// Appends the rows of the unary math table (abs, exp, ...) to `registry`.
 void appendUnaryMathBuiltins(std::vector<Builtin> &registry);
 

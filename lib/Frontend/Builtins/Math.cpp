@@ -450,10 +450,8 @@ static uint32_t foldBits(BitOp op, uint32_t a, uint32_t b) {
 }
 
 /// umulhi(a, b): the high 32 bits of the 64-bit product of a and b read as
-/// unsigned, from the four 16 x 16-bit partial products in i32 (tiles have
-/// no i64 elements): hi = ah*bh + (ah*bl >> 16) + (al*bh >> 16) + (((al*bl
-/// >> 16) + (ah*bl & 0xFFFF) + (al*bh & 0xFFFF)) >> 16), every sum below
-/// 2^32. Splits of a constant operand fold.
+/// unsigned, the high result of arith.mului_extended (one mul.hi.u32 in
+/// PTX; the executors compute it in 64 bits).
 static mlir::Value buildBits(BuiltinCall &call, BitOp op, mlir::Value x,
                              mlir::Value y) {
   mlir::OpBuilder &b = call.builder();
@@ -470,59 +468,42 @@ static mlir::Value buildBits(BuiltinCall &call, BitOp op, mlir::Value x,
     return ShLIOp::create(b, loc, x, y);
   case BitOp::Shr:
     return ShRUIOp::create(b, loc, x, y);
-  case BitOp::UMulHi: {
-    mlir::Type t = x.getType();
-    auto constant = [&](int64_t v) -> mlir::Value {
-      mlir::Value c =
-          ConstantOp::create(b, loc, b.getIntegerAttr(b.getI32Type(), v));
-      if (auto shaped = mlir::dyn_cast<mlir::RankedTensorType>(t))
-        c = tile::SplatOp::create(b, loc, shaped, c);
-      return c;
-    };
-    mlir::Value mask = constant(0xFFFF), sixteen = constant(16);
-    auto low = [&](mlir::Value v) { return AndIOp::create(b, loc, v, mask); };
-    auto high = [&](mlir::Value v) {
-      return ShRUIOp::create(b, loc, v, sixteen);
-    };
-    auto mul = [&](mlir::Value u, mlir::Value v) {
-      return MulIOp::create(b, loc, u, v);
-    };
-    auto add = [&](mlir::Value u, mlir::Value v) {
-      return AddIOp::create(b, loc, u, v);
-    };
-    mlir::Value xl = low(x), xh = high(x), yl = low(y), yh = high(y);
-    mlir::Value ll = mul(xl, yl), lh = mul(xl, yh), hl = mul(xh, yl),
-                hh = mul(xh, yh);
-    mlir::Value mid = add(add(high(ll), low(lh)), low(hl));
-    return add(add(add(hh, high(lh)), high(hl)), high(mid));
-  }
+  case BitOp::UMulHi:
+    return MulUIExtendedOp::create(b, loc, x, y).getHigh();
   }
   llvm_unreachable("unknown bit builtin");
 }
 
-static OptVal emitBits(BuiltinCall &call, BitOp op) {
+/// The two i32 operands of a bit builtin: both constants (their bits, in
+/// `vals`: returns true), or tiles and scalars broadcast together into `x`
+/// and `y` (returns false); nullopt after reporting an error.
+static std::optional<bool> bitOperands(BuiltinCall &call, Val (&vals)[2],
+                                       mlir::Value &x, mlir::Value &y) {
   FrontendContext &cx = call.cx;
-  Val vals[2];
   for (unsigned i = 0; i < 2; ++i) {
     OptVal v = call.gen.evalPlain(call.arg(i));
     if (!v)
       return std::nullopt;
     if (v->isConst()) {
       std::optional<uint32_t> bits = bitsOf(*v);
-      if (!bits)
-        return cx.error(call.argLoc(i),
-                        "'" + call.name() + "' expects i32 operands (constants "
-                        "from -2^31 to 2^32 - 1), got " + describe(*v));
+      if (!bits) {
+        cx.error(call.argLoc(i), "'" + call.name() +
+                                     "' expects i32 operands (constants "
+                                     "from -2^31 to 2^32 - 1), got " +
+                                     describe(*v));
+        return std::nullopt;
+      }
       v = Val::ofInt(int32_t(*bits));
     } else if (!isI32(v->v.getType())) {
-      return cx.error(call.argLoc(i), "'" + call.name() +
-                                          "' expects i32 operands, got " +
-                                          describe(*v));
+      cx.error(call.argLoc(i), "'" + call.name() +
+                                   "' expects i32 operands, got " +
+                                   describe(*v));
+      return std::nullopt;
     }
     vals[i] = *v;
   }
   if (vals[0].isConst() && vals[1].isConst())
-    return Val::ofInt(int32_t(foldBits(op, uint32_t(vals[0].i), uint32_t(vals[1].i))));
+    return true;
   SMLoc locs[2] = {call.argLoc(0), call.argLoc(1)};
   llvm::SmallVector<mlir::Value> ops;
   if (!unify(cx, vals, locs, call.loc(), "'" + call.name().str() + "'", ops))
@@ -531,9 +512,44 @@ static OptVal emitBits(BuiltinCall &call, BitOp op) {
                               call.loc(), "'" + call.name().str() + "'");
   if (!shape)
     return std::nullopt;
-  mlir::Value x = broadcastTo(cx, ops[0], *shape, call.loc());
-  mlir::Value y = broadcastTo(cx, ops[1], *shape, call.loc());
+  x = broadcastTo(cx, ops[0], *shape, call.loc());
+  y = broadcastTo(cx, ops[1], *shape, call.loc());
+  return false;
+}
+
+static OptVal emitBits(BuiltinCall &call, BitOp op) {
+  Val vals[2];
+  mlir::Value x, y;
+  std::optional<bool> constant = bitOperands(call, vals, x, y);
+  if (!constant)
+    return std::nullopt;
+  if (*constant)
+    return Val::ofInt(int32_t(foldBits(op, uint32_t(vals[0].i), uint32_t(vals[1].i))));
   return Val::ofValue(buildBits(call, op, x, y));
+}
+
+/// umul_wide(a, b): the low and the high 32 bits of the unsigned 64-bit
+/// product, both results of one arith.mului_extended (a * b and umulhi(a,
+/// b) of the same operands in one op).
+OptVal frontend::emitUMulWide(BuiltinCall &call) {
+  Val vals[2];
+  mlir::Value x, y;
+  std::optional<bool> constant = bitOperands(call, vals, x, y);
+  if (!constant)
+    return std::nullopt;
+  Val t;
+  t.kind = Val::Tuple;
+  if (*constant) {
+    uint64_t p = uint64_t(uint32_t(vals[0].i)) * uint64_t(uint32_t(vals[1].i));
+    t.elems.push_back(Val::ofInt(int32_t(uint32_t(p))));
+    t.elems.push_back(Val::ofInt(int32_t(uint32_t(p >> 32))));
+    return t;
+  }
+  auto op = mlir::arith::MulUIExtendedOp::create(call.builder(), call.irLoc(),
+                                                 x, y);
+  t.elems.push_back(Val::ofValue(op.getLow()));
+  t.elems.push_back(Val::ofValue(op.getHigh()));
+  return t;
 }
 
 OptVal frontend::emitBitXor(BuiltinCall &call) { return emitBits(call, BitOp::Xor); }

@@ -54,6 +54,7 @@ static std::vector<Builtin> buildRegistry() {
       {"shl", 2, 2, {}, "shl(x, n)", NoFlags, emitShl},
       {"shr", 2, 2, {}, "shr(x, n)", NoFlags, emitShr},
       {"umulhi", 2, 2, {}, "umulhi(a, b)", NoFlags, emitUMulHi},
+      {"umul_wide", 2, 2, {}, "umul_wide(a, b)", NoFlags, emitUMulWide},
       {"dtype", 1, 1, {}, "dtype(x)", NoFlags, emitDtype},
       {"arange", 2, 2, {}, "arange(lo, hi)", NoFlags, emitArange},
       {"zeros", 2, 2, {}, "zeros([dims], T)", NoFlags, emitZerosOrFull},
