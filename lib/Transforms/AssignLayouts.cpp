@@ -625,6 +625,29 @@ private:
   SmallVector<DefWant> defWants;
 };
 
+/// An MMA on f8e4m3 operands has no distributed layout: mma.sync has no
+/// e4m3 form before sm_89, and the lowering does not emit wgmma's e4m3
+/// m64nNk32 yet. Such a dot is an error at its location here, before any
+/// layout or staging buffer is chosen for it (the interpreter runs it).
+LogicalResult rejectFloat8Mma(func::FuncOp func) {
+  LogicalResult result = success();
+  func.walk([&](MmaOp mma) {
+    if (!isa<Float8E4M3FNType>(
+            cast<RankedTensorType>(mma.getA().getType()).getElementType()))
+      return WalkResult::advance();
+    InFlightDiagnostic d = mma.emitError();
+    if (!targetsWgmma(func))
+      d << "'dot' on f8e4m3 tiles needs --arch=sm_90a (wgmma with e4m3 "
+           "operands)";
+    else
+      d << "'dot' on f8e4m3 tiles is not lowered to wgmma m64nNk32 yet";
+    d << "; it runs on --target=interp";
+    result = failure();
+    return WalkResult::interrupt();
+  });
+  return result;
+}
+
 struct TileAssignLayoutsPass
     : flash::impl::TileAssignLayoutsBase<TileAssignLayoutsPass> {
   void runOnOperation() override {
@@ -632,6 +655,8 @@ struct TileAssignLayoutsPass
     auto warps = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
     if (!warps)
       return; // not a kernel (e.g. a grid function)
+    if (failed(rejectFloat8Mma(func)))
+      return signalPassFailure();
     if (failed(LayoutAssigner(func, warps.getInt()).run()))
       signalPassFailure();
   }
