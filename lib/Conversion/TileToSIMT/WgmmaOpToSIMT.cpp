@@ -265,57 +265,78 @@ SharedType transposedFp8Slot(SharedType v) {
 }
 
 /// The consumers' transposing copy of an f8e4m3 V slot (rows = keys) into
-/// its K-major image `vt` over the same bytes: every thread reads its
-/// 32-bit words' four bytes (keys 2q, 2q + 1, 2q + 8, 2q + 9 of a 16-key
-/// half block: slots 4q .. 4q + 3 in the fp8 order), all threads meet, then
-/// each writes its words, fences the generic writes for the async proxy
-/// (wgmma) and all meet again. The barriers are the CTA's (the consumers'
-/// named barrier in a warp-specialized kernel).
+/// its K-major image `vt` over the same bytes, in 4 x 4 byte blocks: a
+/// thread reads four 32-bit words of V (keys 2q, 2q + 1, 2q + 8, 2q + 9 of
+/// a 16-key half block, dims d .. d + 3), all threads meet, then each
+/// writes the four transposed words (row d + j of Vt, slots 4q .. 4q + 3 in
+/// the fp8 key order: byte j of each read word, by byte permutes), fences
+/// the generic writes for the async proxy (wgmma) and all meet again. The
+/// barriers are the CTA's (the consumers' named barrier in a
+/// warp-specialized kernel).
 LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
                                IndexBuilder &ib, SharedType v, SharedType vt,
                                Value slot) {
   int64_t keys = v.getRows(), dims = v.getCols();
   int64_t threads = getNumWarps(op) * kWarp;
-  int64_t words = dims * keys / 4;
-  if (words % threads != 0)
+  int64_t blocks = dims / 4 * (keys / 4);
+  if (dims % 4 != 0 || blocks % threads != 0)
     return op.emitOpError("the f8e4m3 V tile of ")
            << keys << " x " << dims << " does not split into the " << threads
-           << " threads' 32-bit words for its transposed copy";
+           << " threads' 4 x 4 byte blocks for its transposed copy";
   L::SwizzleParams from = swizzleOf(v), to = swizzleOf(vt);
   IndexValue tid(&ib, getThreadIds(b, op).tid);
-  Type i8 = b.getI8Type(), i32 = b.getI32Type();
-  SmallVector<Value> packed;
-  for (int64_t i = 0; i < words / threads; ++i) {
-    IndexValue idx = tid + IndexValue(&ib, i * threads);
-    IndexValue d = idx / IndexValue(&ib, keys / 4);
-    IndexValue m = idx % IndexValue(&ib, keys / 4);
+  Type i32 = b.getI32Type();
+  auto c = [&](int64_t x) { return IndexValue(&ib, x); };
+  // Block `i` of this thread: dims d .. d + 3, slots 4m .. 4m + 3.
+  auto place = [&](int64_t i) {
+    IndexValue idx = tid + c(i * threads);
+    return std::make_pair(idx / c(keys / 4) * c(4), idx % c(keys / 4));
+  };
+  SmallVector<std::array<Value, 4>> read;
+  for (int64_t i = 0; i < blocks / threads; ++i) {
+    auto [d, m] = place(i);
     // Slot 4m: block m / 8, half h = m % 8 / 4, q = m % 4.
-    IndexValue keyBase = m / IndexValue(&ib, 8) * IndexValue(&ib, 32) +
-                         m % IndexValue(&ib, 8) / IndexValue(&ib, 4) *
-                             IndexValue(&ib, 16) +
-                         m % IndexValue(&ib, 4) * IndexValue(&ib, 2);
-    Value word;
+    IndexValue keyBase = m / c(8) * c(32) + m % c(8) / c(4) * c(16) +
+                         m % c(4) * c(2);
+    std::array<Value, 4> words;
     for (int64_t e = 0; e < 4; ++e) {
-      IndexValue key = keyBase + IndexValue(&ib, e / 2 * 8 + e % 2);
+      IndexValue key = keyBase + c(e / 2 * 8 + e % 2);
       IndexValue off = L::swizzledOffset<IndexValue>(from, key, d);
-      Value byte = LLVM::LoadOp::create(
-          b, loc, i8, sharedByteAddress(b, loc, slot, off.get()), 1);
-      Value wide = arith::ExtUIOp::create(b, loc, i32, byte);
-      if (e)
-        wide = arith::ShLIOp::create(b, loc, wide, i32Const(b, loc, 8 * e));
-      word = e ? arith::OrIOp::create(b, loc, word, wide).getResult() : wide;
+      words[e] = LLVM::LoadOp::create(
+          b, loc, i32, sharedByteAddress(b, loc, slot, off.get()), 4);
     }
-    packed.push_back(word);
+    read.push_back(words);
   }
   NVVM::BarrierOp::create(b, loc);
-  for (int64_t i = 0; i < words / threads; ++i) {
-    IndexValue idx = tid + IndexValue(&ib, i * threads);
-    IndexValue d = idx / IndexValue(&ib, keys / 4);
-    IndexValue m = idx % IndexValue(&ib, keys / 4);
-    IndexValue off =
-        L::swizzledOffset<IndexValue>(to, d, m * IndexValue(&ib, 4));
-    LLVM::StoreOp::create(b, loc, packed[i],
-                          sharedByteAddress(b, loc, slot, off.get()), 4);
+  // Byte j of words w0..w3 -> one word, w_e's byte in byte e: two levels
+  // of byte selection (prmt), from pairs (w0, w1), (w2, w3).
+  auto gather = [&](const std::array<Value, 4> &w, int64_t j) {
+    auto pick = [&](Value lo, Value hi) {
+      // (lo.byte j) | (hi.byte j) << 8 in the low half.
+      Value a = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, lo, i32Const(b, loc, 8 * j)),
+          i32Const(b, loc, 0xff));
+      Value h = hi;
+      if (j == 0)
+        h = arith::ShLIOp::create(b, loc, hi, i32Const(b, loc, 8));
+      else if (j > 1)
+        h = arith::ShRUIOp::create(b, loc, hi, i32Const(b, loc, 8 * (j - 1)));
+      h = arith::AndIOp::create(b, loc, h, i32Const(b, loc, 0xff00));
+      return arith::OrIOp::create(b, loc, a, h).getResult();
+    };
+    Value low = pick(w[0], w[1]), high = pick(w[2], w[3]);
+    return arith::OrIOp::create(
+               b, loc, low,
+               arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 16)))
+        .getResult();
+  };
+  for (int64_t i = 0; i < blocks / threads; ++i) {
+    auto [d, m] = place(i);
+    for (int64_t j = 0; j < 4; ++j) {
+      IndexValue off = L::swizzledOffset<IndexValue>(to, d + c(j), m * c(4));
+      LLVM::StoreOp::create(b, loc, gather(read[i], j),
+                            sharedByteAddress(b, loc, slot, off.get()), 4);
+    }
   }
   NVVM::FenceProxyOp::create(
       b, loc, NVVM::ProxyKind::async_shared,
