@@ -5,8 +5,10 @@
 // and whose B is read from a shared buffer in wgmma's canonical layout
 // right before it: for each 64-row repeat of every warpgroup, each chunk of
 // at most 256 columns and each k16 step (k32 for f8e4m3 operands, which
-// wgmma reads K-major only and here from shared memory only: the SS form),
-// one wgmma.mma_async. Any other MMA
+// wgmma reads K-major only: a K-major B takes A from shared memory, the SS
+// form; a B stored [K, N], P V's V, is first copied K-major over its own
+// slot by the warps, its keys in the order P's register fragment holds
+// them, fp8PKey, for the RS form), one wgmma.mma_async. Any other MMA
 // is left to mma.sync (MmaOpToSIMT.cpp). B is read from its shared buffer
 // through a matrix descriptor (its tile.local_load, fused into the MMA, is
 // not lowered where it stands); so is A when its local_load is fused (SS
