@@ -86,12 +86,6 @@ std::optional<OverlapCandidate> match(scf::ForOp loop) {
   if (!lowersToWarpgroupMma(qk) || !lowersToWarpgroupMma(pv) ||
       !wait->isBeforeInBlock(qk))
     return std::nullopt;
-  // An f8e4m3 P V transposes its V slot in place (convert-tile-to-simt):
-  // the first iteration's zero P against block 0's slot would transpose
-  // that slot once more than its real P V does.
-  if (isa<Float8E4M3FNType>(
-          cast<RankedTensorType>(pv.getB().getType()).getElementType()))
-    return std::nullopt;
   // S starts from a constant: nothing carried into Q K^T.
   if (!matchPattern(qk.getAcc(), m_Constant()))
     return std::nullopt;

@@ -248,36 +248,50 @@ Value packA(OpBuilder &b, Location loc, Value vec, int64_t first) {
 }
 
 /// The K-major image of an f8e4m3 V slot ([keys, dims], MN-major for P V)
-/// that the consumers write over the slot itself: [dims, keys] in wgmma's
-/// canonical layout, a swizzle span of min(keys, 128) bytes, keys in
-/// layout::fp8PKey order within each 32-key block (the order P's register
-/// fragment takes them in). Null when the slot has no such image.
+/// that the consumers write into the MMA's own buffer
+/// (reserveFp8TransposeBuffers): [dims, keys] in wgmma's canonical layout,
+/// a swizzle span of min(keys, 128) bytes, keys in layout::fp8PKey order
+/// within each 32-key block (the order P's register fragment takes them
+/// in). Null when the slot has no such image.
 SharedType transposedFp8Slot(SharedType v) {
   int64_t keys = v.getRows(), dims = v.getCols();
   int64_t span = std::min<int64_t>(keys, 128);
   if (keys % L::kWgmmaAtomK8 != 0 || keys % span != 0 || dims % 8 != 0)
     return {};
-  auto t = SharedType::get(v.getContext(), {v.getShape()[0], dims, keys},
+  auto t = SharedType::get(v.getContext(), {1, dims, keys},
                            v.getElementType(), /*perPhase=*/128 / span,
                            /*maxPhase=*/span / 16,
                            /*blockCols=*/keys > 128 ? 128 : 0);
-  if (t.getSlotBytes() != v.getSlotBytes() || !canonicalSwizzle(t))
+  if (!canonicalSwizzle(t))
     return {};
   return t;
 }
 
+/// Whether `op` is an f8e4m3 MMA whose B is stored [K, N] (P V's V).
+bool transposesFp8B(MmaOp op) {
+  return isa<Float8E4M3FNType>(
+             cast<RankedTensorType>(op.getB().getType()).getElementType()) &&
+         !op.getTransposeB();
+}
+
+/// The MMA attribute (i64) holding the byte offset of its transposed-B
+/// buffer in @__flashc_smem.
+constexpr llvm::StringLiteral kFp8TransposeOffsetAttr =
+    "simt.fp8_transpose_offset";
+
 /// The consumers' transposing copy of an f8e4m3 V slot (rows = keys) into
-/// its K-major image `vt` over the same bytes, in 4 x 4 byte blocks: a
-/// thread reads four 32-bit words of V (keys 2q, 2q + 1, 2q + 8, 2q + 9 of
-/// a 16-key half block, dims d .. d + 3), all threads meet, then each
-/// writes the four transposed words (row d + j of Vt, slots 4q .. 4q + 3 in
-/// the fp8 key order: byte j of each read word, by byte permutes), fences
-/// the generic writes for the async proxy (wgmma) and all meet again. The
-/// barriers are the CTA's (the consumers' named barrier in a
-/// warp-specialized kernel).
+/// its K-major image `vt` at `dst`, in 4 x 4 byte blocks. All threads meet
+/// first (the wgmma that read `dst` last has completed in every warp: its
+/// wait precedes this MMA), then each thread reads four 32-bit words of V
+/// (keys 2q, 2q + 1, 2q + 8, 2q + 9 of a 16-key half block, dims d .. d + 3)
+/// and writes the four transposed words (row d + j of Vt, slots 4q .. 4q + 3
+/// in the fp8 key order: byte j of each read word), fences the generic
+/// writes for the async proxy (wgmma) and all meet again. V itself is only
+/// read, so a slot may be transposed any number of times. The barriers are
+/// the CTA's (the consumers' named barrier in a warp-specialized kernel).
 LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
                                IndexBuilder &ib, SharedType v, SharedType vt,
-                               Value slot) {
+                               Value slot, Value dst) {
   int64_t keys = v.getRows(), dims = v.getCols();
   int64_t threads = getNumWarps(op) * kWarp;
   int64_t blocks = dims / 4 * (keys / 4);
@@ -289,29 +303,7 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
   IndexValue tid(&ib, getThreadIds(b, op).tid);
   Type i32 = b.getI32Type();
   auto c = [&](int64_t x) { return IndexValue(&ib, x); };
-  // Block `i` of this thread: dims d .. d + 3, slots 4m .. 4m + 3.
-  auto place = [&](int64_t i) {
-    IndexValue idx = tid + c(i * threads);
-    return std::make_pair(idx / c(keys / 4) * c(4), idx % c(keys / 4));
-  };
-  SmallVector<std::array<Value, 4>> read;
-  for (int64_t i = 0; i < blocks / threads; ++i) {
-    auto [d, m] = place(i);
-    // Slot 4m: block m / 8, half h = m % 8 / 4, q = m % 4.
-    IndexValue keyBase = m / c(8) * c(32) + m % c(8) / c(4) * c(16) +
-                         m % c(4) * c(2);
-    std::array<Value, 4> words;
-    for (int64_t e = 0; e < 4; ++e) {
-      IndexValue key = keyBase + c(e / 2 * 8 + e % 2);
-      IndexValue off = L::swizzledOffset<IndexValue>(from, key, d);
-      words[e] = LLVM::LoadOp::create(
-          b, loc, i32, sharedByteAddress(b, loc, slot, off.get()), 4);
-    }
-    read.push_back(words);
-  }
-  NVVM::BarrierOp::create(b, loc);
-  // Byte j of words w0..w3 -> one word, w_e's byte in byte e: two levels
-  // of byte selection (prmt), from pairs (w0, w1), (w2, w3).
+  // Byte j of words w0..w3 -> one word, w_e's byte in byte e.
   auto gather = [&](const std::array<Value, 4> &w, int64_t j) {
     auto pick = [&](Value lo, Value hi) {
       // (lo.byte j) | (hi.byte j) << 8 in the low half.
@@ -332,12 +324,25 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
                arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 16)))
         .getResult();
   };
+  NVVM::BarrierOp::create(b, loc);
   for (int64_t i = 0; i < blocks / threads; ++i) {
-    auto [d, m] = place(i);
+    // Block i of this thread: dims d .. d + 3, slots 4m .. 4m + 3; slot 4m
+    // is in key block m / 8, half h = m % 8 / 4, q = m % 4.
+    IndexValue idx = tid + c(i * threads);
+    IndexValue d = idx / c(keys / 4) * c(4), m = idx % c(keys / 4);
+    IndexValue keyBase = m / c(8) * c(32) + m % c(8) / c(4) * c(16) +
+                         m % c(4) * c(2);
+    std::array<Value, 4> words;
+    for (int64_t e = 0; e < 4; ++e) {
+      IndexValue key = keyBase + c(e / 2 * 8 + e % 2);
+      IndexValue off = L::swizzledOffset<IndexValue>(from, key, d);
+      words[e] = LLVM::LoadOp::create(
+          b, loc, i32, sharedByteAddress(b, loc, slot, off.get()), 4);
+    }
     for (int64_t j = 0; j < 4; ++j) {
       IndexValue off = L::swizzledOffset<IndexValue>(to, d + c(j), m * c(4));
-      LLVM::StoreOp::create(b, loc, gather(read[i], j),
-                            sharedByteAddress(b, loc, slot, off.get()), 4);
+      LLVM::StoreOp::create(b, loc, gather(words, j),
+                            sharedByteAddress(b, loc, dst, off.get()), 4);
     }
   }
   NVVM::FenceProxyOp::create(
@@ -436,14 +441,34 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
                << bShared->type
                << " has no K-major image in wgmma's canonical layout (keys a "
                   "multiple of 32, at most 128 or a multiple of 128)";
+      auto offset = op->getAttrOfType<IntegerAttr>(kFp8TransposeOffsetAttr);
+      if (!offset)
+        return op.emitOpError("has no buffer for its transposed f8e4m3 B "
+                              "(reserveFp8TransposeBuffers)");
       auto local = op.getB().getDefiningOp<LocalLoadOp>();
       Value slot = slotStart(b, loc, &ib, bShared->type,
                              rewriter.getRemappedValue(local.getSource()),
                              rewriter.getRemappedValue(local.getSlot()));
-      if (failed(transposeFp8Slot(op, b, loc, ib, bShared->type, vt, slot)))
+      Value dst = sharedByteAddress(b, loc, sharedGlobal(b, loc),
+                                    i32Const(b, loc, offset.getInt()));
+      if (failed(transposeFp8Slot(op, b, loc, ib, bShared->type, vt, slot,
+                                  dst)))
         return failure();
+      Value units = arith::ConstantIntOp::create(
+          b, loc, (offset.getInt() & 0x3ffff) >> 4, 64);
+      Value base = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
+                                            sharedGlobal(b, loc));
+      units = arith::AddIOp::create(
+          b, loc, units,
+          arith::ShRUIOp::create(
+              b, loc,
+              arith::AndIOp::create(
+                  b, loc, base,
+                  arith::ConstantIntOp::create(b, loc, 0x3ffff, 64)
+                      .getResult()),
+              arith::ConstantIntOp::create(b, loc, 4, 64).getResult()));
       bShared = SharedOperand{vt, *canonicalSwizzle(vt), /*mnMajor=*/false,
-                              bShared->slotUnits};
+                              units};
     }
     std::optional<SharedOperand> aShared = sharedOperand(
         op, op.getA(), /*mnMajor=*/op.getTransposeA(), rewriter, &ib);
@@ -609,6 +634,31 @@ LogicalResult flash::simt::verifyWgmmaOperands(Operation *kernel) {
             succeeded(checkOperandAlignment(op, op.getB()));
   });
   return success(ok);
+}
+
+void flash::simt::reserveFp8TransposeBuffers(Operation *kernel) {
+  auto attr = kernel->getAttrOfType<IntegerAttr>(flash::tile::kSharedBytesAttrName);
+  int64_t end = attr ? attr.getInt() : 0;
+  bool any = false;
+  kernel->walk([&](MmaOp op) {
+    if (!lowersToWgmma(op) || !transposesFp8B(op))
+      return;
+    auto local = op.getB().getDefiningOp<LocalLoadOp>();
+    SharedType vt = transposedFp8Slot(local.getSource().getType());
+    if (!vt)
+      return; // the lowering reports it
+    // On the swizzle pattern's boundary (descriptors take base offset 0).
+    int64_t offset = llvm::alignTo(end, 1024);
+    op->setAttr(kFp8TransposeOffsetAttr,
+                IntegerAttr::get(IntegerType::get(op->getContext(), 64), offset));
+    end = offset + vt.getBytes();
+    any = true;
+  });
+  if (!any)
+    return;
+  auto bytes = IntegerAttr::get(IntegerType::get(kernel->getContext(), 64), end);
+  kernel->setAttr(flash::tile::kSharedBytesAttrName, bytes);
+  kernel->setAttr(flash::simt::kSharedBytesAttrName, bytes);
 }
 
 void flash::simt::populateWgmmaOpToSIMTPatterns(TypeConverter &converter,
