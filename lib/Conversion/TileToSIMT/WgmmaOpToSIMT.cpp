@@ -6,9 +6,10 @@
 // right before it: for each 64-row repeat of every warpgroup, each chunk of
 // at most 256 columns and each k16 step (k32 for f8e4m3 operands, which
 // wgmma reads K-major only: a K-major B takes A from shared memory, the SS
-// form; a B stored [K, N], P V's V, is first copied K-major over its own
-// slot by the warps, its keys in the order P's register fragment holds
-// them, fp8PKey, for the RS form), one wgmma.mma_async. Any other MMA
+// form; a B stored [K, N], P V's V, is first copied K-major by the warps
+// into a buffer of the MMA's own, its keys in the order P's register
+// fragment holds them, fp8PKey, for the RS form), one wgmma.mma_async.
+// Any other MMA
 // is left to mma.sync (MmaOpToSIMT.cpp). B is read from its shared buffer
 // through a matrix descriptor (its tile.local_load, fused into the MMA, is
 // not lowered where it stands); so is A when its local_load is fused (SS
@@ -417,8 +418,9 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     // K-major. A K-major B (Q K^T's K) takes A from shared memory (the SS
     // form: the register fragment is not the accumulator's, and TMA wrote
     // B's K in its own order); a B stored [K, N] (P V's V) is copied
-    // K-major over its own slot by the consumers, its K relabeled so that
-    // A (P) comes from the accumulator's registers as they are (RS form).
+    // K-major by the consumers into the MMA's own buffer, its K relabeled
+    // so that A (P) comes from the accumulator's registers as they are (RS
+    // form).
     auto aFused = op.getA().getDefiningOp<LocalLoadOp>();
     bool aInShared = aFused && aFused->hasAttr(kFusedIntoMmaAttrName);
     bool transposeB = fp8 && !op.getTransposeB();
