@@ -5,7 +5,8 @@
     python3 bench/sass_compare.py [--label before|after] [--update-perf docs/perf.md]
     python3 bench/sass_compare.py render [--update-perf docs/perf.md]   # from the JSON only
     python3 bench/sass_compare.py --label hopper --merge \
-        --kernels flashc-sm_90a,fa3,fa3-f16,fa3-e4m3,Triton --head-dims 64,128,256
+        --kernels flashc-sm_90a,flashc-sm_90a-e4m3,fa3,fa3-f16,fa3-e4m3,Triton \
+        --head-dims 64,128,256
                                         # add rows to the hopper table, keep the others
 
 For head dim 64 and 128 (--head-dims: also 256), causal and not, sm_80 and
@@ -13,7 +14,8 @@ sm_90, it compiles
   - flashc: kernels/fa2.tile at its defaults (build/bin/flashc --emit=cubin);
     `flashc-sm_90a` the same for --arch=sm_90a (wgmma), profiled on the H100
     beside the sm_90 builds (a configuration flashc does not compile for
-    sm_90a yet is listed with flashc's message);
+    sm_90a yet is listed with flashc's message); `flashc-sm_90a-e4m3`
+    kernels/fa3_fp8.tile (fp8) for sm_90a, non-causal rows beside `fa3-e4m3`;
   - FlashAttention-2: the forward kernel run_mha_fwd_hdimD launches, from the
     flash-attn sdist, with nvcc (bench/peers/fa2.py; one nvcc at a time,
     about a minute each, cached);
@@ -93,11 +95,12 @@ def summarize(prof, meta):
     return out
 
 
-def profile_flashc(args, d, causal, arch, flashc_arch=None):
+def profile_flashc(args, d, causal, arch, flashc_arch=None, kernel=flashc_kernels.KERNEL):
     flashc_arch = flashc_arch or arch
     try:
         cubin, meta = flashc_kernels.build(REPO_ROOT, args.flashc, d, causal, flashc_arch,
-                                           os.path.join(REPO_ROOT, "build", "sass-compare"))
+                                           os.path.join(REPO_ROOT, "build", "sass-compare"),
+                                           kernel)
     except flashc_kernels.CompileError as exc:
         if flashc_arch == arch:
             raise
@@ -119,6 +122,13 @@ def profile_flashc_sm90a(args, d, causal, arch):
     if arch != "sm_90":
         raise RuntimeError("flashc-sm_90a is profiled beside sm_90 (--archs sm_90)")
     return profile_flashc(args, d, causal, arch, "sm_90a")
+
+
+def profile_flashc_sm90a_e4m3(args, d, causal, arch):
+    """kernels/fa3_fp8.tile for sm_90a: e4m3 beside FlashAttention-3's."""
+    if arch != "sm_90":
+        raise RuntimeError("flashc-sm_90a e4m3 is profiled beside sm_90 (--archs sm_90)")
+    return profile_flashc(args, d, causal, arch, "sm_90a", flashc_kernels.FP8_KERNEL)
 
 
 def profile_fa2(args, d, causal, arch):
@@ -193,7 +203,8 @@ def profile_triton(args, d, causal, arch):
 
 
 def collect(args):
-    peers = {"flashc-sm_90a": profile_flashc_sm90a, "flashc": profile_flashc,
+    peers = {"flashc-sm_90a": profile_flashc_sm90a,
+             "flashc-sm_90a e4m3": profile_flashc_sm90a_e4m3, "flashc": profile_flashc,
              "FlashAttention-2": profile_fa2, "Triton": profile_triton}
     peers.update({variant: profile_fa3(variant) for variant in fa3.VARIANTS})
     results = []
@@ -226,9 +237,10 @@ def collect(args):
 
 
 # The fp8 rows are the non-causal ones (FlashAttention-3's fp8 headline).
-NONCAUSAL_ONLY = ("FlashAttention-3 e4m3",)
+NONCAUSAL_ONLY = ("FlashAttention-3 e4m3", "flashc-sm_90a e4m3")
 ALIASES = {"fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
-           "fa3-f16": "FlashAttention-3 f16", "fa3-e4m3": "FlashAttention-3 e4m3"}
+           "fa3-f16": "FlashAttention-3 f16", "fa3-e4m3": "FlashAttention-3 e4m3",
+           "flashc-sm_90a-e4m3": "flashc-sm_90a e4m3"}
 # Head dims each kernel builds (FlashAttention-2's tiles, Triton's tutorial
 # space; the others report what they cannot build as a row).
 HEAD_DIMS = {"FlashAttention-2": (64, 128)}
@@ -297,7 +309,7 @@ def parse_args(argv):
             ap.error("%s builds head dims %s only" % (k, ", ".join(map(str, dims))))
         if k in fa3.VARIANTS and args.archs != ["sm_90"]:
             ap.error("%s is profiled on sm_90 only: --archs sm_90" % k)
-    if "flashc-sm_90a" in args.kernels and args.archs != ["sm_90"]:
+    if any(k.startswith("flashc-sm_90a") for k in args.kernels) and args.archs != ["sm_90"]:
         ap.error("flashc-sm_90a is profiled beside sm_90: --archs sm_90")
     return args
 

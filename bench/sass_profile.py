@@ -59,7 +59,7 @@ def sidecar_attention_flop(sidecar):
     return model.attention_flop(c["BLOCK_M"], c["BLOCK_N"], c["HEAD_DIM"], c["WARPS"])
 
 
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f8E4M3FN": 1}
 
 
 def sidecar_tma_bytes(sidecar):

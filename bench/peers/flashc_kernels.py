@@ -1,4 +1,5 @@
-"""flashc's fa2 at its defaults, compiled to cubins for the SASS comparison."""
+"""flashc's fa2 (and the fp8 fa3_fp8) at its defaults, compiled to cubins for
+the SASS comparison."""
 
 import json
 import os
@@ -12,16 +13,22 @@ class CompileError(RuntimeError):
     there yet); the message is its first diagnostic line."""
 
 
-def config_name(head_dim, causal, arch):
-    return "flashc_d%d_%s.%s" % (head_dim, "causal" if causal else "noncausal", arch)
+# The fp8 (e4m3) forward: FlashAttention-3's e4m3 kernels' counterpart.
+FP8_KERNEL = os.path.join("kernels", "fa3_fp8.tile")
 
 
-def build(repo_root, flashc, head_dim, causal, arch, out_dir):
-    """flashc kernels/fa2.tile -D HEAD_DIM=D -D CAUSAL=C --arch=ARCH --emit=cubin;
-    returns (cubin, meta) with the sidecar's tile, warps and shared memory."""
+def config_name(head_dim, causal, arch, kernel=KERNEL):
+    stem = "flashc" if kernel == KERNEL else os.path.splitext(os.path.basename(kernel))[0]
+    return "%s_d%d_%s.%s" % (stem, head_dim, "causal" if causal else "noncausal", arch)
+
+
+def build(repo_root, flashc, head_dim, causal, arch, out_dir, kernel=KERNEL):
+    """flashc KERNEL (kernels/fa2.tile) -D HEAD_DIM=D -D CAUSAL=C --arch=ARCH
+    --emit=cubin; returns (cubin, meta) with the sidecar's tile, warps and
+    shared memory."""
     os.makedirs(out_dir, exist_ok=True)
-    cubin = os.path.join(out_dir, config_name(head_dim, causal, arch) + ".cubin")
-    cmd = [flashc, os.path.join(repo_root, KERNEL), "-D", "HEAD_DIM=%d" % head_dim,
+    cubin = os.path.join(out_dir, config_name(head_dim, causal, arch, kernel) + ".cubin")
+    cmd = [flashc, os.path.join(repo_root, kernel), "-D", "HEAD_DIM=%d" % head_dim,
            "-D", "CAUSAL=%s" % ("true" if causal else "false"), "--arch=" + arch,
            "--emit=cubin", "-o", cubin]
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -40,7 +47,9 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir):
             # kernel's producer warpgroup (the block's extra 4 warps).
             "mma_warps": constants.get("WARPS", sidecar["num_warps"]),
             "smem": shared["static_bytes"] + shared["dynamic_bytes"],
-            "command": "flashc kernels/fa2.tile -D HEAD_DIM=%d -D CAUSAL=%s --arch=%s "
-                       "--emit=cubin -o OUT.cubin" % (head_dim, "true" if causal else "false",
-                                                      arch)}
+            "command": "flashc %s -D HEAD_DIM=%d -D CAUSAL=%s --arch=%s "
+                       "--emit=cubin -o OUT.cubin" % (kernel, head_dim,
+                                                      "true" if causal else "false", arch)}
+    if kernel == FP8_KERNEL:
+        meta["dtype"] = "e4m3"
     return cubin, meta

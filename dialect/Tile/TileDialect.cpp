@@ -153,16 +153,19 @@ LogicalResult SharedType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> shape, Type elementType,
                                  int64_t perPhase, int64_t maxPhase,
                                  int64_t blockCols) {
-  if (!elementType.isF16() && !elementType.isBF16())
-    return emitError() << "shared buffer element type must be f16 or bf16, got "
-                       << elementType;
+  if (!elementType.isF16() && !elementType.isBF16() &&
+      !isa<Float8E4M3FNType>(elementType))
+    return emitError()
+           << "shared buffer element type must be f16, bf16 or f8E4M3FN, got "
+           << elementType;
+  const int64_t elemBytes = elementType.getIntOrFloatBitWidth() / 8;
   if (shape.size() != 3)
     return emitError() << "shared buffer shape must be [slots, rows, cols], "
                           "got rank "
                        << shape.size();
   if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return emitError() << "shared buffer dims must be positive";
-  int64_t rowBytes = shape[2] * 2;
+  int64_t rowBytes = shape[2] * elemBytes;
   if (rowBytes % 16 != 0)
     return emitError() << "shared buffer rows must be whole 16-byte chunks, "
                           "got "
@@ -179,10 +182,10 @@ LogicalResult SharedType::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "block_cols " << blockCols
                          << " must divide the " << shape[2]
                          << " columns into two or more blocks";
-    if (blockCols * 2 % 16 != 0)
+    if (blockCols * elemBytes % 16 != 0)
       return emitError() << "column blocks must be whole 16-byte chunks, got "
-                         << blockCols * 2 << " bytes";
-    rowBytes = blockCols * 2;
+                         << blockCols * elemBytes << " bytes";
+    rowBytes = blockCols * elemBytes;
   }
   if (maxPhase > rowBytes / 16)
     return emitError() << "swizzle max_phase " << maxPhase

@@ -114,9 +114,12 @@ L::Coord DotOperandLayoutAttr::getCoord(ArrayRef<int64_t> shape, int64_t warp,
 LogicalResult DotOperandLayoutAttr::verifyEncoding(
     ArrayRef<int64_t> shape, Type elementType,
     function_ref<InFlightDiagnostic()> emitError) const {
-  if (!elementType.isF16() && !elementType.isBF16())
-    return emitError() << "an MMA operand layout holds f16 or bf16, got "
-                       << elementType;
+  // f8e4m3 only as wgmma's (AssignLayouts gives it no other MMA).
+  if (!elementType.isF16() && !elementType.isBF16() &&
+      !isa<Float8E4M3FNType>(elementType))
+    return emitError()
+           << "an MMA operand layout holds f16, bf16 or f8E4M3FN, got "
+           << elementType;
   return reportShapeError(emitError, *this, checkShape(shape));
 }
 

@@ -6,6 +6,7 @@
 #include "flashc/Emulator/WarpgroupOps.h"
 
 #include "flashc/Dialect/Tile/WarpgroupLayouts.h"
+#include "flashc/Runtime/Float8.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,6 +30,8 @@ std::string checkWgmmaConfig(const WgmmaConfig &config) {
   if ((config.scaleA != 1 && config.scaleA != -1) ||
       (config.scaleB != 1 && config.scaleB != -1))
     return "imm-scale-a/b must be 1 or -1";
+  if (config.type == ElementType::E4M3 && (config.transA || config.transB))
+    return "e4m3 operands are K-major only (no transpose for 8-bit types)";
   return {};
 }
 
@@ -57,8 +60,7 @@ Status checkWgmmaDescriptorBits(uint64_t descriptor, const char *what) {
 Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
                               int64_t mnExtent, ElementType type,
                               const char *what) {
-  (void)type; // both 16-bit
-  const int64_t elemBytes = 2;
+  const int64_t elemBytes = wgmmaElementBytes(type), K = wgmmaK(type);
   lay::WgmmaDescriptor d = lay::decodeWgmmaDescriptor(descriptor);
   if (d.swizzle == lay::SmemSwizzle::None)
     return Status::success();
@@ -67,7 +69,7 @@ Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
   const int64_t perSpan = span / elemBytes;
   // The bytes one row of an atom reads, from the atom's origin on.
   const int64_t rowBytes =
-      mnMajor ? std::min(mnExtent, perSpan) * elemBytes : 16 * elemBytes;
+      mnMajor ? std::min(mnExtent, perSpan) * elemBytes : K * elemBytes;
   auto check = [&](int64_t origin, int64_t mn, int64_t k) -> Status {
     int64_t into = origin % atom;
     if (into + rowBytes <= span)
@@ -96,7 +98,7 @@ Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
   // Atoms of 8 K rows: a span of MN elements wide (LBO apart along MN),
   // SBO apart along K.
   for (int64_t mn = 0; mn < mnExtent; mn += perSpan)
-    for (int64_t k = 0; k < 16; k += 8)
+    for (int64_t k = 0; k < K; k += 8)
       if (Status s = check(d.startAddress + mn / perSpan * d.leadingByteOffset +
                                k / 8 * d.strideByteOffset,
                            mn, k);
@@ -108,13 +110,13 @@ Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
 std::vector<uint32_t> wgmmaOperandAddresses(uint64_t descriptor, bool mnMajor,
                                             int64_t mnExtent,
                                             ElementType type) {
-  (void)type; // both 16-bit
+  const int64_t K = wgmmaK(type), elemBytes = wgmmaElementBytes(type);
   lay::WgmmaDescriptor d = lay::decodeWgmmaDescriptor(descriptor);
-  std::vector<uint32_t> out(mnExtent * 16);
+  std::vector<uint32_t> out(mnExtent * K);
   for (int64_t mn = 0; mn < mnExtent; ++mn)
-    for (int64_t k = 0; k < 16; ++k)
-      out[mn * 16 + k] = static_cast<uint32_t>(
-          lay::wgmmaOperandAddress(d, mnMajor, 2, mn, k));
+    for (int64_t k = 0; k < K; ++k)
+      out[mn * K + k] = static_cast<uint32_t>(
+          lay::wgmmaOperandAddress(d, mnMajor, elemBytes, mn, k));
   return out;
 }
 
@@ -130,21 +132,35 @@ Result<WgmmaOperand> readWgmmaOperand(const SharedMemory &smem,
     return s;
   std::vector<uint32_t> addrs =
       wgmmaOperandAddresses(descriptor, mnMajor, mnExtent, type);
+  const int64_t K = wgmmaK(type);
+  const bool fp8 = type == ElementType::E4M3;
   WgmmaOperand out(addrs.size());
   for (size_t i = 0; i < addrs.size(); ++i) {
-    uint16_t bits;
-    if (Status s = smem.read(addrs[i], &bits, 2); !s.ok())
+    uint16_t bits = 0;
+    if (Status s = smem.read(addrs[i], &bits, fp8 ? 1 : 2); !s.ok())
       return Status::failure(std::string(kMnemonic) + ": " + what +
-                             " element (" + std::to_string(i / 16) + ", " +
-                             std::to_string(i % 16) + ") through descriptor " +
+                             " element (" + std::to_string(i / K) + ", " +
+                             std::to_string(i % K) + ") through descriptor " +
                              hex(descriptor) + ": " + s.error());
-    out[i] = bits16ToDouble(bits, type);
+    out[i] = fp8 ? e4m3BitsToDouble(static_cast<uint8_t>(bits))
+                 : bits16ToDouble(bits, type);
   }
   return out;
 }
 
 WgmmaOperand wgmmaRegisterOperandA(const WgmmaARegisters &regs,
                                    ElementType type) {
+  if (type == ElementType::E4M3) {
+    WgmmaOperand a(lay::kWgmmaAtomM * lay::kWgmmaAtomK8);
+    for (int64_t t = 0; t < kWarpgroupThreads; ++t)
+      for (int64_t e = 0; e < lay::kWgmmaA8Elements; ++e) {
+        lay::Coord at = lay::wgmmaA8RegCoord<int64_t>(t, e);
+        uint32_t reg = regs[e / 4][t];
+        a[at[0] * lay::kWgmmaAtomK8 + at[1]] =
+            e4m3BitsToDouble(static_cast<uint8_t>(reg >> (8 * (e % 4))));
+      }
+    return a;
+  }
   WgmmaOperand a(lay::kWgmmaAtomM * 16);
   for (int64_t t = 0; t < kWarpgroupThreads; ++t)
     for (int64_t e = 0; e < lay::kWgmmaAElements; ++e) {
@@ -163,20 +179,21 @@ Result<WgmmaAccumulator> wgmmaM64NK16(const WgmmaConfig &config,
   if (std::string e = checkWgmmaConfig(config); !e.empty())
     return Status::failure(std::string(kMnemonic) + ": " + e);
   const int64_t n = config.n, regs = lay::wgmmaAccNumRegisters(n);
-  if (a.size() != size_t(lay::kWgmmaAtomM * 16) || b.size() != size_t(n * 16) ||
+  const int64_t K = wgmmaK(config.type);
+  if (a.size() != size_t(lay::kWgmmaAtomM * K) || b.size() != size_t(n * K) ||
       (config.scaleD && c.size() != size_t(regs)))
     return Status::failure(std::string(kMnemonic) +
                            ": operand sizes do not match m64n" +
-                           std::to_string(n) + "k16");
-  // Negation is exact, and so is its product with a 16-bit value.
+                           std::to_string(n) + "k" + std::to_string(K));
+  // Negation is exact, and so is its product with a 16- or 8-bit value.
   const double sign = double(config.scaleA) * double(config.scaleB);
   WgmmaAccumulator d(regs);
   for (int64_t t = 0; t < kWarpgroupThreads; ++t)
     for (int64_t i = 0; i < regs; ++i) {
       lay::Coord at = lay::wgmmaAccCoord<int64_t>(t, i);
-      const double *arow = &a[at[0] * 16], *bcol = &b[at[1] * 16];
+      const double *arow = &a[at[0] * K], *bcol = &b[at[1] * K];
       double sum = 0.0;
-      for (int k = 0; k < 16; ++k)
+      for (int64_t k = 0; k < K; ++k)
         sum += arow[k] * bcol[k]; // each product exact in double
       sum *= sign;
       if (config.scaleD)

@@ -151,24 +151,38 @@ std::string parseRegisterAWgmma(LLVM::InlineAsmOp op, RegisterAWgmma &out) {
   if (!mnemonic.consume_front("wgmma.mma_async.sync.aligned.m64n"))
     return "not a wgmma.mma_async.sync.aligned.m64nNk16 instruction";
   size_t k = mnemonic.find("k16.f32.");
+  size_t k32 = mnemonic.find("k32.f32.");
+  bool fp8 = k == llvm::StringRef::npos && k32 != llvm::StringRef::npos;
+  if (fp8)
+    k = k32;
   if (k == llvm::StringRef::npos ||
       mnemonic.take_front(k).getAsInteger(10, out.config.n))
-    return "expected m64n<N>k16.f32.<f16|bf16>.<f16|bf16>";
+    return "expected m64n<N>k16.f32.<f16|bf16>.<f16|bf16> or "
+           "m64n<N>k32.f32.e4m3.e4m3";
   llvm::StringRef types = mnemonic.drop_front(k + strlen("k16.f32."));
-  if (types == "f16.f16")
+  if (!fp8 && types == "f16.f16")
     out.config.type = ElementType::F16;
-  else if (types == "bf16.bf16")
+  else if (!fp8 && types == "bf16.bf16")
     out.config.type = ElementType::BF16;
+  else if (fp8 && types == "e4m3.e4m3")
+    out.config.type = ElementType::E4M3;
   else
-    return "input types must be f16.f16 or bf16.bf16, got " + types.str();
+    return "input types must be f16.f16 or bf16.bf16 (k16) or e4m3.e4m3 "
+           "(k32), got " +
+           types.str();
   if (std::string e = lay::checkWgmmaN(out.config.n); !e.empty())
     return e;
 
+  // 8-bit forms have no imm-trans-b (K-major only).
   auto ops = splitTop(rest, ',');
-  if (ops.size() != 7)
-    return "expected 7 operands (d, a, b-desc, scale-d, imm-scale-a, "
-           "imm-scale-b, imm-trans-b), got " +
-           std::to_string(ops.size());
+  size_t numOps = fp8 ? 6 : 7;
+  if (ops.size() != numOps)
+    return fp8 ? "expected 6 operands (d, a, b-desc, scale-d, imm-scale-a, "
+                 "imm-scale-b), got " +
+                     std::to_string(ops.size())
+               : "expected 7 operands (d, a, b-desc, scale-d, imm-scale-a, "
+                 "imm-scale-b, imm-trans-b), got " +
+                     std::to_string(ops.size());
   unsigned numResults = op.getNumResults() ? 1 : 0;
   auto resType =
       numResults ? dyn_cast<LLVM::LLVMStructType>(op.getRes().getType())
@@ -223,7 +237,8 @@ std::string parseRegisterAWgmma(LLVM::InlineAsmOp op, RegisterAWgmma &out) {
   };
   int transB = 0;
   if (!imm(ops[4], {1, -1}, out.config.scaleA) ||
-      !imm(ops[5], {1, -1}, out.config.scaleB) || !imm(ops[6], {0, 1}, transB))
+      !imm(ops[5], {1, -1}, out.config.scaleB) ||
+      (!fp8 && !imm(ops[6], {0, 1}, transB)))
     return "imm-scale-a/b must be 1 or -1 and imm-trans-b 0 or 1";
   out.config.transB = transB;
 
@@ -716,12 +731,14 @@ int64_t packConfig(const WgmmaConfig &c) {
   return c.n | int64_t(c.type == ElementType::BF16) << 16 |
          int64_t(c.scaleD) << 17 | int64_t(c.scaleA < 0) << 18 |
          int64_t(c.scaleB < 0) << 19 | int64_t(c.transA) << 20 |
-         int64_t(c.transB) << 21;
+         int64_t(c.transB) << 21 | int64_t(c.type == ElementType::E4M3) << 22;
 }
 WgmmaConfig unpackConfig(int64_t v) {
   WgmmaConfig c;
   c.n = v & 0xffff;
-  c.type = (v >> 16 & 1) ? ElementType::BF16 : ElementType::F16;
+  c.type = (v >> 22 & 1)   ? ElementType::E4M3
+           : (v >> 16 & 1) ? ElementType::BF16
+                           : ElementType::F16;
   c.scaleD = v >> 17 & 1;
   c.scaleA = (v >> 18 & 1) ? -1 : 1;
   c.scaleB = (v >> 19 & 1) ? -1 : 1;
@@ -774,7 +791,7 @@ bool readOperand(Executor &ex, const Instr &I, int64_t g, uint64_t desc,
   if (!r.ok())
     return ex.fail(I, r.error());
   out = std::move(*r);
-  ex.stats.sharedBytesRead += int64_t(addrs.size()) * 2;
+  ex.stats.sharedBytesRead += int64_t(addrs.size()) * wgmmaElementBytes(type);
   return true;
 }
 } // namespace
@@ -875,7 +892,7 @@ static bool execWgmma(Executor &ex, const Instr &I,
                                std::move(chunks)};
     wg.queue.issue(id);
     ++ex.stats.wgmma;
-    ex.stats.wgmmaFlops += 2 * lay::kWgmmaAtomM * c.n * lay::kWgmmaAtomK16;
+    ex.stats.wgmmaFlops += 2 * lay::kWgmmaAtomM * c.n * wgmmaK(c.type);
     return true;
   });
 }
@@ -923,25 +940,30 @@ static bool checkResult(ProgramBuilder &b, Operation *op, int64_t n,
 static bool compileWgmmaSS(ProgramBuilder &b, Operation *op) {
   auto o = cast<NVVM::WgmmaMmaAsyncOp>(op);
   auto shape = o.getShape();
-  if (shape.getM() != 64 || shape.getK() != 16 ||
+  bool fp8 = o.getTypeA() == NVVM::WGMMATypes::e4m3;
+  if (shape.getM() != 64 || shape.getK() != (fp8 ? 32 : 16) ||
       o.getTypeD() != NVVM::WGMMATypes::f32 ||
       (o.getTypeA() != NVVM::WGMMATypes::f16 &&
-       o.getTypeA() != NVVM::WGMMATypes::bf16) ||
+       o.getTypeA() != NVVM::WGMMATypes::bf16 && !fp8) ||
       o.getTypeB() != o.getTypeA())
-    return b.fail(op, "only wgmma m64nNk16 with f16 or bf16 inputs and an "
-                      "f32 accumulator is supported");
+    return b.fail(op, "only wgmma m64nNk16 with f16 or bf16 inputs or "
+                      "m64nNk32 with e4m3 inputs, and an f32 accumulator, "
+                      "is supported");
   WgmmaConfig c;
   c.n = shape.getN();
   if (std::string e = lay::checkWgmmaN(c.n); !e.empty())
     return b.fail(op, e);
-  c.type = o.getTypeA() == NVVM::WGMMATypes::bf16 ? ElementType::BF16
-                                                   : ElementType::F16;
+  c.type = fp8 ? ElementType::E4M3
+               : o.getTypeA() == NVVM::WGMMATypes::bf16 ? ElementType::BF16
+                                                        : ElementType::F16;
   c.scaleD = o.getScaleD() == NVVM::WGMMAScaleOut::one;
   c.scaleA = o.getScaleA() == NVVM::WGMMAScaleIn::neg ? -1 : 1;
   c.scaleB = o.getScaleB() == NVVM::WGMMAScaleIn::neg ? -1 : 1;
   // A "row" and B "col" are K-major; the other layouts are MN-major.
   c.transA = o.getLayoutA() == NVVM::MMALayout::col;
   c.transB = o.getLayoutB() == NVVM::MMALayout::row;
+  if (std::string e = checkWgmmaConfig(c); !e.empty())
+    return b.fail(op, e);
   Instr I = ProgramBuilder::instr(op, execWgmma);
   I.a = b.idOf(o.getDescriptorA());
   I.b = b.idOf(o.getDescriptorB());

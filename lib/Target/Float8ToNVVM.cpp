@@ -5,8 +5,10 @@
 // (llvm.nvvm.e4m3x2.to.f16x2.rn), two elements per instruction; the fp8
 // values become the i8 bytes that memory holds (the loads and stores of the
 // SIMT lowering already bitcast them), so that nothing of type f8E4M3FN is
-// left for the LLVM lowering, which has no such type. The executors model
-// the same conversions (flashc/Runtime/Float8.h).
+// left for the LLVM lowering, which has no such type: fp8 constants become
+// their bytes, and loops and branches carry fp8 values (the P of an
+// overlapped fp8 attention loop) as bytes. The executors model the same
+// conversions (flashc/Runtime/Float8.h).
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Target/PTX.h"
@@ -15,7 +17,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/Pass.h"
@@ -166,9 +171,64 @@ struct FoldBitcastRoundTrip : OpRewritePattern<arith::BitcastOp> {
   }
 };
 
+/// An fp8 constant as its bytes, bitcast back.
+struct ConstantE4M3 : OpRewritePattern<arith::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isE4M3(op.getType()))
+      return rewriter.notifyMatchFailure(op, "not an e4m3 constant");
+    Type i8 = rewriter.getI8Type();
+    TypedAttr bytes;
+    if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue()))
+      bytes = dense.bitcast(i8);
+    else if (auto f = dyn_cast<FloatAttr>(op.getValue()))
+      bytes = rewriter.getIntegerAttr(
+          i8, f.getValue().bitcastToAPInt().getZExtValue());
+    else
+      return rewriter.notifyMatchFailure(op, "not a float constant");
+    Value c = arith::ConstantOp::create(rewriter, op.getLoc(), bytes);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), c);
+    return success();
+  }
+};
+
+/// scf.for / scf.if / scf.yield carrying fp8 values carry their bytes
+/// (upstream's structural conversion, arith.bitcast at the edges).
+LogicalResult carryFloat8AsBytes(gpu::GPUModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  TypeConverter converter;
+  converter.addConversion([](Type t) { return t; });
+  converter.addConversion([ctx](Float8E4M3FNType) -> Type {
+    return IntegerType::get(ctx, 8);
+  });
+  converter.addConversion([ctx](VectorType v) -> Type {
+    if (!isE4M3(v))
+      return v;
+    return VectorType::get(v.getShape(), IntegerType::get(ctx, 8));
+  });
+  auto bitcast = [](OpBuilder &b, Type type, ValueRange inputs,
+                    Location loc) -> Value {
+    if (inputs.size() != 1)
+      return Value();
+    return arith::BitcastOp::create(b, loc, type, inputs[0]);
+  };
+  converter.addSourceMaterialization(bitcast);
+  converter.addTargetMaterialization(bitcast);
+  ConversionTarget target(*ctx);
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  RewritePatternSet patterns(ctx);
+  scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                       target);
+  return applyPartialConversion(module, target, std::move(patterns));
+}
+
 struct Float8ToNVVMPass
     : flash::impl::FlashcFloat8ToNVVMBase<Float8ToNVVMPass> {
   void runOnOperation() override {
+    if (failed(carryFloat8AsBytes(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     flash::populateFloat8ToNVVMPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
@@ -178,6 +238,6 @@ struct Float8ToNVVMPass
 } // namespace
 
 void flash::populateFloat8ToNVVMPatterns(RewritePatternSet &patterns) {
-  patterns.add<TruncFToE4M3, ExtFFromE4M3, FoldBitcastRoundTrip>(
+  patterns.add<TruncFToE4M3, ExtFFromE4M3, FoldBitcastRoundTrip, ConstantE4M3>(
       patterns.getContext());
 }

@@ -21,6 +21,7 @@
 #include "SharedStaging.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -91,15 +92,21 @@ std::string warpgroupMismatch(MmaOp mma, int64_t numWarps) {
     return cast<RankedTensorType>(v.getType()).getElementType();
   };
   Type element = elementOf(mma.getA());
-  if (!(element.isF16() || element.isBF16()) ||
+  bool fp8 = isa<Float8E4M3FNType>(element);
+  if (!(element.isF16() || element.isBF16() || fp8) ||
       elementOf(mma.getB()) != element || !mma.getType().getElementType().isF32())
-    return "operands are not f16 or bf16 with an f32 accumulator";
+    return "operands are not f16, bf16 or f8e4m3 with an f32 accumulator";
   int64_t m = mma.getType().getDimSize(0), n = mma.getType().getDimSize(1);
   int64_t k = cast<RankedTensorType>(mma.getA().getType())
                   .getDimSize(mma.getTransposeA() ? 0 : 1);
+  // wgmma takes e4m3 in k32 steps (m64nNk32).
+  int64_t stepK = fp8 ? layout::kWgmmaAtomK8 : layout::kAtomK;
   if (m % (layout::kAtomM * numWarps) != 0 || n % layout::kAtomN != 0 ||
-      k % layout::kAtomK != 0)
-    return "its shape does not divide into the warpgroups' 64 x N x 16 steps";
+      k % stepK != 0)
+    return "its shape does not divide into the warpgroups' 64 x N x " +
+           std::to_string(stepK) + " steps";
+  if (fp8 && mma.getTransposeA())
+    return "its f8e4m3 A is transposed (wgmma reads 8-bit A K-major only)";
   // Gathered rows (a paged or masked KV load) stage like any other load:
   // the gather only decides where each row's chunks come from.
   auto load = mma.getB().getDefiningOp<LoadOp>();
@@ -625,6 +632,31 @@ private:
   SmallVector<DefWant> defWants;
 };
 
+/// An MMA on f8e4m3 operands lowers only to wgmma m64nNk32 (mma.sync has no
+/// e4m3 form before sm_89): off sm_90a, or where it cannot be a warpgroup
+/// MMA, it is an error at its location here, before any other layout is
+/// chosen for it (the interpreter runs it).
+LogicalResult rejectFloat8Mma(func::FuncOp func, int64_t numWarps) {
+  LogicalResult result = success();
+  func.walk([&](MmaOp mma) {
+    if (!isa<Float8E4M3FNType>(
+            cast<RankedTensorType>(mma.getA().getType()).getElementType()))
+      return WalkResult::advance();
+    std::string why;
+    if (!targetsWgmma(func))
+      why = "needs --arch=sm_90a (wgmma with e4m3 operands)";
+    else if (std::string m = warpgroupMismatch(mma, numWarps); !m.empty())
+      why = "must be a warpgroup MMA (wgmma m64nNk32) on sm_90a, but " + m;
+    if (why.empty())
+      return WalkResult::advance();
+    mma.emitError() << "'dot' on f8e4m3 tiles " << why
+                    << "; it runs on --target=interp";
+    result = failure();
+    return WalkResult::interrupt();
+  });
+  return result;
+}
+
 struct TileAssignLayoutsPass
     : flash::impl::TileAssignLayoutsBase<TileAssignLayoutsPass> {
   void runOnOperation() override {
@@ -632,6 +664,8 @@ struct TileAssignLayoutsPass
     auto warps = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
     if (!warps)
       return; // not a kernel (e.g. a grid function)
+    if (failed(rejectFloat8Mma(func, warps.getInt())))
+      return signalPassFailure();
     if (failed(LayoutAssigner(func, warps.getInt()).run()))
       signalPassFailure();
   }

@@ -46,7 +46,13 @@ static int64_t kernelWarps(Operation *op) {
 SharedType flash::stagingBufferFor(LoadOp load) {
   RankedTensorType tile = load.getType();
   Type element = tile.getElementType();
-  if (!(element.isF16() || element.isBF16()) || tile.getRank() != 2)
+  // f8e4m3 tiles are staged only as MMA operands (wgmma's, which reads them
+  // through descriptors).
+  bool fp8Operand = isa<Float8E4M3FNType>(element) &&
+                    llvm::any_of(load->getUsers(),
+                                 [](Operation *u) { return isa<MmaOp>(u); });
+  if (!(element.isF16() || element.isBF16() || fp8Operand) ||
+      tile.getRank() != 2)
     return {};
   auto pad = dyn_cast<FloatAttr>(load.getPad());
   if (!pad || !pad.getValue().isPosZero())
@@ -83,6 +89,14 @@ SharedType flash::stagingBufferFor(LoadOp load) {
 
 SharedType flash::wgmmaOperandBuffer(SharedType buffer) {
   int64_t rowBytes = buffer.getRowBytes();
+  // f8e4m3 rows of 32 or 64 bytes (HEAD_DIM 32, 64) stage in the 32B / 64B
+  // canonical layouts: a phase per 128 bytes of rows, a chunk per phase.
+  if (isa<Float8E4M3FNType>(buffer.getElementType()) &&
+      (rowBytes == 32 || rowBytes == 64))
+    return buffer.getMaxPhase() == rowBytes / 16 &&
+                   buffer.getPerPhase() * rowBytes == 128
+               ? buffer
+               : SharedType();
   if (rowBytes <= 128)
     return (rowBytes == 32 || rowBytes == 64 || rowBytes == 128) &&
                    rowBytes == 16 * buffer.getPerPhase() * buffer.getMaxPhase()
@@ -345,6 +359,12 @@ void rereadInLoops(LocalLoadOp read) {
     SharedType buffer = read.getSource().getType();
     bool wgmmaB = use.getOperandNumber() == 1 && feedsWarpgroupMma(read) &&
                   flash::wgmmaOperandBuffer(buffer) == buffer;
+    // An f8e4m3 A too: wgmma reads it only through a descriptor (its
+    // register fragment is not one the loop could hold).
+    wgmmaB = wgmmaB || (use.getOperandNumber() == 0 &&
+                        isa<Float8E4M3FNType>(buffer.getElementType()) &&
+                        feedsWarpgroupMma(read) &&
+                        flash::wgmmaOperandBuffer(buffer) == buffer);
     if (!wgmmaB && held + loopTileRegisters(loop) <= kTileRegisterBudget)
       continue;
     OpBuilder builder(mma);

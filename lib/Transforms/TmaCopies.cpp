@@ -86,7 +86,8 @@ std::optional<StringRef> tmaCopyOf(AsyncCopyOp copy) {
   if (window.size() != 2 || window[1] != int64_t(rank) - 1 ||
       window[0] >= window[1] || !global.isStaticDim(rank - 1) ||
       global.getShape()[rank - 1] != type.getCols() ||
-      !(elem.isF16() || elem.isBF16()) || type.getRowBytes() % 16 != 0 ||
+      !(elem.isF16() || elem.isBF16() || isa<Float8E4M3FNType>(elem)) ||
+      type.getRowBytes() % 16 != 0 ||
       type.getRows() > 256 ||
       type.getStoredRowBytes() / type.getElementBytes() > 256)
     return std::nullopt;

@@ -100,6 +100,12 @@ class _Numpy:
         return np.zeros(shape, np.float32 if float32 else like.dtype)
 
     @staticmethod
+    def empty_bf16(like, shape):
+        import ml_dtypes
+
+        return np.zeros(shape, ml_dtypes.bfloat16)
+
+    @staticmethod
     def array(values, like, int32=False):
         return np.ascontiguousarray(values, dtype=np.int32 if int32 else np.float32)
 
@@ -139,6 +145,9 @@ class _Torch:
         dtype = self.torch.float32 if float32 else like.dtype
         return self.torch.zeros(shape, dtype=dtype, device=like.device)
 
+    def empty_bf16(self, like, shape):
+        return self.torch.zeros(shape, dtype=self.torch.bfloat16, device=like.device)
+
     def array(self, values, like, int32=False):
         dtype = self.torch.int32 if int32 else self.torch.float32
         return self.torch.as_tensor(values, dtype=dtype, device=like.device).contiguous()
@@ -153,6 +162,10 @@ class _Torch:
     def pad_last(self, x, size):
         if x.shape[-1] == size:
             return x
+        if self.dtype_name(x) == FP8_DTYPE:  # padded as its bytes (e4m3 zero is 0x00)
+            bytes_ = self.torch.nn.functional.pad(x.detach().view(self.torch.uint8),
+                                                  (0, size - x.shape[-1]))
+            return bytes_.view(x.dtype)
         return self.torch.nn.functional.pad(x.detach(), (0, size - x.shape[-1]))
 
     @staticmethod
@@ -179,6 +192,10 @@ def _host_view(backend, x):
             import ml_dtypes
 
             return x.view(backend.torch.int16).numpy().view(ml_dtypes.bfloat16)
+        if backend.dtype_name(x) == FP8_DTYPE:
+            import ml_dtypes
+
+            return x.view(backend.torch.uint8).numpy().view(ml_dtypes.float8_e4m3fn)
         return x.numpy()
     return x
 
@@ -200,6 +217,61 @@ def wants_grad(*tensors):
             and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors))
 
 
+FP8_DTYPE = "float8_e4m3fn"
+
+
+def is_fp8(backend_, x):
+    """Whether x holds e4m3 values (ml_dtypes.float8_e4m3fn arrays,
+    torch.float8_e4m3fn tensors)."""
+    return backend_.dtype_name(x) == FP8_DTYPE
+
+
+def _descale(value, batch, heads, name):
+    """A descale factor: a number, or FlashAttention-3's per-(batch, kv head)
+    [B, H_KV] tensor, which the kernel takes when all its entries are one
+    factor (per-tensor scaling)."""
+    if value is None:
+        return 1.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    values = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value,
+                        dtype=np.float64).reshape(-1)
+    if values.size not in (1, batch * heads):
+        raise ValueError(f"{name} must be a number or [B, H_KV] ({batch}, {heads}), "
+                         f"not {tuple(np.shape(value))}")
+    if not (values == values[0]).all():
+        raise ValueError(f"{name}: per-(batch, head) factors that differ are not "
+                         "supported (fa3_fp8 takes one factor per tensor)")
+    return float(values[0])
+
+
+def _fp8_forward(arrays, q, k, v, softmax_scale, causal, window_size, softcap,
+                 alibi_slopes, return_lse, descales, target, arch):
+    """kernels/fa3_fp8.tile: e4m3 q, k, v with descale factors; out bf16."""
+    if (tuple(window_size) != (-1, -1) or softcap or alibi_slopes is not None
+            or return_lse):
+        raise ValueError("e4m3 attention takes no window, softcap, alibi_slopes or "
+                         "softmax_lse (kernels/fa3_fp8.tile)")
+    if k.shape[2] != q.shape[2] or v.shape[-1] != q.shape[-1]:
+        raise ValueError("e4m3 attention takes K and V with Q's heads and head dim")
+    if any(not is_fp8(arrays, x) for x in (k, v)):
+        raise TypeError("e4m3 attention takes q, k and v all float8_e4m3fn")
+    head_dim = q.shape[-1]
+    padded = -(-int(head_dim) // 32) * 32  # wgmma's K step for e4m3
+    if padded > 256:
+        raise ValueError(f"head dim {head_dim} is not supported: it must be 1 .. 256")
+    q, k, v = (arrays.pad_last(x, padded) for x in (q, k, v))
+    qd, kd, vd = (_descale(d, q.shape[0], k.shape[2], n)
+                  for d, n in zip(descales, ("q_descale", "k_descale", "v_descale")))
+    compiled = _kernel("fa3_fp8", arch, (("HEAD_DIM", padded), ("CAUSAL", bool(causal))))
+    Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
+    O = arrays.empty_bf16(Q, tuple(Q.shape))
+    run(compiled, arrays, target, {"Q": Q, "K": K, "V": V, "O": O},
+        sm_scale=default_scale(softmax_scale, head_dim), q_descale=qd, k_descale=kd,
+        v_descale=vd)
+    return arrays.take_last(arrays.seq_first(O), head_dim)
+
+
 def kernel(name, arch, constants, dtype_name="float16"):
     """The compiled kernel `name` of kernels/ for operands of `dtype_name`
     (float16 or bfloat16: its type constant T), once per process."""
@@ -208,16 +280,30 @@ def kernel(name, arch, constants, dtype_name="float16"):
 
 def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
               softcap=0.0, alibi_slopes=None, return_lse=False, deterministic=False,
-              target=None, arch=DEFAULT_ARCH):
+              target=None, arch=DEFAULT_ARCH, q_descale=None, k_descale=None,
+              v_descale=None):
     """flash_attn_func(q, k, v, ...): q [B, Nq, H, D], k [B, Nk, H_KV, D], v
     [B, Nk, H_KV, DV] (H_KV divides H: GQA/MQA; DV may differ from D), f16 or
     bf16; alibi_slopes f32 [H] or [B, H]. Returns out [B, Nq, H, DV], and with return_lse also softmax_lse f32 [B, H, Nq].
+
+    e4m3 q, k and v (ml_dtypes.float8_e4m3fn arrays, torch.float8_e4m3fn
+    tensors; forward only, H_KV = H, DV = D, causal or not) run
+    kernels/fa3_fp8.tile with FlashAttention-3's q_descale, k_descale and
+    v_descale (numbers or [B, H_KV] tensors of one value; default 1): out is
+    bf16, softmax(softmax_scale (q_descale q)(k_descale k)^T)(v_descale v).
 
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,
     else interp). torch tensors that require grad go through
     flashc.FlashAttnFunc (the backward kernels; `deterministic` picks the
     backward's dQ kernel without atomics).
     """
+    arrays = backend(q)
+    if is_fp8(arrays, q):
+        return _fp8_forward(arrays, q, k, v, softmax_scale, causal, window_size, softcap,
+                            alibi_slopes, return_lse, (q_descale, k_descale, v_descale),
+                            target, arch)
+    if any(d is not None for d in (q_descale, k_descale, v_descale)):
+        raise ValueError("q_descale, k_descale and v_descale apply to e4m3 q, k and v")
     if wants_grad(q, k, v):
         from .autograd import flash_attn_function
 

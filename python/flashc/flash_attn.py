@@ -51,11 +51,18 @@ def _with_probs(out, lse, return_attn_probs):
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                     deterministic=False, return_attn_probs=False, *, target=None,
-                    arch=DEFAULT_ARCH):
+                    arch=DEFAULT_ARCH, q_descale=None, k_descale=None, v_descale=None):
     """q [B, Nq, H, D], k and v [B, Nk, H_KV, D]; returns out [B, Nq, H, D],
     with return_attn_probs (out, softmax_lse [B, H, Nq], S_dmask): S_dmask
     is None without dropout, else [B, H, round128(Nq), round128(Nk)]
-    (attention.dropout_probs)."""
+    (attention.dropout_probs). e4m3 q, k, v take FlashAttention-3's
+    q_descale / k_descale / v_descale and return bf16 (attention.attention)."""
+    if q_descale is not None or k_descale is not None or v_descale is not None:
+        if dropout_p or return_attn_probs:
+            raise ValueError("e4m3 attention takes no dropout and returns no probabilities")
+        return attention(q, k, v, softmax_scale, causal, _window(window_size), softcap,
+                         alibi_slopes, target=target, arch=arch, q_descale=q_descale,
+                         k_descale=k_descale, v_descale=v_descale)
     if dropout_p:
         return _dropout_func(q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
                              alibi_slopes, deterministic, return_attn_probs, target, arch)

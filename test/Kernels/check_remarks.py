@@ -70,6 +70,10 @@ def remarked_loops(stderr):
     return found
 
 
+# Kernels that compile only for sm_90a (f8e4m3 MMAs): remarked there.
+ARCH_FLAGS = {"fa3_fp8.tile": ["--arch=sm_90a"]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flashc", required=True)
@@ -79,11 +83,13 @@ def main():
     kernels = sorted(glob.glob(os.path.join(args.kernels, "*.tile")))
     for path in kernels:
         name = os.path.basename(path)
-        tile = subprocess.run([args.flashc, path, "--emit=tile", "--split-masked-loops=false"],
-                              check=True, capture_output=True, text=True)
-        plain = subprocess.run([args.flashc, path, "--emit=layout", "-o", os.devnull],
+        arch = ARCH_FLAGS.get(name, [])
+        tile = subprocess.run([args.flashc, path, "--emit=tile", "--split-masked-loops=false"]
+                              + arch, check=True, capture_output=True, text=True)
+        plain = subprocess.run([args.flashc, path, "--emit=layout", "-o", os.devnull] + arch,
                                check=True, capture_output=True, text=True)
-        remarks = subprocess.run([args.flashc, path, "-R", "--emit=layout", "-o", os.devnull],
+        remarks = subprocess.run([args.flashc, path, "-R", "--emit=layout", "-o",
+                                  os.devnull] + arch,
                                  check=True, capture_output=True, text=True).stderr
         key, staged = loops(tile.stdout)
         got = remarked_loops(remarks)

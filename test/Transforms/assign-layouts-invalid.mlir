@@ -34,3 +34,13 @@ func.func @warps_mismatch() attributes {tile.num_warps = 4 : i32,
 func.func @tile_argument(%x: tensor<16x16xf32>) attributes {tile.num_warps = 1 : i32} {
   return
 }
+
+// -----
+
+// An MMA on f8e4m3 operands has no layout off sm_90a.
+func.func @f8_mma(%a: tensor<16x32xf8E4M3FN>, %b: tensor<32x8xf8E4M3FN>) attributes {tile.num_warps = 1 : i32} {
+  %acc = arith.constant dense<0.0> : tensor<16x8xf32>
+  // expected-error @below {{'dot' on f8e4m3 tiles needs --arch=sm_90a (wgmma with e4m3 operands); it runs on --target=interp}}
+  %d = tile.mma %a, %b, %acc : tensor<16x32xf8E4M3FN>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf32>
+  return
+}

@@ -3,7 +3,8 @@
 // Checks dialect/Tile/WarpgroupLayouts.h exhaustively against tables built
 // independently of the formulas under test: the fragments from CUTLASS's
 // CuTe layouts (CLayout_64xN, ALayout_64x16 of mma_traits_sm90_gmma.hpp)
-// evaluated by a small generic CuTe layout evaluator; the swizzle from the
+// and ALayout_64x32 (8-bit A) evaluated by a small generic CuTe layout
+// evaluator; the swizzle from the
 // bit form of CuTe's Swizzle<B,4,3> and from the PTX ISA's pattern tables;
 // operand addresses from the PTX ISA's canonical layouts in CuTe notation;
 // descriptor encodings from the PTX ISA's worked examples.
@@ -62,6 +63,13 @@ CuteTv cutlassCLayout64xN(int64_t n) {
 /// thread/value strides over a 64 x 16 tile.
 CuteTv cutlassALayout64x16() {
   return {{{4, 8, 4}, {128, 1, 16}}, {{2, 2, 2}, {64, 8, 512}}, 64};
+}
+
+/// CUTLASS ALayout_64x32 (8-bit A from registers, m64nNk32) over a 64 x 32
+/// tile: Shape<Shape<_4,_8,_4>, Shape<_4,_2,_2>>,
+/// Stride<Stride<_256,_1,_16>, Stride<_64,_8,_1024>>.
+CuteTv cutlassALayout64x32() {
+  return {{{4, 8, 4}, {256, 1, 16}}, {{4, 2, 2}, {64, 8, 1024}}, 64};
 }
 
 TEST(WgmmaFragments, AccumulatorMatchesCutlassCLayoutForEveryN) {
@@ -134,6 +142,74 @@ TEST(WgmmaFragments, AccumulatorSlicesAreRegisterAOperands) {
         EXPECT_EQ(acc[0], a[0]);
         EXPECT_EQ(acc[1], a[1] + 16 * j);
       }
+}
+
+TEST(WgmmaFragments, Register8BitAMatchesCutlassALayout) {
+  CuteTv table = cutlassALayout64x32();
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (int64_t t = 0; t < kWarpgroupSize; ++t)
+    for (int64_t e = 0; e < kWgmmaA8Elements; ++e) {
+      Coord c = wgmmaA8RegCoord<int64_t>(t, e);
+      auto expected = table.coord(t, e);
+      ASSERT_EQ(c[0], expected.first) << "t " << t << " byte " << e;
+      ASSERT_EQ(c[1], expected.second) << "t " << t << " byte " << e;
+      seen.insert({c[0], c[1]});
+    }
+  EXPECT_EQ(seen.size(), size_t(64 * kWgmmaAtomK8));
+}
+
+// The accumulator does not hold the 8-bit A fragment in wgmma's own K order:
+// some thread would need another thread's score (the reason for the key
+// relabeling below).
+TEST(WgmmaFragments, AccumulatorIsNot8BitAInKeyOrder) {
+  int64_t mismatches = 0;
+  for (int64_t t = 0; t < kWarpgroupSize; ++t)
+    for (int64_t e = 0; e < kWgmmaA8Elements; ++e) {
+      Coord a = wgmmaA8RegCoord<int64_t>(t, e);
+      bool held = false;
+      for (int64_t i = 0; i < wgmmaAccNumRegisters(32); ++i) {
+        Coord acc = wgmmaAccCoord<int64_t>(t, i);
+        held |= acc[0] == a[0] && acc[1] == a[1];
+      }
+      mismatches += !held;
+    }
+  EXPECT_GT(mismatches, 0);
+}
+
+TEST(WgmmaFragments, Fp8KeyOrderIsAPermutationOfEachBlock) {
+  std::set<int64_t> keys;
+  for (int64_t k = 0; k < kWgmmaAtomK8; ++k) {
+    int64_t key = fp8PKey(k);
+    ASSERT_GE(key, 0);
+    ASSERT_LT(key, kWgmmaAtomK8);
+    keys.insert(key);
+  }
+  EXPECT_EQ(keys.size(), size_t(kWgmmaAtomK8));
+  EXPECT_NE(fp8PKey(2), 2); // not the identity
+}
+
+// With keys relabeled by fp8PKey, byte e of P's A registers for key block j
+// is accumulator register fp8PAccRegister(j, e) of the same thread: same
+// row, column 32 j + fp8PKey(k) where (row, k) is the byte's A coordinate.
+TEST(WgmmaFragments, AccumulatorRegistersAreFp8AOperandsUnderTheKeyOrder) {
+  for (int64_t n = 32; n <= 256; n += 32) {
+    std::set<int64_t> used;
+    for (int64_t t = 0; t < kWarpgroupSize; ++t)
+      for (int64_t j = 0; j < n / kWgmmaAtomK8; ++j)
+        for (int64_t e = 0; e < kWgmmaA8Elements; ++e) {
+          int64_t reg = fp8PAccRegister(j, e);
+          ASSERT_LT(reg, wgmmaAccNumRegisters(n));
+          Coord acc = wgmmaAccCoord<int64_t>(t, reg);
+          Coord a = wgmmaA8RegCoord<int64_t>(t, e);
+          ASSERT_EQ(acc[0], a[0]) << "t " << t << " block " << j << " byte " << e;
+          ASSERT_EQ(acc[1], kWgmmaAtomK8 * j + fp8PKey(a[1]))
+              << "t " << t << " block " << j << " byte " << e;
+          if (t == 0)
+            used.insert(reg);
+        }
+    // Every score register goes into exactly one byte.
+    EXPECT_EQ(int64_t(used.size()), wgmmaAccNumRegisters(n)) << "N " << n;
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,12 +5,14 @@
 // the accumulator fragment is compared element by element with a
 // straightforward row-major GEMM. Register A is packed from the mma.sync
 // A fragment of LayoutFunctions.h (each warp: its 16 rows), independently
-// of WarpgroupLayouts' formula.
+// of WarpgroupLayouts' formula; the 8-bit register A from CUTLASS's
+// ALayout_64x32 spelled out here.
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Emulator/WarpgroupOps.h"
 
 #include "flashc/Dialect/Tile/WarpgroupLayouts.h"
+#include "flashc/Runtime/Float8.h"
 
 #include <gtest/gtest.h>
 
@@ -37,20 +39,25 @@ Matrix makeMatrix(int64_t rows, int64_t cols, std::mt19937 &rng,
   Matrix m{rows, cols, std::vector<double>(rows * cols)};
   std::uniform_int_distribution<int> small(-4, 4);
   std::uniform_real_distribution<double> real(-2.0, 2.0);
-  for (double &x : m.v)
-    x = bits16ToDouble(doubleToBits16(integers ? small(rng) : real(rng), type),
-                       type);
+  for (double &x : m.v) {
+    double v = integers ? small(rng) : real(rng);
+    x = type == ElementType::E4M3 ? flash::roundToE4M3(v)
+                                  : bits16ToDouble(doubleToBits16(v, type), type);
+  }
   return m;
 }
 
 /// Stores `m` (rows x cols as the canonical layout takes them) at `base`.
 void storeCanonical(SharedMemory &smem, const Matrix &m, lay::SmemSwizzle s,
                     int64_t base, ElementType type) {
+  const int64_t bytes = wgmmaElementBytes(type);
   for (int64_t r = 0; r < m.rows; ++r)
     for (int64_t c = 0; c < m.cols; ++c) {
-      uint16_t bits = doubleToBits16(m.at(r, c), type);
-      int64_t off = lay::canonicalSmemOffset(s, 2, m.rows, m.cols, r, c);
-      ASSERT_TRUE(smem.write(base + off, &bits, 2).ok());
+      uint16_t bits = type == ElementType::E4M3
+                          ? flash::doubleToE4M3Bits(m.at(r, c))
+                          : doubleToBits16(m.at(r, c), type);
+      int64_t off = lay::canonicalSmemOffset(s, bytes, m.rows, m.cols, r, c);
+      ASSERT_TRUE(smem.write(base + off, &bits, bytes).ok());
     }
 }
 
@@ -103,14 +110,15 @@ Matrix referenceGemm(const Matrix &a, const Matrix &b, const Matrix &c,
   return d;
 }
 
-/// Runs one SS wgmma with A (64 x 16) and B (16 x N) stored canonically
+/// Runs one SS wgmma with A (64 x K) and B (K x N) stored canonically
 /// (K-major or MN-major as cfg.trans*) and checks it against the reference.
 void checkSharedShared(const WgmmaConfig &cfg, lay::SmemSwizzle sA,
                        lay::SmemSwizzle sB, bool integers, unsigned seed) {
   std::mt19937 rng(seed);
-  const int64_t n = cfg.n;
-  Matrix a = makeMatrix(64, 16, rng, integers, cfg.type);
-  Matrix b = makeMatrix(16, n, rng, integers, cfg.type);
+  const int64_t n = cfg.n, K = wgmmaK(cfg.type);
+  const int64_t bytes = wgmmaElementBytes(cfg.type);
+  Matrix a = makeMatrix(64, K, rng, integers, cfg.type);
+  Matrix b = makeMatrix(K, n, rng, integers, cfg.type);
   WgmmaAccumulator c = makeAcc(n, rng, integers);
   SharedMemory smem(64 * 1024);
   const int64_t baseA = 1024, baseB = 16 * 1024;
@@ -121,9 +129,9 @@ void checkSharedShared(const WgmmaConfig &cfg, lay::SmemSwizzle sA,
   storeCanonical(smem, aStored, sA, baseA, cfg.type);
   storeCanonical(smem, bStored, sB, baseB, cfg.type);
   uint64_t descA = lay::encodeWgmmaDescriptor(lay::wgmmaOperandDescriptor(
-      sA, cfg.transA, 2, aStored.rows, aStored.cols, baseA, 0, 0));
+      sA, cfg.transA, bytes, aStored.rows, aStored.cols, baseA, 0, 0));
   uint64_t descB = lay::encodeWgmmaDescriptor(lay::wgmmaOperandDescriptor(
-      sB, cfg.transB, 2, bStored.rows, bStored.cols, baseB, 0, 0));
+      sB, cfg.transB, bytes, bStored.rows, bStored.cols, baseB, 0, 0));
   auto opA = readWgmmaOperand(smem, descA, cfg.transA, 64, cfg.type, "A");
   auto opB = readWgmmaOperand(smem, descB, cfg.transB, n, cfg.type, "B");
   ASSERT_TRUE(opA.ok()) << opA.error();
@@ -217,6 +225,86 @@ TEST(Wgmma, RegisterAIsTheMmaSyncFragmentOfEachWarp) {
   for (int64_t m = 0; m < 64; ++m)
     for (int64_t k = 0; k < 16; ++k)
       ASSERT_EQ(op[m * 16 + k], a.at(m, k)) << m << ", " << k;
+}
+
+// e4m3 (m64nNk32): K-major A and B in every swizzle; small integers (exact
+// sums) and random e4m3 values (an exact double sum rounded once to f32).
+TEST(Wgmma, E4m3SharedOperandsMatchAPlainGemm) {
+  unsigned seed = 101;
+  for (int64_t n : {8, 32, 128, 256})
+    for (lay::SmemSwizzle s : kSwizzles)
+      for (bool integers : {true, false}) {
+        WgmmaConfig cfg;
+        cfg.n = n;
+        cfg.type = ElementType::E4M3;
+        checkSharedShared(cfg, s, s, integers, seed++);
+      }
+}
+
+// Small products that a running f32 sum would drop: the emulator's e4m3 sum
+// is exact before its one rounding.
+TEST(Wgmma, E4m3SumIsExactBeforeOneRounding) {
+  WgmmaConfig cfg;
+  cfg.n = 8;
+  cfg.type = ElementType::E4M3;
+  cfg.scaleD = false;
+  // 448 * 448 + 31 * 2^-9: each 2^-9 is below half an f32 ulp of 200704
+  // (2^-6), their sum is not.
+  WgmmaOperand a(64 * 32, 1.0), b(8 * 32, std::ldexp(1.0, -9));
+  for (int64_t m = 0; m < 64; ++m)
+    a[m * 32] = 448.0;
+  for (int64_t i = 0; i < 8; ++i)
+    b[i * 32] = 448.0;
+  auto d = wgmmaM64NK16(cfg, a, b, WgmmaAccumulator(4));
+  ASSERT_TRUE(d.ok()) << d.error();
+  float runningF32 = 448.0f * 448.0f;
+  for (int k = 1; k < 32; ++k)
+    runningF32 += std::ldexp(1.0f, -9);
+  float want = static_cast<float>(448.0 * 448.0 + 31 * std::ldexp(1.0, -9));
+  ASSERT_NE(want, runningF32);
+  for (auto &r : *d)
+    for (float x : r)
+      ASSERT_EQ(x, want);
+}
+
+// The 8-bit A fragment, packed from CUTLASS's ALayout_64x32 (thread
+// (q, g, w), value (v0, v1, v2) -> row 16 w + g + 8 v1, k 4 q + v0 + 16 v2;
+// register v1 + 2 v2, byte v0).
+TEST(Wgmma, E4m3RegisterAIsCutlassALayout64x32) {
+  std::mt19937 rng(7);
+  Matrix a = makeMatrix(64, 32, rng, false, ElementType::E4M3);
+  WgmmaARegisters regs{};
+  for (int64_t t = 0; t < kWarpgroupThreads; ++t) {
+    int64_t q = t % 4, g = t % 32 / 4, w = t / 32;
+    for (int64_t v2 = 0; v2 < 2; ++v2)
+      for (int64_t v1 = 0; v1 < 2; ++v1)
+        for (int64_t v0 = 0; v0 < 4; ++v0) {
+          uint32_t byte = flash::doubleToE4M3Bits(
+              a.at(16 * w + g + 8 * v1, 4 * q + v0 + 16 * v2));
+          regs[v1 + 2 * v2][t] |= byte << (8 * v0);
+        }
+  }
+  WgmmaOperand op = wgmmaRegisterOperandA(regs, ElementType::E4M3);
+  for (int64_t m = 0; m < 64; ++m)
+    for (int64_t k = 0; k < 32; ++k)
+      ASSERT_EQ(op[m * 32 + k], a.at(m, k)) << m << ", " << k;
+}
+
+TEST(Wgmma, E4m3IsKMajorOnly) {
+  WgmmaConfig cfg;
+  cfg.n = 64;
+  cfg.type = ElementType::E4M3;
+  EXPECT_EQ(checkWgmmaConfig(cfg), "");
+  cfg.transB = true;
+  EXPECT_NE(checkWgmmaConfig(cfg), "");
+  cfg.transB = false;
+  cfg.transA = true;
+  EXPECT_NE(checkWgmmaConfig(cfg), "");
+  // k16-sized operands are not an m64nNk32's.
+  cfg.transA = false;
+  EXPECT_FALSE(wgmmaM64NK16(cfg, WgmmaOperand(64 * 16), WgmmaOperand(64 * 16),
+                            WgmmaAccumulator(32))
+                   .ok());
 }
 
 TEST(Wgmma, RejectsBadConfigs) {

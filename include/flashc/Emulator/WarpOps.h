@@ -104,7 +104,8 @@ private:
 // 16-bit float packing and cvt (bit-exact, via lib/Runtime/Float16.h)
 //===----------------------------------------------------------------------===//
 
-enum class ElementType { F16, BF16 };
+/// MMA input types: the 16-bit floats, and e4m3 (wgmma m64nNk32 only).
+enum class ElementType { F16, BF16, E4M3 };
 
 /// The 32-bit register holding two 16-bit values: `lo` in bits 15:0 (the
 /// first element of the pair in every PTX fragment), `hi` in bits 31:16.

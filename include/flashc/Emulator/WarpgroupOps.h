@@ -5,6 +5,9 @@
 //   wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}
 //     SS: d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, trans-a, trans-b
 //     RS: d, {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, trans-b
+//   wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3 (K-major A and B)
+//     SS: d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b
+//     RS: d, {a0..a3}, b-desc, scale-d, imm-scale-a, imm-scale-b
 //   wgmma.commit_group / wgmma.wait_group N (the group queue)
 //
 // beside WarpOps.h (same conventions: Status / Result errors whose texts
@@ -18,7 +21,12 @@
 // accumulator (none when scale-d is false), rounded once to f32, nearest
 // even. For f16/bf16 data this is the exact result rounded once, so it does
 // not depend on an order the hardware does not promise; hardware (which
-// truncates aligned partial sums) may differ in the last bit.
+// truncates aligned partial sums) may differ in the last bit. e4m3 (k32)
+// the same way: its 32 products and their sum are exact in double (at most
+// 41 significant bits), rounded once to f32 with the old accumulator. The
+// hardware accumulates fp8 products with fewer than f32's bits (PTX: "higher
+// than half but lower than single precision"), so the emulator is the more
+// accurate of the two and GPU comparisons need fp8 tolerances.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASH_EMULATOR_WARPGROUPOPS_H
@@ -40,7 +48,8 @@ inline constexpr int kWarpgroupThreads = 128;
 using WarpgroupValues = std::array<uint32_t, kWarpgroupThreads>;
 /// The f32 accumulator of m64nN: N / 2 registers, [register][thread].
 using WgmmaAccumulator = std::vector<std::array<float, kWarpgroupThreads>>;
-/// The register operand A of m64nNk16: 4 x b32 (8 halves) per thread.
+/// The register operand A of m64nNk16 / m64nNk32: 4 x b32 (8 halves or 16
+/// e4m3 bytes) per thread.
 using WgmmaARegisters = std::array<WarpgroupValues, 4>;
 
 /// The immediates and shape of one wgmma (f32 accumulator, 16-bit inputs).
@@ -49,14 +58,23 @@ struct WgmmaConfig {
   ElementType type = ElementType::F16; ///< A and B
   bool scaleD = true;  ///< false: D = A * B (the old accumulator is ignored)
   int scaleA = 1, scaleB = 1; ///< imm-scale-a/b: 1 or -1 (negates the input)
-  bool transA = false; ///< A read MN-major (SS only)
-  bool transB = false; ///< B read MN-major
+  bool transA = false; ///< A read MN-major (SS only; 16-bit only)
+  bool transB = false; ///< B read MN-major (16-bit only)
 };
-/// Why `config` is not a valid m64nNk16 f32 wgmma, or empty.
+/// K of one wgmma of `type`: 16 (16-bit inputs) or 32 (e4m3).
+inline int64_t wgmmaK(ElementType type) {
+  return type == ElementType::E4M3 ? 32 : 16;
+}
+/// Bytes of one element of `type`.
+inline int64_t wgmmaElementBytes(ElementType type) {
+  return type == ElementType::E4M3 ? 1 : 2;
+}
+/// Why `config` is not a valid m64nNk16 (m64nNk32 for e4m3) f32 wgmma, or
+/// empty.
 std::string checkWgmmaConfig(const WgmmaConfig &config);
 
-/// An operand as exact values: element (mn, k) at [mn * 16 + k], mn over M
-/// (64) for A and N for B, k over 16.
+/// An operand as exact values: element (mn, k) at [mn * K + k], mn over M
+/// (64) for A and N for B, k over K = wgmmaK(type).
 using WgmmaOperand = std::vector<double>;
 
 /// Checks a descriptor the way the emulator's sanitizer does: no reserved
@@ -79,7 +97,7 @@ Status checkWgmmaOperandAtoms(uint64_t descriptor, bool mnMajor,
                               int64_t mnExtent, ElementType type,
                               const char *what);
 
-/// Reads an operand of `mnExtent` x 16 elements of `type` through a
+/// Reads an operand of `mnExtent` x K elements of `type` through a
 /// descriptor (WarpgroupLayouts' wgmmaOperandAddress, `mnMajor` = trans).
 /// Errors: descriptor and atom checks, out-of-bounds or never-written bytes.
 Result<WgmmaOperand> readWgmmaOperand(const SharedMemory &smem,
@@ -92,11 +110,12 @@ std::vector<uint32_t> wgmmaOperandAddresses(uint64_t descriptor, bool mnMajor,
                                             int64_t mnExtent,
                                             ElementType type);
 
-/// A from registers: element (m, k) from WarpgroupLayouts' wgmmaARegCoord.
+/// A from registers: element (m, k) from WarpgroupLayouts' wgmmaARegCoord
+/// (wgmmaA8RegCoord for e4m3).
 WgmmaOperand wgmmaRegisterOperandA(const WgmmaARegisters &regs,
                                    ElementType type);
 
-/// D = scaleA A (64 x 16) * scaleB B^T (B given as N x 16) + (scaleD ? C : 0)
+/// D = scaleA A (64 x K) * scaleB B^T (B given as N x K) + (scaleD ? C : 0)
 /// with the numerics above; C and D in the accumulator fragment.
 Result<WgmmaAccumulator> wgmmaM64NK16(const WgmmaConfig &config,
                                       const WgmmaOperand &a,

@@ -61,6 +61,11 @@ void markLoadsFusedIntoMma(mlir::Operation *kernel);
 /// statically known offset), naming the buffer and the alignment
 /// (WgmmaOpToSIMT.cpp). Needs markLoadsFusedIntoMma's marks.
 mlir::LogicalResult verifyWgmmaOperands(mlir::Operation *kernel);
+/// Gives each f8e4m3 warpgroup MMA whose B is stored [K, N] (P V's V) a
+/// buffer of its own after the kernel's buffers for B's K-major copy, and
+/// grows the kernel's shared bytes by them (WgmmaOpToSIMT.cpp). After
+/// reserveSharedBuffers, before the conversion's scratch is placed.
+void reserveFp8TransposeBuffers(mlir::Operation *kernel);
 
 } // namespace flash::simt
 

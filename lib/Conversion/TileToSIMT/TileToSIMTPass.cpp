@@ -402,6 +402,7 @@ struct ConvertTileToSIMTPass
       markWindowsInBounds(kernel);
       markUniformMasks(kernel);
       reserveSharedBuffers(kernel);
+      reserveFp8TransposeBuffers(kernel);
       recordLaunchParams(kernel);
       expandSignature(kernel);
       if (failed(lowerTmaCopies(kernel)))

@@ -4,7 +4,12 @@
 // layout (#tile.mma<warps = [4 G, 1, 1], values = [1, 1, 1]>, WgmmaTarget.h)
 // and whose B is read from a shared buffer in wgmma's canonical layout
 // right before it: for each 64-row repeat of every warpgroup, each chunk of
-// at most 256 columns and each k16 step, one wgmma.mma_async. Any other MMA
+// at most 256 columns and each k16 step (k32 for f8e4m3 operands, which
+// wgmma reads K-major only: a K-major B takes A from shared memory, the SS
+// form; a B stored [K, N], P V's V, is first copied K-major by the warps
+// into a buffer of the MMA's own, its keys in the order P's register
+// fragment holds them, fp8PKey, for the RS form), one wgmma.mma_async.
+// Any other MMA
 // is left to mma.sync (MmaOpToSIMT.cpp). B is read from its shared buffer
 // through a matrix descriptor (its tile.local_load, fused into the MMA, is
 // not lowered where it stands); so is A when its local_load is fused (SS
@@ -32,6 +37,8 @@
 #include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/IR/Matchers.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace flash::tile;
@@ -159,20 +166,27 @@ LogicalResult checkWarpgroupFragments(MmaOp op, const TileInfo &c,
 /// to the results, scale-d a predicate set from the last operand (1).
 Value emitRegisterAWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
                          ArrayRef<Value> aRegs, Value descB, int64_t n,
-                         bool bf16, bool transB) {
+                         NVVM::WGMMATypes inType, bool transB) {
   int64_t h = n / 2;
-  std::string type = bf16 ? "bf16" : "f16";
+  bool fp8 = inType == NVVM::WGMMATypes::e4m3;
+  std::string type = fp8                                ? "e4m3"
+                     : inType == NVVM::WGMMATypes::bf16 ? "bf16"
+                                                        : "f16";
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * h + 5 << ", 0;\n"
-     << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << type << "."
-     << type << " {";
+     << "wgmma.mma_async.sync.aligned.m64n" << n << (fp8 ? "k32" : "k16")
+     << ".f32." << type << "." << type << " {";
   for (int64_t i = 0; i < h; ++i)
     os << (i ? ", " : "") << "$" << i;
   os << "}, {";
   for (int64_t i = 0; i < 4; ++i)
     os << (i ? ", " : "") << "$" << 2 * h + i;
-  os << "}, $" << 2 * h + 4 << ", p, 1, 1, " << (transB ? 1 : 0) << ";\n}\n";
+  // 8-bit forms have no imm-trans-b: B is K-major.
+  os << "}, $" << 2 * h + 4 << ", p, 1, 1";
+  if (!fp8)
+    os << ", " << (transB ? 1 : 0);
+  os << ";\n}\n";
   std::string constraints;
   for (int64_t i = 0; i < h; ++i)
     constraints += "=f,";
@@ -197,10 +211,11 @@ Value emitRegisterAWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
       .getResult(0);
 }
 
-/// The SS form: upstream's op.
+/// The SS form: upstream's op. `type` f16, bf16 (m64nNk16) or e4m3
+/// (m64nNk32, K-major A and B only).
 Value emitSharedAWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
-                       Value descA, Value descB, int64_t n, bool bf16,
-                       bool aMnMajor, bool bMnMajor) {
+                       Value descA, Value descB, int64_t n,
+                       NVVM::WGMMATypes inType, bool aMnMajor, bool bMnMajor) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   auto structType =
@@ -209,8 +224,9 @@ Value emitSharedAWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
   for (auto [i, v] : llvm::enumerate(acc))
     packed = LLVM::InsertValueOp::create(b, loc, packed, v,
                                          ArrayRef<int64_t>{int64_t(i)});
-  auto type = NVVM::WGMMATypesAttr::get(
-      ctx, bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16);
+  auto type = NVVM::WGMMATypesAttr::get(ctx, inType);
+  int64_t k = inType == NVVM::WGMMATypes::e4m3 ? L::kWgmmaAtomK8
+                                               : L::kWgmmaAtomK16;
   auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
   // Upstream's layouts: row = K-major for A, col = K-major for B.
   auto layoutA = NVVM::MMALayoutAttr::get(
@@ -219,7 +235,7 @@ Value emitSharedAWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
       ctx, bMnMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col);
   return NVVM::WgmmaMmaAsyncOp::create(
       b, loc, structType, packed, descA, descB,
-      NVVM::MMAShapeAttr::get(ctx, L::kWgmmaAtomM, n, L::kWgmmaAtomK16), type,
+      NVVM::MMAShapeAttr::get(ctx, L::kWgmmaAtomM, n, k), type,
       type, NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
       NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
       layoutA, layoutB, /*satfinite=*/NVVM::MMAIntOverflowAttr());
@@ -230,6 +246,112 @@ Value packA(OpBuilder &b, Location loc, Value vec, int64_t first) {
   Value pair = vector::ShuffleOp::create(b, loc, vec, vec,
                                          ArrayRef<int64_t>{first, first + 1});
   return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+}
+
+/// The K-major image of an f8e4m3 V slot ([keys, dims], MN-major for P V)
+/// that the consumers write into the MMA's own buffer
+/// (reserveFp8TransposeBuffers): [dims, keys] in wgmma's canonical layout,
+/// a swizzle span of min(keys, 128) bytes, keys in layout::fp8PKey order
+/// within each 32-key block (the order P's register fragment takes them
+/// in). Null when the slot has no such image.
+SharedType transposedFp8Slot(SharedType v) {
+  int64_t keys = v.getRows(), dims = v.getCols();
+  int64_t span = std::min<int64_t>(keys, 128);
+  if (keys % L::kWgmmaAtomK8 != 0 || keys % span != 0 || dims % 8 != 0)
+    return {};
+  auto t = SharedType::get(v.getContext(), {1, dims, keys},
+                           v.getElementType(), /*perPhase=*/128 / span,
+                           /*maxPhase=*/span / 16,
+                           /*blockCols=*/keys > 128 ? 128 : 0);
+  if (!canonicalSwizzle(t))
+    return {};
+  return t;
+}
+
+/// Whether `op` is an f8e4m3 MMA whose B is stored [K, N] (P V's V).
+bool transposesFp8B(MmaOp op) {
+  return isa<Float8E4M3FNType>(
+             cast<RankedTensorType>(op.getB().getType()).getElementType()) &&
+         !op.getTransposeB();
+}
+
+/// The MMA attribute (i64) holding the byte offset of its transposed-B
+/// buffer in @__flashc_smem.
+constexpr llvm::StringLiteral kFp8TransposeOffsetAttr =
+    "simt.fp8_transpose_offset";
+
+/// The consumers' transposing copy of an f8e4m3 V slot (rows = keys) into
+/// its K-major image `vt` at `dst`, in 4 x 4 byte blocks. All threads meet
+/// first (the wgmma that read `dst` last has completed in every warp: its
+/// wait precedes this MMA), then each thread reads four 32-bit words of V
+/// (keys 2q, 2q + 1, 2q + 8, 2q + 9 of a 16-key half block, dims d .. d + 3)
+/// and writes the four transposed words (row d + j of Vt, slots 4q .. 4q + 3
+/// in the fp8 key order: byte j of each read word), fences the generic
+/// writes for the async proxy (wgmma) and all meet again. V itself is only
+/// read, so a slot may be transposed any number of times. The barriers are
+/// the CTA's (the consumers' named barrier in a warp-specialized kernel).
+LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
+                               IndexBuilder &ib, SharedType v, SharedType vt,
+                               Value slot, Value dst) {
+  int64_t keys = v.getRows(), dims = v.getCols();
+  int64_t threads = getNumWarps(op) * kWarp;
+  int64_t blocks = dims / 4 * (keys / 4);
+  if (dims % 4 != 0 || blocks % threads != 0)
+    return op.emitOpError("the f8e4m3 V tile of ")
+           << keys << " x " << dims << " does not split into the " << threads
+           << " threads' 4 x 4 byte blocks for its transposed copy";
+  L::SwizzleParams from = swizzleOf(v), to = swizzleOf(vt);
+  IndexValue tid(&ib, getThreadIds(b, op).tid);
+  Type i32 = b.getI32Type();
+  auto c = [&](int64_t x) { return IndexValue(&ib, x); };
+  // Byte j of words w0..w3 -> one word, w_e's byte in byte e.
+  auto gather = [&](const std::array<Value, 4> &w, int64_t j) {
+    auto pick = [&](Value lo, Value hi) {
+      // (lo.byte j) | (hi.byte j) << 8 in the low half.
+      Value a = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, lo, i32Const(b, loc, 8 * j)),
+          i32Const(b, loc, 0xff));
+      Value h = hi;
+      if (j == 0)
+        h = arith::ShLIOp::create(b, loc, hi, i32Const(b, loc, 8));
+      else if (j > 1)
+        h = arith::ShRUIOp::create(b, loc, hi, i32Const(b, loc, 8 * (j - 1)));
+      h = arith::AndIOp::create(b, loc, h, i32Const(b, loc, 0xff00));
+      return arith::OrIOp::create(b, loc, a, h).getResult();
+    };
+    Value low = pick(w[0], w[1]), high = pick(w[2], w[3]);
+    return arith::OrIOp::create(
+               b, loc, low,
+               arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 16)))
+        .getResult();
+  };
+  NVVM::BarrierOp::create(b, loc);
+  for (int64_t i = 0; i < blocks / threads; ++i) {
+    // Block i of this thread: dims d .. d + 3, slots 4m .. 4m + 3; slot 4m
+    // is in key block m / 8, half h = m % 8 / 4, q = m % 4.
+    IndexValue idx = tid + c(i * threads);
+    IndexValue d = idx / c(keys / 4) * c(4), m = idx % c(keys / 4);
+    IndexValue keyBase = m / c(8) * c(32) + m % c(8) / c(4) * c(16) +
+                         m % c(4) * c(2);
+    std::array<Value, 4> words;
+    for (int64_t e = 0; e < 4; ++e) {
+      IndexValue key = keyBase + c(e / 2 * 8 + e % 2);
+      IndexValue off = L::swizzledOffset<IndexValue>(from, key, d);
+      words[e] = LLVM::LoadOp::create(
+          b, loc, i32, sharedByteAddress(b, loc, slot, off.get()), 4);
+    }
+    for (int64_t j = 0; j < 4; ++j) {
+      IndexValue off = L::swizzledOffset<IndexValue>(to, d + c(j), m * c(4));
+      LLVM::StoreOp::create(b, loc, gather(words, j),
+                            sharedByteAddress(b, loc, dst, off.get()), 4);
+    }
+  }
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  NVVM::BarrierOp::create(b, loc);
+  return success();
 }
 
 /// Whether `op` lowers to wgmma (WgmmaLowering below): on sm_90a, the
@@ -252,13 +374,15 @@ bool lowersToWgmma(MmaOp op) {
     return false;
   Type element = a->type.getElementType();
   auto bType = cast<RankedTensorType>(op.getB().getType());
-  if (!(element.isF16() || element.isBF16()) ||
+  bool fp8 = isa<Float8E4M3FNType>(element);
+  if (!(element.isF16() || element.isBF16() || fp8) ||
       bType.getElementType() != element || !c->type.getElementType().isF32())
     return false;
   int64_t m = c->shape[0], n = c->shape[1];
   int64_t k = bType.getDimSize(op.getTransposeB() ? 1 : 0);
   int64_t rowsPerStep = getNumWarps(op) / L::kWarpgroupWarps * L::kWgmmaAtomM;
-  if (m % rowsPerStep != 0 || n % L::kAtomN != 0 || k % L::kWgmmaAtomK16)
+  if (m % rowsPerStep != 0 || n % L::kAtomN != 0 ||
+      k % (fp8 ? L::kWgmmaAtomK8 : L::kWgmmaAtomK16))
     return false;
   auto bLocal = op.getB().getDefiningOp<LocalLoadOp>();
   if (!bLocal || !bLocal->hasAttr(kFusedIntoMmaAttrName) ||
@@ -289,14 +413,104 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     IndexBuilder ib{b, loc};
+    bool fp8 = isa<Float8E4M3FNType>(element);
+    // e4m3 (m64nNk32) has no transpose immediates: both operands are read
+    // K-major. A K-major B (Q K^T's K) takes A from shared memory (the SS
+    // form: the register fragment is not the accumulator's, and TMA wrote
+    // B's K in its own order); a B stored [K, N] (P V's V) is copied
+    // K-major by the consumers into the MMA's own buffer, its K relabeled
+    // so that A (P) comes from the accumulator's registers as they are (RS
+    // form).
+    auto aFused = op.getA().getDefiningOp<LocalLoadOp>();
+    bool aInShared = aFused && aFused->hasAttr(kFusedIntoMmaAttrName);
+    bool transposeB = fp8 && !op.getTransposeB();
+    if (fp8 && op.getTransposeA())
+      return op.emitOpError("f8e4m3 A must be K-major for wgmma m64nNk32 "
+                            "(no transpose for 8-bit operands)");
+    if (fp8 && !transposeB && !aInShared)
+      return op.emitOpError(
+          "f8e4m3 A must be read by the wgmma from shared memory (its "
+          "tile.local_load right before the MMA) when B is K-major");
+    if (transposeB && aInShared)
+      return op.emitOpError("f8e4m3 A of an MMA whose B is stored [K, N] "
+                            "must come from registers");
     std::optional<SharedOperand> bShared = sharedOperand(
         op, op.getB(), /*mnMajor=*/!op.getTransposeB(), rewriter, &ib);
+    if (transposeB) {
+      SharedType vt = transposedFp8Slot(bShared->type);
+      if (!vt)
+        return op.emitOpError("f8e4m3 B buffer ")
+               << bShared->type
+               << " has no K-major image in wgmma's canonical layout (keys a "
+                  "multiple of 32, at most 128 or a multiple of 128)";
+      auto offset = op->getAttrOfType<IntegerAttr>(kFp8TransposeOffsetAttr);
+      if (!offset)
+        return op.emitOpError("has no buffer for its transposed f8e4m3 B "
+                              "(reserveFp8TransposeBuffers)");
+      auto local = op.getB().getDefiningOp<LocalLoadOp>();
+      Value slot = slotStart(b, loc, &ib, bShared->type,
+                             rewriter.getRemappedValue(local.getSource()),
+                             rewriter.getRemappedValue(local.getSlot()));
+      Value dst = sharedByteAddress(b, loc, sharedGlobal(b, loc),
+                                    i32Const(b, loc, offset.getInt()));
+      if (failed(transposeFp8Slot(op, b, loc, ib, bShared->type, vt, slot,
+                                  dst)))
+        return failure();
+      Value units = arith::ConstantIntOp::create(
+          b, loc, (offset.getInt() & 0x3ffff) >> 4, 64);
+      Value base = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(),
+                                            sharedGlobal(b, loc));
+      units = arith::AddIOp::create(
+          b, loc, units,
+          arith::ShRUIOp::create(
+              b, loc,
+              arith::AndIOp::create(
+                  b, loc, base,
+                  arith::ConstantIntOp::create(b, loc, 0x3ffff, 64)
+                      .getResult()),
+              arith::ConstantIntOp::create(b, loc, 4, 64).getResult()));
+      bShared = SharedOperand{vt, *canonicalSwizzle(vt), /*mnMajor=*/false,
+                              units};
+    }
     std::optional<SharedOperand> aShared = sharedOperand(
         op, op.getA(), /*mnMajor=*/op.getTransposeA(), rewriter, &ib);
-    int64_t atomsK = k / L::kWgmmaAtomK16;
-    if (failed(checkWarpgroupFragments(op, *c, aShared ? nullptr : &*a,
+    const int64_t stepK = fp8 ? L::kWgmmaAtomK8 : L::kWgmmaAtomK16;
+    int64_t atomsK = k / stepK;
+    if (failed(checkWarpgroupFragments(op, *c, aShared || fp8 ? nullptr : &*a,
                                        atomsK)))
       return failure();
+    // P's bytes for the fp8 RS form: for each 64-row repeat r, key block kk
+    // and A byte e, the register of A's layout holding (row, 32 kk +
+    // fp8PKey(k)) of the A fragment's (row, k), the same in every thread.
+    std::map<std::pair<int64_t, int64_t>, SmallVector<int64_t>> fp8Bytes;
+    if (fp8 && !aShared) {
+      int64_t numThreads = getNumWarps(op) * kWarp;
+      for (int64_t r = 0; r < m / rowsPerStep; ++r)
+        for (int64_t kk = 0; kk < atomsK; ++kk)
+          fp8Bytes[{r, kk}].assign(L::kWgmmaA8Elements, -1);
+      for (int64_t t = 0; t < numThreads; ++t) {
+        std::map<std::pair<int64_t, int64_t>, int64_t> held;
+        for (int64_t reg = 0; reg < a->regs; ++reg) {
+          L::Coord at = a->coord(t, reg);
+          held.try_emplace({at[0], at[1]}, reg);
+        }
+        int64_t group = t / L::kWarpgroupSize, inGroup = t % L::kWarpgroupSize;
+        for (auto &[rk, regs] : fp8Bytes)
+          for (int64_t e = 0; e < L::kWgmmaA8Elements; ++e) {
+            L::Coord want = L::wgmmaA8RegCoord<int64_t>(inGroup, e);
+            int64_t row = rk.first * rowsPerStep + group * L::kWgmmaAtomM +
+                          want[0];
+            int64_t col = rk.second * L::kWgmmaAtomK8 + L::fp8PKey(want[1]);
+            auto it = held.find({row, col});
+            if (it == held.end() || (regs[e] >= 0 && regs[e] != it->second))
+              return op.emitOpError("the f8e4m3 A operand layout ")
+                     << describe(a->layout)
+                     << " does not hold P's wgmma m64nNk32 fragment in "
+                        "fp8 key order";
+            regs[e] = it->second;
+          }
+      }
+    }
 
     // Warpgroup g's rows start 64 g rows into each step: its A descriptor
     // moves by the canonical offset of 64 rows (linear in g, checked).
@@ -321,11 +535,24 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     }
 
     bool bf16 = element.isBF16();
+    NVVM::WGMMATypes inType = fp8    ? NVVM::WGMMATypes::e4m3
+                              : bf16 ? NVVM::WGMMATypes::bf16
+                                     : NVVM::WGMMATypes::f16;
     SmallVector<Value> acc = extractAll(b, loc, adaptor.getAcc(), c->regs);
     // A's 32-bit registers are packed before the fence: wgmma.fence orders
     // every register write before it against the wgmmas after it.
     DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> aRegisters;
-    for (int64_t r = 0; !aShared && r < m / rowsPerStep; ++r)
+    if (fp8 && !aShared) {
+      Value bytes = toStorage(b, loc, adaptor.getA());
+      for (auto &[rk, regs] : fp8Bytes)
+        for (int64_t i = 0; i < 4; ++i) {
+          Value word = vector::ShuffleOp::create(
+              b, loc, bytes, bytes, ArrayRef<int64_t>(regs).slice(4 * i, 4));
+          aRegisters[rk].push_back(
+              LLVM::BitcastOp::create(b, loc, b.getI32Type(), word));
+        }
+    }
+    for (int64_t r = 0; !aShared && !fp8 && r < m / rowsPerStep; ++r)
       for (int64_t kk = 0; kk < atomsK; ++kk) {
         int64_t aFirst = L::mmaAtomFirstRegister(
             cLayout.getParams(), L::MmaRole::OperandA, {m, k}, r, kk);
@@ -339,17 +566,17 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
         int64_t nc = std::min(kWgmmaMaxN, n - n0);
         int64_t first = r * n / 2 + n0 / 2;
         for (int64_t kk = 0; kk < atomsK; ++kk) {
-          Value descB = bShared->descriptor(b, loc, n0, kk * L::kWgmmaAtomK16);
+          Value descB = bShared->descriptor(b, loc, n0, kk * stepK);
           ArrayRef<Value> regs = ArrayRef<Value>(acc).slice(first, nc / 2);
           Value d;
           if (aShared) {
-            Value descA = aShared->descriptor(
-                b, loc, r * rowsPerStep, kk * L::kWgmmaAtomK16, groupUnits);
-            d = emitSharedAWgmma(b, loc, regs, descA, descB, nc, bf16,
+            Value descA = aShared->descriptor(b, loc, r * rowsPerStep,
+                                              kk * stepK, groupUnits);
+            d = emitSharedAWgmma(b, loc, regs, descA, descB, nc, inType,
                                  aShared->mnMajor, bShared->mnMajor);
           } else {
             d = emitRegisterAWgmma(b, loc, regs, aRegisters[{r, kk}], descB,
-                                   nc, bf16, bShared->mnMajor);
+                                   nc, inType, bShared->mnMajor);
           }
           for (int64_t i = 0; i < nc / 2; ++i)
             acc[first + i] =
@@ -409,6 +636,31 @@ LogicalResult flash::simt::verifyWgmmaOperands(Operation *kernel) {
             succeeded(checkOperandAlignment(op, op.getB()));
   });
   return success(ok);
+}
+
+void flash::simt::reserveFp8TransposeBuffers(Operation *kernel) {
+  auto attr = kernel->getAttrOfType<IntegerAttr>(flash::tile::kSharedBytesAttrName);
+  int64_t end = attr ? attr.getInt() : 0;
+  bool any = false;
+  kernel->walk([&](MmaOp op) {
+    if (!lowersToWgmma(op) || !transposesFp8B(op))
+      return;
+    auto local = op.getB().getDefiningOp<LocalLoadOp>();
+    SharedType vt = transposedFp8Slot(local.getSource().getType());
+    if (!vt)
+      return; // the lowering reports it
+    // On the swizzle pattern's boundary (descriptors take base offset 0).
+    int64_t offset = llvm::alignTo(end, 1024);
+    op->setAttr(kFp8TransposeOffsetAttr,
+                IntegerAttr::get(IntegerType::get(op->getContext(), 64), offset));
+    end = offset + vt.getBytes();
+    any = true;
+  });
+  if (!any)
+    return;
+  auto bytes = IntegerAttr::get(IntegerType::get(kernel->getContext(), 64), end);
+  kernel->setAttr(flash::tile::kSharedBytesAttrName, bytes);
+  kernel->setAttr(flash::simt::kSharedBytesAttrName, bytes);
 }
 
 void flash::simt::populateWgmmaOpToSIMTPatterns(TypeConverter &converter,

@@ -27,7 +27,7 @@ struct SoftmaxOperands {
 
 static std::optional<SoftmaxOperands> softmaxOperands(BuiltinCall &call) {
   static const char *const what[5] = {
-      "an f32 score tile [M, N]", "an f16 or bf16 value tile [N, D]",
+      "an f32 score tile [M, N]", "an f16, bf16 or f8e4m3 value tile [N, D]",
       "an f32 running-max tile [M]", "an f32 running-sum tile [M]",
       "an f32 accumulator tile [M, D]"};
   static const unsigned ranks[5] = {2, 2, 1, 1, 2};
@@ -37,7 +37,9 @@ static std::optional<SoftmaxOperands> softmaxOperands(BuiltinCall &call) {
     if (!x)
       return std::nullopt;
     mlir::Type et = elementType(x->getType());
-    bool ok = i == 1 ? (et.isF16() || et.isBF16()) : et.isF32();
+    bool ok = i == 1 ? (et.isF16() || et.isBF16() ||
+                        mlir::isa<mlir::Float8E4M3FNType>(et))
+                     : et.isF32();
     if (!ok)
       return call.cx.error(call.argLoc(i), "'online_softmax' expects " +
                                                Twine(what[i]) + ", got " +

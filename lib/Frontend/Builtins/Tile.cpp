@@ -180,15 +180,16 @@ OptVal frontend::emitTrans(BuiltinCall &call) {
       tileType({s[1], s[0]}, elementType(x->getType())), *x));
 }
 
-/// The operands of dot must be f16 or bf16 tiles of one type that multiply.
+/// The operands of dot must be f16, bf16 or f8e4m3 tiles of one type that
+/// multiply.
 static bool checkDotOperands(BuiltinCall &call, mlir::Type ta, mlir::Type tb) {
   FrontendContext &cx = call.cx;
   for (int i = 0; i < 2; ++i) {
     mlir::Type t = i ? tb : ta;
     mlir::Type et = elementType(t);
-    if (!et.isF16() && !et.isBF16()) {
-      cx.error(call.argLoc(i), "'dot' operands must be f16 or bf16 tiles, "
-                               "got " + typeStr(t) + "; use cast(x, f16)");
+    if (!et.isF16() && !et.isBF16() && !mlir::isa<mlir::Float8E4M3FNType>(et)) {
+      cx.error(call.argLoc(i), "'dot' operands must be f16, bf16 or f8e4m3 "
+                               "tiles, got " + typeStr(t) + "; use cast(x, f16)");
       return false;
     }
   }
@@ -209,10 +210,10 @@ static bool checkDotOperands(BuiltinCall &call, mlir::Type ta, mlir::Type tb) {
 }
 
 OptVal frontend::emitDot(BuiltinCall &call) {
-  auto a = call.tileArg(0, "a 2-D f16 or bf16 tile", 2);
+  auto a = call.tileArg(0, "a 2-D f16, bf16 or f8e4m3 tile", 2);
   if (!a)
     return std::nullopt;
-  auto b = call.tileArg(1, "a 2-D f16 or bf16 tile", 2);
+  auto b = call.tileArg(1, "a 2-D f16, bf16 or f8e4m3 tile", 2);
   if (!b || !checkDotOperands(call, a->getType(), b->getType()))
     return std::nullopt;
   mlir::OpBuilder &builder = call.builder();

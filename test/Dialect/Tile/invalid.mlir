@@ -309,7 +309,7 @@ func.func @mma_rank(%a: tensor<16xf16>, %b: tensor<16x8xf16>, %c: tensor<16x8xf3
 // -----
 
 func.func @mma_f32_operands(%a: tensor<16x16xf32>, %b: tensor<16x8xf16>, %c: tensor<16x8xf32>) {
-  // expected-error @below {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type values}}
+  // expected-error @below {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or f8E4M3FN type values}}
   %0 = tile.mma %a, %b, %c : tensor<16x16xf32>, tensor<16x8xf16> -> tensor<16x8xf32>
   return
 }
@@ -547,7 +547,7 @@ func.func private @dot_index(tensor<16x16xf16, #tile.dot_op<2, <warps = [1, 1, 1
 
 // -----
 
-// expected-error @below {{an MMA operand layout holds f16 or bf16, got 'f32'}}
+// expected-error @below {{an MMA operand layout holds f16, bf16 or f8E4M3FN, got 'f32'}}
 func.func private @dot_type(tensor<16x16xf32, #tile.dot_op<0, <warps = [1, 1, 1], values = [1, 1, 1]>>>)
 
 // -----

@@ -1,6 +1,6 @@
 // RUN: flash-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @below {{shared buffer element type must be f16 or bf16, got 'f32'}}
+// expected-error @below {{shared buffer element type must be f16, bf16 or f8E4M3FN, got 'f32'}}
 func.func private @f32_buffer(!tile.shared<[1, 64, 64], f32>)
 
 // -----
@@ -151,3 +151,9 @@ func.func private @zero_blocks(!tile.shared<[1, 64, 128], f16, block_cols = 0>)
 
 // expected-error @below {{expected 'swizzle' then 'block_cols', each once, got 'swizzle'}}
 func.func private @swizzle_after_blocks(!tile.shared<[1, 64, 128], f16, block_cols = 64, swizzle = [1, 8]>)
+
+// -----
+
+// f8E4M3FN rows count bytes: 8 elements are half a chunk.
+// expected-error @below {{shared buffer rows must be whole 16-byte chunks, got 8 bytes}}
+func.func private @f8_partial_chunk(!tile.shared<[1, 64, 8], f8E4M3FN>)

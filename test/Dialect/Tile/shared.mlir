@@ -60,3 +60,8 @@ func.func @scaled_softmax(%s: tensor<16x16xf32>, %v: tensor<16x16xf16>,
 func.func private @blocked(!tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>,
                            !tile.shared<[1, 64, 256], bf16, swizzle = [1, 8], block_cols = 64>,
                            !tile.shared<[1, 16, 32], f16, block_cols = 16>)
+
+// An f8E4M3FN buffer: 128 one-byte elements per row, 128B swizzle.
+// CHECK-LABEL: func.func private @f8_buffer
+// CHECK-SAME: !tile.shared<[2, 64, 128], f8E4M3FN, swizzle = [1, 8]>
+func.func private @f8_buffer(!tile.shared<[2, 64, 128], f8E4M3FN, swizzle = [1, 8]>)

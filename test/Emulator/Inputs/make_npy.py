@@ -3,8 +3,9 @@
 
 SHAPE is comma-separated; FILL is arange (0, 1, 2, ... exact in the dtype for
 small sizes), nan (poison: unwritten outputs stay NaN) or randn (seed 0).
-DTYPE is a numpy dtype name, bfloat16 (ml_dtypes: saved as '<V2') or
-bfloat16bits (the same values saved as their bits, uint16).
+DTYPE is a numpy dtype name, bfloat16 (ml_dtypes: saved as '<V2'),
+bfloat16bits (the same values saved as their bits, uint16) or
+float8_e4m3fn (ml_dtypes, saved as '<V1'; randn values rounded to it).
 """
 import os
 import sys
@@ -17,6 +18,9 @@ def convert(a, dtype):
         import ml_dtypes
         a = a.astype(ml_dtypes.bfloat16)
         return a.view(np.uint16) if dtype == "bfloat16bits" else a
+    if dtype == "float8_e4m3fn":
+        import ml_dtypes
+        return a.astype(ml_dtypes.float8_e4m3fn)
     return a.astype(dtype)
 
 

@@ -10,7 +10,7 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 // Tiles are statically shaped ranked tensors; the element types a tile may
 // hold are checked by the verifiers so that the message can name them.
 def Tile_Tile : RankedTensorOf<[F16, BF16, F8E4M3FN, F32, I1, I32]>;
-def Tile_MmaOperand : RankedTensorOf<[F16, BF16]>;
+def Tile_MmaOperand : RankedTensorOf<[F16, BF16, F8E4M3FN]>;
 def Tile_F32Tile : RankedTensorOf<[F32]>;
 def Tile_Scalar : AnyTypeOf<[F16, BF16, F8E4M3FN, F32, I1, I32]>;
 

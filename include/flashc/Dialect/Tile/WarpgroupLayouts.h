@@ -1,7 +1,8 @@
 //===- WarpgroupLayouts.h - Hopper wgmma fragments and shared layouts -*- C++ -*-===//
 //
 // The one definition of the layout facts of sm_90a's warpgroup MMA
-// (wgmma.mma_async m64nNk16, f16/bf16 inputs, f32 accumulator) and of the
+// (wgmma.mma_async m64nNk16, f16/bf16 inputs, and m64nNk32, e4m3 inputs,
+// f32 accumulator) and of the
 // swizzled shared-memory tiles it reads (which TMA also writes):
 //
 //   * register fragments of a warpgroup (128 threads, 4 warps): the
@@ -81,6 +82,46 @@ CoordOf<Int> wgmmaARegCoord(Int thread, int64_t elem) {
   Int row = thread / kWarpSize * 16 + lane / 4 + 8 * (elem / 2 % 2);
   Int k = lane % 4 * 2 + (elem % 2 + 8 * (elem / 4));
   return {row, k};
+}
+
+/// wgmma m64nNk32 with 8-bit (e4m3) inputs: K = 32 per instruction, both
+/// operands K-major (no transpose immediates for 8-bit types).
+inline constexpr int64_t kWgmmaAtomK8 = 32;
+/// 8-bit A elements per thread of m64nNk32: 16 bytes in 4 registers.
+inline constexpr int64_t kWgmmaA8Elements = 16;
+
+/// Register operand A of m64nNk32 (8-bit elements): byte `byte` in [0, 16)
+/// of thread `thread` (register byte / 4, least significant byte first)
+/// holds (row, k) =
+///   (16 w + g + 8 ((byte / 4) % 2),  4 q + byte % 4 + 16 (byte / 8)).
+/// Unlike the 16-bit fragment this is not the accumulator's pattern (which
+/// gives a thread columns 2q, 2q + 1 of every 8).
+template <typename Int>
+CoordOf<Int> wgmmaA8RegCoord(Int thread, int64_t byte) {
+  Int lane = thread % kWarpSize;
+  Int row = thread / kWarpSize * 16 + lane / 4 + 8 * (byte / 4 % 2);
+  Int k = lane % 4 * 4 + (byte % 4 + 16 * (byte / 8));
+  return {row, k};
+}
+
+/// The key order of an 8-bit P V: A-fragment position k of a 32-key block
+/// (the K index wgmma sees) holds key fp8PKey(k) of the block, where
+/// k = 4 q + e + 16 h (e < 4, h < 2) maps to 16 h + 8 (e / 2) + 2 q + e % 2.
+/// With this relabeling the thread holding byte (row, k) of P's A fragment
+/// is the thread holding score (row, fp8PKey(k)) in the f32 accumulator of
+/// S, so converting S to P needs no data movement between threads; V's
+/// rows (the keys, K of P V) are stored in the same order.
+inline constexpr int64_t fp8PKey(int64_t k) {
+  int64_t q = k % 16 / 4, e = k % 4, h = k / 16;
+  return 16 * h + 8 * (e / 2) + 2 * q + e % 2;
+}
+
+/// The accumulator register (of an m64nN S tile, N a multiple of 32) whose
+/// score goes into byte `byte` of P's A registers for the 32-key block
+/// `block`: same thread, same row, column 32 block + fp8PKey(k).
+inline constexpr int64_t fp8PAccRegister(int64_t block, int64_t byte) {
+  int64_t col8 = 4 * block + 2 * (byte / 8) + byte % 4 / 2;
+  return 4 * col8 + 2 * (byte / 4 % 2) + byte % 2;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,100 @@
+"""kernels/fa3_fp8.tile (fp8 attention forward) against float64.
+
+Q, K, V [1, 2, N, D] are random e4m3 values (ml_dtypes) with per-tensor
+descales; the reference is softmax(sm_scale (q_descale Q)(k_descale K)^T)
+(v_descale V) in float64. The kernel rounds P to e4m3 (3 mantissa bits,
+as FlashAttention-3 does), so its error against float64 is set by that
+rounding: the largest error at most 4% of max |O|, the mean at most 0.6% of
+mean |O|. With --against DIR it also compares with the O of another
+target (the interpreter) on the same inputs: the same P roundings, apart
+from f32 summation order and exp2's last bits flipping a rounded P now and
+then (at most 1% of max |O|, 99.9% of elements within 2 bf16 ulps).
+Extra arguments go to `flashc run`.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+
+E4M3 = ml_dtypes.float8_e4m3fn
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--flashc", required=True)
+ap.add_argument("--kernel", required=True)
+ap.add_argument("--workdir", required=True)
+ap.add_argument("--head-dim", type=int, default=128)
+ap.add_argument("--nq", type=int, default=200)
+ap.add_argument("--nk", type=int, default=300)
+ap.add_argument("--causal", action="store_true")
+ap.add_argument("--against", default=None)
+a, rest = ap.parse_known_args()
+os.makedirs(a.workdir, exist_ok=True)
+
+rng = np.random.default_rng(11)
+d = a.head_dim
+# Quantized as a caller would: x8 = x / descale, descale = amax / 448.
+def quantize(x):
+    scale = np.float32(np.abs(x).max() / 448.0)
+    return (x / scale).astype(E4M3), scale
+Q8, qd = quantize(rng.standard_normal((1, 2, a.nq, d)))
+K8, kd = quantize(rng.standard_normal((1, 2, a.nk, d)))
+V8, vd = quantize(rng.standard_normal((1, 2, a.nk, d)))
+sm_scale = float(1.0 / np.sqrt(d))
+paths = {k: os.path.join(a.workdir, k + ".npy") for k in "QKVO"}
+np.save(paths["Q"], Q8)
+np.save(paths["K"], K8)
+np.save(paths["V"], V8)
+np.save(paths["O"], np.zeros((1, 2, a.nq, d), ml_dtypes.bfloat16))
+cmd = [a.flashc, "run", a.kernel, "-D", "HEAD_DIM=%d" % d] + rest
+if a.causal:
+    cmd += ["-D", "CAUSAL=true"]
+for k in "QKV":
+    cmd += ["--arg", "%s=%s" % (k, paths[k])]
+cmd += ["--arg", "O=" + paths["O"], "--arg", "sm_scale=%r" % sm_scale,
+        "--arg", "q_descale=%r" % float(qd), "--arg", "k_descale=%r" % float(kd),
+        "--arg", "v_descale=%r" % float(vd), "--out", "O=" + paths["O"]]
+subprocess.run(cmd, check=True)
+
+def load_o(path):
+    return np.load(path).view(ml_dtypes.bfloat16).astype(np.float64)
+
+got = load_o(paths["O"])
+q = Q8.astype(np.float64) * float(qd)
+k = K8.astype(np.float64) * float(kd)
+v = V8.astype(np.float64) * float(vd)
+s = np.einsum("bhqd,bhkd->bhqk", q, k) * sm_scale
+if a.causal:
+    i = np.arange(a.nq)[:, None]
+    j = np.arange(a.nk)[None, :]
+    s = np.where(j <= i + (a.nk - a.nq), s, -np.inf)
+m = s.max(-1, keepdims=True)
+m = np.where(np.isfinite(m), m, 0)
+p = np.exp(s - m)
+l = p.sum(-1, keepdims=True)
+ref = np.einsum("bhqk,bhkd->bhqd", p, v) / np.where(l > 0, l, 1)
+err = np.abs(got - ref)
+# e4m3 P: a relative error of at most 2^-4 (normal values), an absolute one
+# of at most 2^-10 (subnormals, below 2^-6); then bf16's rounding of O.
+lsafe = np.where(l > 0, l, 1)
+tol = (2.0 ** -4 * np.einsum("bhqk,bhkd->bhqd", p, np.abs(v)) +
+       2.0 ** -10 * np.abs(v).sum(-2)[:, :, None, :]) / lsafe
+tol += 2.0 ** -8 * np.abs(ref) + 1e-6
+scale_max = np.abs(ref).max()
+ok = not np.isnan(got).any() and (err <= tol).all()
+print("vs float64: max error %.3g (%.3g of max |O|), %.3g of the e4m3 bound"
+      % (err.max(), err.max() / scale_max, (err / tol).max()), file=sys.stderr)
+if a.against:
+    other = load_o(os.path.join(a.against, "O.npy"))
+    diff = np.abs(got - other)
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(other), 1e-30))) - 7)
+    within = np.mean(diff <= 2 * ulp)
+    print("vs %s: max difference %.3g, %.4f within 2 bf16 ulps"
+          % (a.against, diff.max(), within), file=sys.stderr)
+    ok = ok and diff.max() <= 0.01 * scale_max and within >= 0.999
+if not ok:
+    print("MISMATCH")
+    sys.exit(1)
+print("OK: fa3_fp8 d%d%s matches" % (d, " causal" if a.causal else ""))
