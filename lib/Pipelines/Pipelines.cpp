@@ -79,6 +79,13 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   // On the consumers' loops, whose slots the producer refills.
   if (options.compile.wgmmaOverlap)
     kernel.addPass(createTileOverlapWgmma());
+  // After the rotation, which puts block k's Q K^T and block k - 1's P V
+  // next to each other: one turn per iteration instead of one per GEMM.
+  if (options.compile.pingpong) {
+    TilePingPongWarpgroupsOptions pingpong;
+    pingpong.remarks = options.compile.remarks;
+    kernel.addPass(createTilePingPongWarpgroups(pingpong));
+  }
 }
 
 void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,
