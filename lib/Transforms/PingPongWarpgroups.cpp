@@ -22,7 +22,9 @@
 // the sections' enclosing loops and conditions must not depend on the
 // thread index. Kernels with one consumer warpgroup, without a role split,
 // or whose sections sit under other control flow are left alone (a remark
-// with `remarks`).
+// with `remarks`); so are, with `head-dims`, kernels of other head dims
+// (flashc turns it on at d128 alone: docs/perf.md, "Ping-pong between
+// consumer warpgroups").
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
@@ -31,6 +33,7 @@
 #include "flashc/Dialect/Tile/TileDialect.h"
 #include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -99,7 +102,7 @@ void collectSections(Block &block, SmallVectorImpl<Section> &sections) {
 
 /// Whether `value` is computed from the thread index (an NVVM register
 /// read or an op that does not compute scalars from scalars).
-bool dependsOnThread(Value value, Region &consumers) {
+bool dependsOnThread(Value value) {
   SmallVector<Value> work{value};
   llvm::SmallPtrSet<Value, 16> seen;
   while (!work.empty()) {
@@ -120,7 +123,7 @@ bool dependsOnThread(Value value, Region &consumers) {
       return true;
     }
     Operation *def = v.getDefiningOp();
-    if (def->getDialect()->getNamespace() == "nvvm" || def->getNumRegions() ||
+    if (def->getName().getDialectNamespace() == "nvvm" || def->getNumRegions() ||
         !isMemoryEffectFree(def) || !isa<IntegerType, IndexType>(v.getType()))
       return true;
     work.append(def->getOperands().begin(), def->getOperands().end());
@@ -137,13 +140,13 @@ std::string checkUniform(ArrayRef<Section> sections, Block &consumers) {
       if (auto loop = dyn_cast<scf::ForOp>(op)) {
         for (Value v : {loop.getLowerBound(), loop.getUpperBound(),
                         loop.getStep()})
-          if (dependsOnThread(v, region))
+          if (dependsOnThread(v))
             return "a GEMM in a loop whose bounds may differ between "
                    "warpgroups";
         continue;
       }
       if (auto branch = dyn_cast<scf::IfOp>(op)) {
-        if (dependsOnThread(branch.getCondition(), region))
+        if (dependsOnThread(branch.getCondition()))
           return "a GEMM under a condition that may differ between "
                  "warpgroups";
         continue;
@@ -186,6 +189,19 @@ Operation *gatherOperandLoads(const Section &s) {
     turn = load;
   }
   return turn;
+}
+
+/// The head dim: the longest contraction of a warpgroup MMA from a
+/// constant accumulator (S = Q K^T).
+std::optional<int64_t> headDim(func::FuncOp func) {
+  std::optional<int64_t> d;
+  func.walk([&](MmaOp mma) {
+    if (!isWarpgroupMma(mma) || !matchPattern(mma.getAcc(), m_Constant()))
+      return;
+    int64_t k = cast<RankedTensorType>(mma.getA().getType()).getShape()[1];
+    d = std::max(d.value_or(0), k);
+  });
+  return d;
 }
 
 Value i32(OpBuilder &b, Location loc, int64_t v) {
@@ -244,6 +260,14 @@ struct TilePingPongWarpgroups
     std::string why = checkUniform(sections, consumers);
     if (!why.empty())
       return leave(func, why);
+    if (!headDims.empty()) {
+      std::optional<int64_t> d = headDim(func);
+      if (!d || !llvm::is_contained(headDims, *d))
+        return leave(func, d ? "head dim " + std::to_string(*d) +
+                                   " is not one of the turns' head dims"
+                             : std::string("no S = Q K^T to read the head "
+                                           "dim from"));
+    }
 
     // The warpgroup's own barrier and the next one's, at the consumers'
     // entry (the producer's threads come after theirs).

@@ -1,4 +1,12 @@
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pingpong-warpgroups{remarks=true}))' -verify-diagnostics | FileCheck %s
+// With head-dims=128 (flashc's choice) the d64 kernels are left alone too.
+// RUN: flash-opt %s --split-input-file --mlir-print-op-on-diagnostic=false --pass-pipeline='builtin.module(func.func(tile-pingpong-warpgroups{remarks=true head-dims=128}))' 2>&1 >/dev/null | FileCheck %s --check-prefix=D128
+// D128: remark: consumer warpgroups do not take turns: head dim 64 is not one of the turns' head dims
+// D128: remark: consumer warpgroups do not take turns: head dim 64 is not one of the turns' head dims
+// D128: remark: consumer warpgroups do not take turns: one consumer warpgroup
+// D128: remark: consumer warpgroups do not take turns: the kernel has no producer warpgroup
+// D128: remark: consumer warpgroups do not take turns: a GEMM in a loop whose bounds may differ between warpgroups
+// D128-NOT: remark: consumer warpgroups take turns
 
 // A warp-specialized consumer loop as tile-overlap-wgmma leaves it (block
 // k's Q K^T, block k - 1's P V, then the softmax) and the last block's P V

@@ -344,12 +344,16 @@ def TilePingPongWarpgroups
     warpgroup gives warpgroup 0 the first turn at the consumers' entry and
     warpgroup 0 takes the last one back at their exit. The role split's
     scf.if gets `tile.pingpong` (the warpgroup count). Kernels with one
-    consumer warpgroup, no role split, or GEMMs under loops or conditions
-    that may depend on the thread index are left alone (a remark with
-    `remarks`).
+    consumer warpgroup, no role split, GEMMs under loops or conditions
+    that may depend on the thread index, or (with `head-dims`) a head dim
+    not listed are left alone (a remark with `remarks`).
   }];
   let options = [Option<"remarks", "remarks", "bool", /*default=*/"false",
-                        "Say whether the consumer warpgroups take turns">];
+                        "Say whether the consumer warpgroups take turns">,
+                 ListOption<"headDims", "head-dims", "int64_t",
+                            "The head dims (the contraction of a GEMM from a "
+                            "constant accumulator, S = Q K^T) where the "
+                            "warpgroups take turns; none given: all">];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
                            "mlir::NVVM::NVVMDialect"];
 }
