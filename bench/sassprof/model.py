@@ -49,6 +49,18 @@ no_overlap = one warp issuing the loop in order with nothing hidden by other
              with asynchronous wgmma"). Simulated over three passes of the
              loop (work in flight at the back edge overlaps the next pass);
              the last pass counts.
+two_warpgroups = the no-overlap bound of two consumer warpgroups sharing the
+             SMSP (a warp of each issues the loop, HGMMA loops only): one
+             issue slot, round robin between the warps that can issue, one
+             tensor pipe in issue order, each warp's DEPBARs as above. A
+             loop with BAR.ARV takes turns (tile-pingpong-warpgroups,
+             FlashAttention-3's scheduler barriers): each BAR.SYNC waits
+             for the other warp's next BAR.ARV, warp 0 going first; without
+             BAR.ARV a BAR.SYNC is an issue cycle. Cycles per warp and pass
+             over the last 20 of 40 passes. It shows what taking turns
+             buys where the in-order bound cannot: with both warps in the
+             softmax at once the tensor pipe idles (docs/perf.md,
+             "Ping-pong between consumer warpgroups").
 Warps per SMSP cancel out of both (each warp brings its own work), so the
 TFLOP/s ceilings do not depend on occupancy; occupancy is reported beside
 them as the latency-hiding budget the overlapped bound silently assumes.
@@ -232,6 +244,95 @@ def in_order_cycles(instrs, machine, passes=3):
     return t - start
 
 
+def named_barrier(instr):
+    """'sync' or 'arrive' for BAR.SYNC / BAR.ARV, else None."""
+    if instr.opcode != "BAR":
+        return None
+    if "ARV" in instr.modifiers:
+        return "arrive"
+    if "SYNC" in instr.modifiers:
+        return "sync"
+    return None
+
+
+def two_warpgroups_cycles(instrs, machine, passes=40):
+    """One warp's cycles per pass when a warp of each of two consumer
+    warpgroups issues the loop on the same SMSP (the module docstring's
+    two_warpgroups): one issue slot and one tensor pipe between them."""
+    pingpong = any(named_barrier(i) == "arrive" for i in instrs)
+    n = len(instrs)
+    pc = [0, 0]
+    done_passes = [0, 0]
+    ready = [0.0, 0.0]            # a warp issues no earlier than this
+    committed = [[], []]          # finish times of unretired groups
+    syncs = [0, 0]                # BAR.SYNCs each warp passed
+    arrivals = [[-1.0], []]       # arrivals on each warp's barrier (warp 1 gives warp 0 the first turn)
+    finish = [[], []]             # time each pass of each warp ended
+    tensor_free = 0.0
+    t = 0.0
+    last = 1
+    while min(done_passes) < passes:
+        # Which warp may issue at t: ready and not held by its barrier.
+        can = []
+        for w in (0, 1):
+            if done_passes[w] >= passes or ready[w] > t:
+                continue
+            instr = instrs[pc[w]]
+            if pingpong and named_barrier(instr) == "sync":
+                if len(arrivals[w]) <= syncs[w] or arrivals[w][syncs[w]] >= t:
+                    continue
+            can.append(w)
+        if not can:
+            # The next time anything changes.
+            times = [ready[w] for w in (0, 1)
+                     if done_passes[w] < passes and ready[w] > t]
+            for w in (0, 1):
+                if done_passes[w] < passes and len(arrivals[w]) > syncs[w]:
+                    times.append(arrivals[w][syncs[w]] + 1)
+            later = [x for x in times if x > t]
+            if not later:
+                raise ValueError("two_warpgroups_cycles: the warps wait for each other")
+            t = math.ceil(min(later))
+            continue
+        # Round robin between ready warps.
+        w = can[0] if len(can) == 1 else 1 - last
+        last = w
+        instr = instrs[pc[w]]
+        issue = t
+        # As in in_order_cycles: an HGMMA takes no issue cycle of its own.
+        cost = 0 if instr.opcode in WGMMA_OPCODES else 1
+        ready[w] = issue + cost
+        if instr.opcode == "HMMA":
+            ready[w] = issue + tensor_flop(instr) / machine.mma_sync_flop_per_clk
+        elif instr.opcode in WGMMA_OPCODES:
+            rate = machine.wgmma_flop_per_clk * (2 if instr.opcode == "QGMMA" else 1)
+            begin = max(issue, tensor_free)
+            tensor_free = begin + tensor_flop(instr) / rate
+            if "gsb0" in [o.strip() for o in instr.operands.split(",")]:
+                committed[w].append(tensor_free)
+        else:
+            keep = depbar_groups(instr)
+            if keep is not None and len(committed[w]) > keep:
+                ready[w] = max(issue, committed[w][len(committed[w]) - keep - 1]) + 1
+                committed[w] = committed[w][len(committed[w]) - keep:]
+            kind = named_barrier(instr) if pingpong else None
+            if kind == "sync":
+                syncs[w] += 1
+            elif kind == "arrive":
+                arrivals[1 - w].append(issue)
+        pc[w] += 1
+        if pc[w] == n:
+            pc[w] = 0
+            done_passes[w] += 1
+            finish[w].append(ready[w])
+        t += cost
+    # Steady state: both warps' second half of the passes.
+    half = passes // 2
+    begin = max(finish[0][half - 1], finish[1][half - 1])
+    end = max(finish[0][passes - 1], finish[1][passes - 1])
+    return (end - begin) / (2 * (passes - half))
+
+
 def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop.
     `useful_flop` (one warp's attention FLOP per iteration) counts the work
@@ -259,6 +360,9 @@ def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
         "flop": flop, "mma_flop": mma_flop, "smem_bytes": smem, "cycles": cycles,
         "overlapped": overlapped, "binding": binding, "no_overlap": no_overlap,
         "tensor_plus_issue": tensor_plus_issue, "in_order": serial,
+        "two_warpgroups": (two_warpgroups_cycles(instrs, machine)
+                           if cycles["tensor"] and any(
+                               i.opcode in WGMMA_OPCODES for i in instrs) else None),
         "ceiling_overlapped_tflops": ceiling(overlapped),
         "ceiling_no_overlap_tflops": ceiling(no_overlap),
     }

@@ -458,6 +458,23 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kPingPongAttrName) {
+    // The turns' warpgroup count on the role split; a hand-over arrival.
+    auto groups = dyn_cast<IntegerAttr>(attr.getValue());
+    bool onSplit = op->getName().getStringRef() == "scf.if" &&
+                   op->hasAttr(kWarpRolesAttrName) && groups &&
+                   groups.getInt() >= 2 && groups.getInt() <= 4;
+    bool onArrive = op->getName().getStringRef() == "nvvm.barrier.arrive" &&
+                    isa<UnitAttr>(attr.getValue());
+    if (!onSplit && !onArrive)
+      return op->emitError()
+             << "'" << name
+             << "' must be an integer in 2..4 on the scf.if of a role split "
+                "(tile.warp_roles) or a unit attribute on an "
+                "nvvm.barrier.arrive, got "
+             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown tile dialect attribute '" << name << "'";
 }
 

@@ -37,6 +37,13 @@ static bool compileIf(ProgramBuilder &b, Operation *op) {
   info.roles = op->hasAttr(flash::tile::kWarpRolesAttrName);
   if (info.roles && (o.getElseRegion().empty() || op->getNumResults()))
     return b.fail(op, "a role split needs both sides and no results");
+  if (auto groups =
+          op->getAttrOfType<IntegerAttr>(flash::tile::kPingPongAttrName)) {
+    if (!info.roles || groups.getInt() < 1 || groups.getInt() > 4)
+      return b.fail(op, "`tile.pingpong` needs a role split of 1 to 4 "
+                        "consumer warpgroups");
+    info.consumerGroups = groups.getInt();
+  }
   I.aux = b.program.ifs.size();
   b.program.ifs.emplace_back();
   uint32_t at = b.emit(I);

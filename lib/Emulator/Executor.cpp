@@ -94,16 +94,31 @@ bool execIf(Executor &ex, const Instr &I, const ActiveThreads &threads) {
     std::vector<uint8_t> thenMask(sub), elseMask(T, 0);
     for (int64_t t = 0; t < T; ++t)
       elseMask[t] = mask[t] && !(Cn[t].i & 1);
+    // Consumer warpgroups that take turns (tile.pingpong) wait on each
+    // other: one side each, threads [128 g, 128 g + 128) of the else side.
+    int64_t groups = std::max<int64_t>(info.consumerGroups, 1);
+    std::vector<std::vector<uint8_t>> groupMasks(groups,
+                                                 std::vector<uint8_t>(T, 0));
+    std::vector<int64_t> groupCounts(groups, 0);
+    for (int64_t t = 0; t < T; ++t) {
+      if (!elseMask[t])
+        continue;
+      int64_t g = groups == 1 ? 0 : std::min<int64_t>(t / 128, groups - 1);
+      groupMasks[g][t] = 1;
+      ++groupCounts[g];
+    }
+    std::vector<std::function<bool()>> sides{[&] {
+      return ex.run(info.thenBegin, info.thenEnd,
+                    {thenMask.data(), thenCount, inner});
+    }};
+    for (int64_t g = 0; g < groups; ++g)
+      if (groupCounts[g])
+        sides.push_back([&, g] {
+          return ex.run(info.elseBegin, info.elseEnd,
+                        {groupMasks[g].data(), groupCounts[g], inner});
+        });
     RoleScheduler roles(ex);
-    return roles.run(
-        {[&] {
-           return ex.run(info.thenBegin, info.thenEnd,
-                         {thenMask.data(), thenCount, inner});
-         },
-         [&] {
-           return ex.run(info.elseBegin, info.elseEnd,
-                         {elseMask.data(), elseCount, inner});
-         }});
+    return roles.run(std::move(sides));
   }
   if (thenCount) {
     if (!ex.run(info.thenBegin, info.thenEnd, {sub.data(), thenCount, inner}))

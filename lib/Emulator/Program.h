@@ -71,6 +71,10 @@ struct IfInfo {
   std::vector<int32_t> thenYield, elseYield, results;
   /// A warp-specialized kernel's role split: the sides run side by side.
   bool roles = false;
+  /// With `tile.pingpong`: the consumer side's warpgroups (its threads in
+  /// blocks of 128), each run as a side of its own, since they wait on
+  /// each other's named barriers; 0 or 1: the consumer side is one.
+  int64_t consumerGroups = 0;
 };
 struct ForInfo {
   uint32_t bodyBegin, bodyEnd;

@@ -79,6 +79,17 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   // On the consumers' loops, whose slots the producer refills.
   if (options.compile.wgmmaOverlap)
     kernel.addPass(createTileOverlapWgmma());
+  // After the rotation, which puts block k's Q K^T and block k - 1's P V
+  // next to each other: one turn per iteration instead of one per GEMM.
+  // d128 only: FlashAttention-3 takes turns at d <= 128 in 16 bits, and the
+  // static profile has d64 lose issue cycles to the barriers
+  // (docs/perf.md, "Ping-pong between consumer warpgroups").
+  if (options.compile.pingpong) {
+    TilePingPongWarpgroupsOptions pingpong;
+    pingpong.remarks = options.compile.remarks;
+    pingpong.headDims = {128};
+    kernel.addPass(createTilePingPongWarpgroups(pingpong));
+  }
 }
 
 void flash::buildLayoutToSIMTPipeline(mlir::OpPassManager &pm,

@@ -263,6 +263,28 @@ overlap = profile.profile_function(load("loop-wgmma-overlap.sass"), "sm_90", 4, 
 equal((overlap["cycles"]["tensor"], overlap["tensor_plus_issue"], overlap["in_order"],
        overlap["no_overlap"]), (128.0, 144.0, 137.0, 137.0),
       "wgmma overlap: P V's tensor cycles under the softmax")
+# Two consumer warpgroups on one SMSP (two_warpgroups): a loop of one
+# 32-cycle HGMMA group, waited for at once, and 40 FFMAs. One warp in order:
+# 1 + 32 + 1 + 40 = 74. Two warps: while one waits for its group the other
+# issues, 42 issue cycles per warp bind (tensor: 32). Taking turns
+# (BAR.SYNC before the group, BAR.ARV after it) costs the two instructions
+# (44); handing over after the FFMAs instead serializes the warps (76, the
+# in-order bound with both barriers). Measured over the second half of 40
+# passes: within 0.25 of the steady state.
+sm90a = machine.for_arch("sm_90a")
+group = [instr("WARPGROUP.ARRIVE"), instr("HGMMA.64x64x16.F32 R24, gdesc[UR20], R24, gsb0"),
+         instr("WARPGROUP.DEPBAR.LE gsb0, 0x0")]
+ffma = [instr("FFMA R1, R2, R3, R4")] * 40
+sync, arv = instr("BAR.SYNC.DEFER_BLOCKING R3, R4"), instr("BAR.ARV R5, R4")
+equal([model.named_barrier(i) for i in (sync, arv, group[0])], ["sync", "arrive", None],
+      "named barriers: BAR.SYNC waits, BAR.ARV arrives")
+for body, in_order, two, what in (
+        (group + ffma, 74.0, 42.0, "free"),
+        ([sync] + group[:2] + [arv] + group[2:] + ffma, 75.0, 44.0, "turns around the group"),
+        ([sync] + group + ffma + [arv], 76.0, 76.0, "turns around the whole body")):
+    close(model.in_order_cycles(body, sm90a), in_order, "in order, %s" % what)
+    got = model.two_warpgroups_cycles(body, sm90a)
+    check(abs(got - two) < 0.25, "two warpgroups, %s: got %r, want %r" % (what, got, two))
 equal([model.depbar_groups(instr(t)) for t in ("WARPGROUP.DEPBAR.LE gsb0, 0x1",
                                                 "WARPGROUP.ARRIVE", "FFMA R1, R2, R3, R4")],
       [1, None, None], "DEPBAR's group count")

@@ -329,6 +329,35 @@ def TileOverlapWgmma : Pass<"tile-overlap-wgmma", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def TilePingPongWarpgroups
+    : Pass<"tile-pingpong-warpgroups", "mlir::func::FuncOp"> {
+  let summary = "On sm_90a, the consumer warpgroups take turns issuing their "
+                "GEMMs (FlashAttention-3's ping-pong)";
+  let description = [{
+    In a warp-specialized kernel (tile-warp-specialize) with 2 or 3 consumer
+    warpgroups, each run of warpgroup MMAs in the consumers' side with
+    nothing between them that reads their results (after
+    tile-overlap-wgmma: block k's Q K^T and block k - 1's P V) waits on its
+    warpgroup's named barrier (`kPingPongBarrierId` + g, 3..5, 256 threads)
+    and then arrives on the next warpgroup's: GEMM issue alternates between
+    the warpgroups, so one's softmax runs under the other's GEMMs. The last
+    warpgroup gives warpgroup 0 the first turn at the consumers' entry and
+    warpgroup 0 takes the last one back at their exit. The role split's
+    scf.if gets `tile.pingpong` (the warpgroup count). Kernels with one
+    consumer warpgroup, no role split, GEMMs under loops or conditions
+    that may depend on the thread index, or (with `head-dims`) a head dim
+    not listed are left alone (a remark with `remarks`).
+  }];
+  let options = [Option<"remarks", "remarks", "bool", /*default=*/"false",
+                        "Say whether the consumer warpgroups take turns">,
+                 ListOption<"headDims", "head-dims", "int64_t",
+                            "The head dims (the contraction of a GEMM from a "
+                            "constant accumulator, S = Q K^T) where the "
+                            "warpgroups take turns; none given: all">];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+                           "mlir::NVVM::NVVMDialect"];
+}
+
 def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
   let summary = "On sm_90a, a producer warpgroup issues the TMA rings' copies";
   let description = [{

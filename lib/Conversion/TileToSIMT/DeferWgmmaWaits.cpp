@@ -13,8 +13,11 @@
 //     store or an mbarrier release hands back), a region (scf.if, scf.for),
 //     another wait, a terminator.
 //
-// It passes pure ops, shuffles, wgmma.fence and the wgmmas of later groups
-// that do not read the group's results; each commit_group it passes adds
+// It passes pure ops, shuffles, wgmma.fence, the named-barrier arrivals of
+// tile-pingpong-warpgroups (marked `tile.pingpong`: they hand the tensor
+// cores to the next warpgroup right after the issue, and that warpgroup's
+// wgmmas only read the shared memory this group reads) and the wgmmas of
+// later groups that do not read the group's results; each commit_group it passes adds
 // one to the wait's count (wait_group N retires all but the newest N groups,
 // so after k more commits the same groups are retired by N + k). A loop
 // body that issues S = Q K^T and then O += P V (tile-overlap-wgmma's order)
@@ -32,6 +35,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Conversion/Passes.h"
+
+#include "flashc/Dialect/Tile/TmaAttributes.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -111,6 +116,8 @@ bool deferWait(NVVM::WgmmaWaitGroupSyncOp wait) {
       continue;
     }
     if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::ShflOp>(stop) ||
+        (isa<NVVM::BarrierArriveOp>(stop) &&
+         stop->hasAttr(flash::tile::kPingPongAttrName)) ||
         isWgmmaIssue(stop) || isMemoryEffectFree(stop)) {
       if (!isWgmmaIssue(stop) && !stop->hasTrait<OpTrait::ConstantLike>())
         ++passed;

@@ -44,6 +44,12 @@ inline constexpr llvm::StringLiteral kTmaReleaseLagAttrName =
 /// memory to the producer before a ring's first copies.
 inline constexpr int64_t kConsumerBarrierId = 1;
 inline constexpr int64_t kHandoverBarrierId = 2;
+/// tile-pingpong-warpgroups: consumer warpgroup g waits on named barrier
+/// kPingPongBarrierId + g before its GEMMs; on the role split's scf.if, the
+/// number of consumer warpgroups taking turns (i64; the emulator runs each
+/// of them as its own side).
+inline constexpr int64_t kPingPongBarrierId = 3;
+inline constexpr llvm::StringLiteral kPingPongAttrName = "tile.pingpong";
 /// The producer warpgroup's threads (one warp of them issues the copies).
 inline constexpr int64_t kProducerThreads = 128;
 } // namespace flash::tile
