@@ -257,6 +257,16 @@ struct TilePingPongWarpgroups
       return leave(func, "a GEMM outside the consumers' side");
     if (sections.empty())
       return leave(func, "the consumers issue no GEMM");
+    // An e4m3 P V transposes V in shared memory by all the consumers between
+    // two of their barriers: inside one warpgroup's turn it would wait for
+    // the others forever.
+    WalkResult fp8 = roles.getElseRegion().walk([](MmaOp mma) {
+      return getElementTypeOrSelf(mma.getB().getType()).getIntOrFloatBitWidth() == 8
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (fp8.wasInterrupted())
+      return leave(func, "an 8-bit GEMM (its V transpose syncs all consumers)");
     std::string why = checkUniform(sections, consumers);
     if (!why.empty())
       return leave(func, why);

@@ -332,8 +332,9 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
   let summary = "matrix multiply-accumulate: result = acc + A * B";
   let description = [{
     `A` is M x K (K x M with `transpose_a`), `B` is K x N (N x K with
-    `transpose_b`), `acc` and the result are M x N f32. A and B are both f16
-    or both bf16; products are accumulated in f32. With `transpose_b`,
+    `transpose_b`), `acc` and the result are M x N f32. A and B are both f16,
+    both bf16, or both f8E4M3FN (warpgroup MMAs on sm_90a only); products are
+    accumulated in f32. With `transpose_b`,
     `Q * K^T` is written directly on a K tile loaded row by row.
 
     ```mlir
