@@ -6,22 +6,16 @@ infinities and NaNs (f32 -> f8e4m3), and on all 256 codes (f8e4m3 -> f32).
 ml_dtypes' cast turns out-of-range values into NaN; flashc's is satfinite
 (cvt.rn.satfinite): the expected bytes clamp to +-448 before the cast.
 """
-import argparse
 import os
 import subprocess
 import sys
 
-import ml_dtypes
 import numpy as np
 
-E4M3 = ml_dtypes.float8_e4m3fn
+import f8_checks
+from f8_checks import E4M3
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--flashc", required=True)
-ap.add_argument("--kernel", required=True)
-ap.add_argument("--workdir", required=True)
-ap.add_argument("--target", default="interp")
-ap.add_argument("--arch", default=None)
+ap = f8_checks.parser(run_options=True)
 a = ap.parse_args()
 os.makedirs(a.workdir, exist_ok=True)
 

@@ -5,22 +5,16 @@ A B^T. The interpreter sums the exact products in double and rounds once to
 f32 before the descale multiply (one more f32 rounding), so S must match
 float64 to two f32 roundings.
 """
-import argparse
 import os
 import subprocess
 import sys
 
-import ml_dtypes
 import numpy as np
 
-E4M3 = ml_dtypes.float8_e4m3fn
+import f8_checks
+from f8_checks import E4M3
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--flashc", required=True)
-ap.add_argument("--kernel", required=True)
-ap.add_argument("--workdir", required=True)
-ap.add_argument("--target", default="interp")
-ap.add_argument("--arch", default=None)
+ap = f8_checks.parser(run_options=True)
 a = ap.parse_args()
 os.makedirs(a.workdir, exist_ok=True)
 

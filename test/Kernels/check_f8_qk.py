@@ -6,20 +6,16 @@ the emulator's wgmma m64nNk32 once per k32 step (each sums its exact
 products in double), then the descale product rounds once more: S must
 match float64 within those roundings. Extra arguments go to `flashc run` (-D, --arch).
 """
-import argparse
 import os
 import subprocess
 import sys
 
-import ml_dtypes
 import numpy as np
 
-E4M3 = ml_dtypes.float8_e4m3fn
+import f8_checks
+from f8_checks import E4M3
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--flashc", required=True)
-ap.add_argument("--kernel", required=True)
-ap.add_argument("--workdir", required=True)
+ap = f8_checks.parser()
 ap.add_argument("--head-dim", type=int, default=128)
 ap.add_argument("--nq", type=int, default=128)
 ap.add_argument("--nk", type=int, default=256)

@@ -11,7 +11,6 @@ from f32 summation order and exp2's last bits flipping a rounded P now and
 then (at most 1% of max |O|, 99.9% of elements within 2 bf16 ulps).
 Extra arguments go to `flashc run`.
 """
-import argparse
 import os
 import subprocess
 import sys
@@ -19,12 +18,10 @@ import sys
 import ml_dtypes
 import numpy as np
 
-E4M3 = ml_dtypes.float8_e4m3fn
+import f8_checks
+from f8_checks import E4M3
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--flashc", required=True)
-ap.add_argument("--kernel", required=True)
-ap.add_argument("--workdir", required=True)
+ap = f8_checks.parser()
 ap.add_argument("--head-dim", type=int, default=128)
 ap.add_argument("--nq", type=int, default=200)
 ap.add_argument("--nk", type=int, default=300)

@@ -5,6 +5,8 @@ CTest) so that the tests check the current build; each test gets an empty
 kernel cache of its own.
 """
 import os
+import re
+import subprocess
 import sys
 
 import numpy as np
@@ -50,3 +52,20 @@ def attention_inputs(b=1, h=2, nq=70, nk=90, d=64, dtype=np.float16, seed=0):
 def relative_error(out, expected):
     out = np.asarray(out, np.float64)
     return np.linalg.norm(out - expected) / np.linalg.norm(expected)
+
+
+PTXAS = "/usr/local/cuda/bin/ptxas"
+
+
+def assert_assembles_without_spills(kernel, arch, tmp_path):
+    """ptxas -v on a compiled kernel's PTX: it assembles, and every function
+    spills 0 bytes."""
+    ptx = tmp_path / "kernel.ptx"
+    ptx.write_text(kernel.ptx)
+    result = subprocess.run([PTXAS, "-v", f"-arch={arch}", str(ptx), "-o",
+                             str(tmp_path / "kernel.cubin")], capture_output=True, text=True)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    assert spills, log
+    assert all(stores == "0" and loads == "0" for stores, loads in spills), log

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import flashc
-from flashc.attention import (dropout_block_size_n, dropout_probs, dropout_seed, dropout_state,
-                              forward)
+from flashc.attention import (DEFAULT_ARCH, dropout_block_size_n, dropout_probs, dropout_seed,
+                              dropout_state, forward)
 from flashc.flash_attn import flash_attn_func
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -208,8 +208,10 @@ def relative_error(got, want):
     ("interp", {"slopes": [0.3, 0.1], "causal": True}),
     ("emulate", {"b": 1, "nq": 24, "nk": 40, "causal": True}),
     ("emulate", {"b": 1, "nq": 20, "nk": 24, "slopes": [0.25, 0.5]}),
+    ("emulate", {"b": 1, "nq": 24, "nk": 40, "causal": True, "arch": "sm_90a"}),
 ])
 def test_forward_and_probs(target, options):
+    arch = options.pop("arch", DEFAULT_ARCH)
     causal = options.pop("causal", False)
     window = options.pop("window", (-1, -1))
     slopes = options.pop("slopes", None)
@@ -219,7 +221,7 @@ def test_forward_and_probs(target, options):
     np.random.seed(11)
     out, lse, s_dmask = flash_attn_func(q, k, v, p, causal=causal, window_size=window,
                                         alibi_slopes=slopes, return_attn_probs=True,
-                                        target=target)
+                                        target=target, arch=arch)
     np.random.seed(11)
     rng_state = dropout_state(p, dropout_seed(q))
     b, nq, h, _ = q.shape
@@ -260,8 +262,11 @@ def test_forward_and_probs(target, options):
     ("emulate", {"b": 1, "nq": 20, "nk": 24, "deterministic": True}),
     ("interp", {"slopes": [0.2, 0.4], "deterministic": True}),
     ("emulate", {"b": 1, "nq": 20, "nk": 24, "slopes": [0.2, 0.4], "causal": True}),
+    ("emulate", {"b": 1, "nq": 20, "nk": 24, "causal": True, "arch": "sm_90a"}),
+    ("emulate", {"b": 1, "nq": 20, "nk": 24, "deterministic": True, "arch": "sm_90a"}),
 ])
 def test_backward(target, options):
+    arch = options.pop("arch", DEFAULT_ARCH)
     causal = options.pop("causal", False)
     deterministic = options.pop("deterministic", False)
     slopes = options.pop("slopes", None)
@@ -269,12 +274,12 @@ def test_backward(target, options):
     q, k, v = inputs(**options)
     p = 0.25
     rng_state = dropout_state(p, 0x1234_5678_9ABC_DEF0, offset=7)
-    out, lse = forward(q, k, v, causal=causal, rng=rng_state, target=target,
+    out, lse = forward(q, k, v, causal=causal, rng=rng_state, target=target, arch=arch,
                        alibi_slopes=slopes)
     dout = np.random.default_rng(2).standard_normal(out.shape).astype(np.float16)
     got = flashc.attention_backward(dout, q, k, v, out, lse, causal=causal,
-                                    deterministic=deterministic, target=target, rng=rng_state,
-                                    alibi_slopes=slopes)
+                                    deterministic=deterministic, target=target, arch=arch,
+                                    rng=rng_state, alibi_slopes=slopes)
     keep = keep_numpy(rng_state, q.shape[0], q.shape[2], q.shape[1], k.shape[1])
     want = reference(q, k, v, keep, p, causal, dout=dout, slopes=slopes)
     for name, g, w in zip(("dq", "dk", "dv"), got, want):
@@ -310,13 +315,14 @@ def keep_packed(rng_state, h, q_start, nq, k_start, nk):
     return (x >> np.uint64(1)) >= np.uint64(threshold)
 
 
-@pytest.mark.parametrize("target,causal,deterministic", [
-    ("interp", False, False),
-    ("interp", True, True),
-    ("emulate", True, False),
-    ("emulate", False, True),
+@pytest.mark.parametrize("target,causal,deterministic,arch", [
+    ("interp", False, False, DEFAULT_ARCH),
+    ("interp", True, True, DEFAULT_ARCH),
+    ("emulate", True, False, DEFAULT_ARCH),
+    ("emulate", False, True, DEFAULT_ARCH),
+    ("emulate", True, True, "sm_90a"),
 ])
-def test_varlen(target, causal, deterministic):
+def test_varlen(target, causal, deterministic, arch):
     from flashc.flash_attn import flash_attn_varlen_func
 
     lengths_q, lengths_k = [5, 19, 12], [9, 17, 30]
@@ -330,18 +336,20 @@ def test_varlen(target, causal, deterministic):
     np.random.seed(3)
     out, lse, s_dmask = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths_q),
                                                max(lengths_k), p, causal=causal,
-                                               return_attn_probs=True, target=target)
+                                               return_attn_probs=True, target=target,
+                                               arch=arch)
     np.random.seed(3)
     rng_state = dropout_state(p, dropout_seed(q))
     dout = rng.standard_normal(out.shape).astype(np.float16)
     from flashc.inference import attention_varlen
     out2, lse2 = attention_varlen(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
-                                  causal=causal, return_lse=True, target=target, rng=rng_state)
+                                  causal=causal, return_lse=True, target=target, arch=arch,
+                                  rng=rng_state)
     np.testing.assert_array_equal(out, out2)
     grads = flashc.attention_varlen_backward(dout, q, k, v, out, lse, cu_q, cu_k,
                                              max(lengths_q), max(lengths_k), causal=causal,
                                              deterministic=deterministic, target=target,
-                                             rng=rng_state)
+                                             arch=arch, rng=rng_state)
     assert s_dmask.shape == (3, h, 128, 128)
     for b in range(3):
         qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])

@@ -6,18 +6,16 @@ the modifiers whose derivative has no tile form; the backward kernels
 assembled for sm_80 and sm_90a without spills."""
 import os
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
 import flashc
 from flashc import flex
-from conftest import relative_error
+from conftest import PTXAS, assert_assembles_without_spills, relative_error
 from test_flex import reference
 
 TOLERANCE = 5e-3
-PTXAS = "/usr/local/cuda/bin/ptxas"
 SMALL = {"BLOCK_M": 32, "BLOCK_N": 16}
 
 
@@ -215,12 +213,4 @@ def test_backward_assembles_without_spills(name, arch, head_dim, tmp_path):
     kernel = flashc.compile(flex.backward_kernel_source(score_mod, mask_mod), arch=arch,
                             import_dirs=(flex._attention.kernels_dir(),), T="f16",
                             HEAD_DIM=head_dim)
-    ptx = tmp_path / "kernel.ptx"
-    ptx.write_text(kernel.ptx)
-    result = subprocess.run([PTXAS, "-v", f"-arch={arch}", str(ptx), "-o",
-                             str(tmp_path / "kernel.cubin")], capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
-    assert spills, log
-    assert all(stores == "0" and loads == "0" for stores, loads in spills), log
+    assert_assembles_without_spills(kernel, arch, tmp_path)

@@ -7,18 +7,16 @@ pairs its mask intersects; its kernel at the default blocks is assembled by
 ptxas -v for sm_80 and sm_90a without spills."""
 import os
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
 import flashc
 from flashc import flex
-from conftest import ROOT, relative_error
+from conftest import ROOT, PTXAS, assert_assembles_without_spills, relative_error
 from test_flex import reference
 
 DOC = os.path.join(ROOT, "docs", "variants.md")
-PTXAS = "/usr/local/cuda/bin/ptxas"
 TOLERANCE = 3e-3
 SMALL = {"BLOCK_M": 32, "BLOCK_N": 16}
 # The shape the catalogue's programs are written for (its captured arrays
@@ -235,12 +233,4 @@ def test_variant_assembles_without_spills(name, arch, head_dim, tmp_path):
     kernel = flashc.compile(flex.kernel_source(score_mod, mask_mod), arch=arch,
                             import_dirs=(flex._attention.kernels_dir(),), T="f16",
                             HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n)
-    ptx = tmp_path / "kernel.ptx"
-    ptx.write_text(kernel.ptx)
-    result = subprocess.run([PTXAS, "-v", f"-arch={arch}", str(ptx), "-o",
-                             str(tmp_path / "kernel.cubin")], capture_output=True, text=True)
-    log = result.stdout + result.stderr
-    assert result.returncode == 0, log
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
-    assert spills, log
-    assert all(stores == "0" and loads == "0" for stores, loads in spills), log
+    assert_assembles_without_spills(kernel, arch, tmp_path)
