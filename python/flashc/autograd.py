@@ -85,20 +85,21 @@ def flex_attention_function():
     from .flex import flex_attention, flex_attention_backward
 
     class FlexAttentionFunc(torch.autograd.Function):
-        """apply(q, k, v, score_mod, mask_mod, scale, enable_gqa,
+        """apply(q, k, v, score_mod, mask_mod, block_mask, scale, enable_gqa,
         kernel_options, target, arch) -> (out, lse): flex_attention with
-        Python modifiers (kernel_options: the forward's), whose backward is
-        flex_attention_backward; lse and captured tensors have no gradient."""
+        Python modifiers or a BlockMask (kernel_options: the forward's),
+        whose backward is flex_attention_backward over the same BlockMask;
+        lse and captured tensors have no gradient."""
 
         @staticmethod
-        def forward(ctx, q, k, v, score_mod, mask_mod, scale, enable_gqa, kernel_options,
-                    target, arch):
-            out, lse = flex_attention(q, k, v, score_mod, mask_mod, scale=scale,
-                                      enable_gqa=enable_gqa, return_lse=True,
+        def forward(ctx, q, k, v, score_mod, mask_mod, block_mask, scale, enable_gqa,
+                    kernel_options, target, arch):
+            out, lse = flex_attention(q, k, v, score_mod, mask_mod, block_mask=block_mask,
+                                      scale=scale, enable_gqa=enable_gqa, return_lse=True,
                                       kernel_options=kernel_options, target=target, arch=arch)
             ctx.save_for_backward(q, k, v, out, lse)
-            ctx.options = dict(score_mod=score_mod, mask_mod=mask_mod, scale=scale,
-                               target=target, arch=arch)
+            ctx.options = dict(score_mod=score_mod, mask_mod=mask_mod, block_mask=block_mask,
+                               scale=scale, target=target, arch=arch)
             ctx.mark_non_differentiable(lse)
             return out, lse
 
@@ -106,6 +107,6 @@ def flex_attention_function():
         def backward(ctx, dout, _dlse):
             dq, dk, dv = flex_attention_backward(dout.contiguous(), *ctx.saved_tensors,
                                                  **ctx.options)
-            return (dq, dk, dv) + (None,) * 7
+            return (dq, dk, dv) + (None,) * 8
 
     return FlexAttentionFunc

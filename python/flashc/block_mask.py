@@ -37,6 +37,27 @@ def _table(array, ndim, what):
     return converted
 
 
+def _transposed(num, idx):
+    """(num_t [B, H, KV_BLOCKS], idx_t [B, H, KV_BLOCKS, Q_BLOCKS]) of a
+    table pair: for each key block the query blocks whose rows list it, in
+    increasing order; entries past the counts are 0. A row lists a block
+    once (from_kv_blocks checks it)."""
+    batches, heads, q_blocks, kv_blocks = idx.shape
+    b, h, qb, j = np.nonzero(np.arange(kv_blocks) < num[..., None])
+    kb = idx[b, h, qb, j]
+    # Stable: the query blocks stay in increasing order within a key block.
+    order = np.lexsort((qb, kb, h, b))
+    b, h, qb, kb = b[order], h[order], qb[order], kb[order]
+    num_t = np.zeros((batches, heads, kv_blocks), np.int32)
+    np.add.at(num_t, (b, h, kb), 1)
+    starts = np.cumsum(num_t.ravel()) - num_t.ravel()
+    group = (b * heads + h) * kv_blocks + kb
+    rank = np.arange(len(group)) - starts[group]
+    idx_t = np.zeros((batches, heads, kv_blocks, q_blocks), np.int32)
+    idx_t[b, h, kb, rank] = qb
+    return num_t, idx_t
+
+
 class BlockMask:
     """FlexAttention's BlockMask: for each (batch, head, query block) the key
     blocks its mask crosses (kv_num_blocks [B, H, Q_BLOCKS] of them, listed
@@ -44,7 +65,11 @@ class BlockMask:
     and the blocks every row sees whole (full_kv_num_blocks,
     full_kv_indices: no mask evaluation); the other blocks are skipped. B or
     H of 1 serves every batch or head. Blocks are BLOCK_SIZE = (Q block, KV
-    block) tokens; seq_lengths = (Q_LEN, KV_LEN). NumPy int32 tables."""
+    block) tokens; seq_lengths = (Q_LEN, KV_LEN). NumPy int32 tables.
+    The same pairs per key block (q_num_blocks [B, H, KV_BLOCKS],
+    q_indices [B, H, KV_BLOCKS, Q_BLOCKS], full_q_num_blocks,
+    full_q_indices; FlexAttention's transposed tables) serve the backward's
+    dK/dV kernel, which holds a key block and walks its query blocks."""
 
     def __init__(self, kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices,
                  BLOCK_SIZE, mask_mod, seq_lengths):
@@ -55,6 +80,9 @@ class BlockMask:
         self.BLOCK_SIZE = BLOCK_SIZE
         self.mask_mod = mask_mod
         self.seq_lengths = seq_lengths
+        self.q_num_blocks, self.q_indices = _transposed(kv_num_blocks, kv_indices)
+        self.full_q_num_blocks, self.full_q_indices = _transposed(full_kv_num_blocks,
+                                                                  full_kv_indices)
 
     @classmethod
     def from_kv_blocks(cls, kv_num_blocks, kv_indices, full_kv_num_blocks=None,
@@ -82,6 +110,14 @@ class BlockMask:
             listed = np.arange(i.shape[3]) < n[..., None]
             if ((i < 0) | (i >= i.shape[3]))[listed].any():
                 raise ValueError(f"{what}_indices lists a block outside 0 .. {i.shape[3] - 1}")
+        listings = np.zeros(idx.shape, np.int32)
+        for n, i in ((num, idx), (full_num, full_idx)):
+            where = np.nonzero(np.arange(i.shape[3]) < n[..., None])
+            np.add.at(listings, where[:3] + (i[where],), 1)
+        if (listings > 1).any():
+            b, h, qb, kb = np.argwhere(listings > 1)[0]
+            raise ValueError(f"the tables list key block {kb} more than once for query "
+                             f"block {qb} (batch {b}, head {h})")
         if seq_lengths is None:
             seq_lengths = (idx.shape[2] * sizes[0], idx.shape[3] * sizes[1])
         return cls(num, idx, full_num, full_idx, sizes, mask_mod, tuple(seq_lengths))

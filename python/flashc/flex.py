@@ -952,13 +952,9 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     if heads % kv_heads:
         raise ValueError(f"k's {kv_heads} heads do not divide q's {heads}")
     if _attention.wants_grad(q, k, v):
-        if block_mask is not None:
-            raise NotImplementedError("flex_attention has no backward with a block_mask: "
-                                      "pass its mask_mod instead, or call it under "
-                                      "torch.no_grad()")
-        if score_mod is not None or mask_mod is not None:
-            return _with_grad(q, k, v, score_mod, mask_mod, scale, enable_gqa, return_lse,
-                              kernel_options, target, arch)
+        if score_mod is not None or mask_mod is not None or block_mask is not None:
+            return _with_grad(q, k, v, score_mod, mask_mod, block_mask, scale, enable_gqa,
+                              return_lse, kernel_options, target, arch)
         out = _attention.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                    softmax_scale=scale, return_lse=return_lse, target=target,
                                    arch=arch)
@@ -989,13 +985,10 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     if tensor is not None:
         args["ModTensor"] = _tensor_argument(arrays, tensor)
     if block_mask is not None:
-        args.update(KvNum=block_mask.kv_num_blocks, KvIdx=block_mask.kv_indices,
-                    FullKvNum=block_mask.full_kv_num_blocks,
-                    FullKvIdx=block_mask.full_kv_indices)
-        if not isinstance(Q, np.ndarray):
-            torch = sys.modules["torch"]
-            for name in ("KvNum", "KvIdx", "FullKvNum", "FullKvIdx"):
-                args[name] = torch.as_tensor(args[name], device=Q.device)
+        args.update(_table_arguments(arrays, Q, {
+            "KvNum": block_mask.kv_num_blocks, "KvIdx": block_mask.kv_indices,
+            "FullKvNum": block_mask.full_kv_num_blocks,
+            "FullKvIdx": block_mask.full_kv_indices}))
     sm_scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     _attention.run(compiled, arrays, target, args, sm_scale=sm_scale)
     out = arrays.take_last(O, head_dim_v)
@@ -1008,11 +1001,13 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     return out, lse
 
 
-def _backward_program(score_mod=None, mask_mod=None):
+def _backward_program(score_mod=None, mask_mod=None, block_mask=False):
     """(source, captured tensor or None) of flex_attention_bwd, the dK/dV
     kernel of flex_attention's backward (kernels/lib/attention_bwd.tile's
-    key_block_grads, adding dQ's sums into DQaccum): score_mod traced with
-    its derivative, both modifiers over blocks laid out keys first."""
+    key_block_grads, adding dQ's sums into DQaccum; with block_mask,
+    key_block_grads_blocks over a BlockMask's transposed tables): score_mod
+    traced with its derivative, both modifiers over blocks laid out keys
+    first."""
     traced = {}
     for mod, kind in ((score_mod, "score_mod"), (mask_mod, "mask_mod")):
         if mod is None:
@@ -1039,11 +1034,20 @@ def _backward_program(score_mod=None, mask_mod=None):
         dims = ", ".join(f"MT{i}" for i in range(len(tensor.shape)))
         params = f"ModTensor: {_element(tensor)}[{dims}], "
         keywords += ", mod_tensor = true, ModTensor = ModTensor"
+    call = "key_block_grads"
+    arguments = "-1, -1, false"
+    extra_constants = ""
+    if block_mask:
+        params += ("QNum: i32[TB, TH, KB], QIdx: i32[TB, TH, KB, QB], "
+                   "FullQNum: i32[TB, TH, KB],\n    FullQIdx: i32[TB, TH, KB, QB], ")
+        call = "key_block_grads_blocks"
+        arguments = "QNum, QIdx, FullQNum, FullQIdx, TB, TH, Q_BLOCK, KV_BLOCK"
+        extra_constants = ",\n                          Q_BLOCK: int = 128, KV_BLOCK: int = 128"
     parts.append(f"""
 kernel flex_attention_bwd<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_DIM,
                           BLOCK_M: int = where(max(HEAD_DIM, HEAD_DIM_V) <= 64, 64, 32),
                           BLOCK_N: int = where(max(HEAD_DIM, HEAD_DIM_V) <= 128, 64, 32),
-                          WARPS: int = 8, STAGES: int = 2>(
+                          WARPS: int = 8, STAGES: int = 2{extra_constants}>(
     Q: T[B, H, Nq, HEAD_DIM], K: T[B, H_KV, Nk, HEAD_DIM], V: T[B, H_KV, Nk, HEAD_DIM_V],
     DO: T[B, H, Nq, HEAD_DIM_V], LSE: f32[B, H, Nq], Delta: f32[B, H, Nq],
     DQaccum: f32[B, H, Nq, HEAD_DIM], {params}DK: T[B, H_KV, Nk, HEAD_DIM],
@@ -1054,9 +1058,9 @@ kernel flex_attention_bwd<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = H
   let b = program_id(1) / H_KV;
   let hk = program_id(1) % H_KV;
   let start_n = program_id(0) * BLOCK_N;
-  let dk, dv = key_block_grads(Q, K, V, DO, LSE, Delta, DQaccum, b, hk, start_n, H, H_KV,
+  let dk, dv = {call}(Q, K, V, DO, LSE, Delta, DQaccum, b, hk, start_n, H, H_KV,
                                Nq, Nk, sm_scale, HEAD_DIM, HEAD_DIM_V, BLOCK_M, BLOCK_N,
-                               STAGES, -1, -1, false{keywords});
+                               STAGES, {arguments}{keywords});
   store(DK[b, hk, start_n : start_n + BLOCK_N, :], cast(dk * sm_scale, T));
   store(DV[b, hk, start_n : start_n + BLOCK_N, :], cast(dv, T));
 }}
@@ -1064,25 +1068,55 @@ kernel flex_attention_bwd<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = H
     return "\n".join(parts), tensor
 
 
-def backward_kernel_source(score_mod=None, mask_mod=None):
-    """The dK/dV kernel flex_attention_backward compiles for the modifiers."""
-    return _backward_program(score_mod, mask_mod)[0]
+def backward_kernel_source(score_mod=None, mask_mod=None, block_mask=False):
+    """The dK/dV kernel flex_attention_backward compiles for the modifiers
+    (with block_mask: over a BlockMask's transposed tables)."""
+    return _backward_program(score_mod, mask_mod, block_mask)[0]
+
+
+def _backward_blocks(head_dim):
+    """flex_attention_bwd's default (BLOCK_M, BLOCK_N) at a padded head dim
+    (the kernel's own defaults, which a BlockMask's blocks re-tile)."""
+    return (64 if head_dim <= 64 else 32), (64 if head_dim <= 128 else 32)
+
+
+def _table_arguments(arrays, Q, tables):
+    """The BlockMask's tables as kernel arguments: device tensors beside
+    torch ones."""
+    if isinstance(Q, np.ndarray):
+        return tables
+    torch = sys.modules["torch"]
+    return {name: torch.as_tensor(table, device=Q.device) for name, table in tables.items()}
 
 
 def flex_attention_backward(dout, q, k, v, out, lse, score_mod=None, mask_mod=None, *,
-                            scale=None, kernel_options=None, target=None, arch=DEFAULT_ARCH):
+                            block_mask=None, scale=None, kernel_options=None, target=None,
+                            arch=DEFAULT_ARCH):
     """The gradients (dq, dk, dv) of flex_attention(q, k, v, score_mod,
-    mask_mod, scale=scale) given dout, its out and lse (return_lse=True;
-    layouts as flex_attention's; dk and dv summed over each KV head's group).
-    score_mod and mask_mod are Python functions: score_mod's derivative with
-    respect to the score is traced with it (a comparison or int cast of the
-    score has none: TraceError naming the modifier); captured arrays are
-    constants (no gradient of their own). kernel_options: the dK/dV
-    kernel's constants (BLOCK_M, BLOCK_N, WARPS, STAGES)."""
+    mask_mod, block_mask=block_mask, scale=scale) given dout, its out and
+    lse (return_lse=True; layouts as flex_attention's; dk and dv summed over
+    each KV head's group). score_mod and mask_mod are Python functions:
+    score_mod's derivative with respect to the score is traced with it (a
+    comparison or int cast of the score has none: TraceError naming the
+    modifier); captured arrays are constants (no gradient of their own).
+    block_mask: a BlockMask (mask_mod defaults to its own); each key block
+    visits only the query blocks its transposed tables list, mask_mod
+    evaluated in the partial ones, and dQ gets only those blocks' shares.
+    kernel_options: the dK/dV kernel's constants (BLOCK_M, BLOCK_N, WARPS,
+    STAGES)."""
+    from .block_mask import BlockMask
+    if isinstance(mask_mod, BlockMask) and block_mask is None:
+        block_mask, mask_mod = mask_mod, None
+    if block_mask is not None:
+        if not isinstance(block_mask, BlockMask):
+            raise TypeError(f"block_mask must be a BlockMask, not {type(block_mask).__name__}")
+        if mask_mod is None:
+            mask_mod = block_mask.mask_mod
+        _check_block_mask(block_mask, q.shape[0], q.shape[1], q.shape[2], k.shape[2])
     arrays = _attention.backend(q)
     head_dim, head_dim_v = q.shape[-1], v.shape[-1]
     padded, padded_v = (_attention.padded_head_dim(d) for d in (head_dim, head_dim_v))
-    source, tensor = _backward_program(score_mod, mask_mod)
+    source, tensor = _backward_program(score_mod, mask_mod, block_mask is not None)
     dtype = arrays.dtype_name(q)
     Q = arrays.contiguous(arrays.pad_last(q, padded))
     K = arrays.contiguous(arrays.pad_last(k, padded))
@@ -1102,12 +1136,23 @@ def flex_attention_backward(dout, q, k, v, out, lse, score_mod=None, mask_mod=No
                                      rows + head_dim_v_constant, dtype),
                    arrays, target, {"O": O, "DO": DO, **work})
     constants = {"T": _attention.element_type(dtype), "HEAD_DIM": padded,
-                 "HEAD_DIM_V": padded_v, **(kernel_options or {})}
+                 "HEAD_DIM_V": padded_v}
+    if block_mask is not None:
+        q_block, kv_block = block_mask.BLOCK_SIZE
+        block_m, block_n = _backward_blocks(max(padded, padded_v))
+        # The kernel's blocks tile the BlockMask's, as the forward's do.
+        constants.update(BLOCK_M=math.gcd(block_m, q_block), BLOCK_N=math.gcd(block_n, kv_block),
+                         Q_BLOCK=q_block, KV_BLOCK=kv_block)
+    constants.update(kernel_options or {})
     compiled = _kernel(source, arch, tuple(sorted(constants.items())))
     DQ, DK, DV = (arrays.empty(x, tuple(x.shape)) for x in (Q, K, V))
     args = {"Q": Q, "K": K, "V": V, "DO": DO, "LSE": LSE, **work, "DK": DK, "DV": DV}
     if tensor is not None:
         args["ModTensor"] = _tensor_argument(arrays, tensor)
+    if block_mask is not None:
+        args.update(_table_arguments(arrays, Q, {
+            "QNum": block_mask.q_num_blocks, "QIdx": block_mask.q_indices,
+            "FullQNum": block_mask.full_q_num_blocks, "FullQIdx": block_mask.full_q_indices}))
     sm_scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
     _attention.run(compiled, arrays, target, args, sm_scale=sm_scale)
     _attention.run(_attention.kernel("flash_attn_bwd_dq_convert", arch, rows, dtype), arrays,
@@ -1116,18 +1161,18 @@ def flex_attention_backward(dout, q, k, v, out, lse, score_mod=None, mask_mod=No
             arrays.take_last(DV, head_dim_v))
 
 
-def _with_grad(q, k, v, score_mod, mask_mod, scale, enable_gqa, return_lse, kernel_options,
-               target, arch):
+def _with_grad(q, k, v, score_mod, mask_mod, block_mask, scale, enable_gqa, return_lse,
+               kernel_options, target, arch):
     """flex_attention recorded by autograd (autograd.flex_attention_function):
     the modifiers' backward traced first, so that one without a derivative
     fails before the forward runs."""
-    _, tensor = _backward_program(score_mod, mask_mod)
+    _, tensor = _backward_program(score_mod, mask_mod, block_mask is not None)
     if getattr(tensor, "requires_grad", False):
         raise NotImplementedError("flex_attention has no gradient for a captured tensor (a "
                                   "learnable bias): detach it; q, k and v get theirs")
     from .autograd import flex_attention_function
-    out, lse = flex_attention_function().apply(q, k, v, score_mod, mask_mod, scale, enable_gqa,
-                                                kernel_options, target, arch)
+    out, lse = flex_attention_function().apply(q, k, v, score_mod, mask_mod, block_mask, scale,
+                                                enable_gqa, kernel_options, target, arch)
     return (out, lse) if return_lse else out
 
 
