@@ -1037,15 +1037,17 @@ def _backward_program(score_mod=None, mask_mod=None, block_mask=False):
     call = "key_block_grads"
     arguments = "-1, -1, false"
     extra_constants = ""
+    block_m = "where(max(HEAD_DIM, HEAD_DIM_V) <= 64, 64, 32)"
     if block_mask:
         params += ("QNum: i32[TB, TH, KB], QIdx: i32[TB, TH, KB, QB], "
                    "FullQNum: i32[TB, TH, KB],\n    FullQIdx: i32[TB, TH, KB, QB], ")
         call = "key_block_grads_blocks"
         arguments = "QNum, QIdx, FullQNum, FullQIdx, TB, TH, Q_BLOCK, KV_BLOCK"
         extra_constants = ",\n                          Q_BLOCK: int = 128, KV_BLOCK: int = 128"
+        block_m = "32"  # _backward_blocks
     parts.append(f"""
 kernel flex_attention_bwd<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_DIM,
-                          BLOCK_M: int = where(max(HEAD_DIM, HEAD_DIM_V) <= 64, 64, 32),
+                          BLOCK_M: int = {block_m},
                           BLOCK_N: int = where(max(HEAD_DIM, HEAD_DIM_V) <= 128, 64, 32),
                           WARPS: int = 8, STAGES: int = 2{extra_constants}>(
     Q: T[B, H, Nq, HEAD_DIM], K: T[B, H_KV, Nk, HEAD_DIM], V: T[B, H_KV, Nk, HEAD_DIM_V],
@@ -1075,9 +1077,12 @@ def backward_kernel_source(score_mod=None, mask_mod=None, block_mask=False):
 
 
 def _backward_blocks(head_dim):
-    """flex_attention_bwd's default (BLOCK_M, BLOCK_N) at a padded head dim
-    (the kernel's own defaults, which a BlockMask's blocks re-tile)."""
-    return (64 if head_dim <= 64 else 32), (64 if head_dim <= 128 else 32)
+    """The default (BLOCK_M, BLOCK_N) of flex_attention_bwd over a
+    BlockMask at a padded head dim (the kernel's own, which a BlockMask's
+    blocks re-tile): 32 query rows at every head dim, since the table
+    lookups and the mask's loads beside a heavy score_mod derivative spill
+    at 64 x 64."""
+    return 32, (64 if head_dim <= 128 else 32)
 
 
 def _table_arguments(arrays, Q, tables):

@@ -5,15 +5,19 @@ dense classes; dq, dk and dv through a mask built by create_block_mask
 score_mod and GQA) and through random block-sparse tables of unequal block
 sizes, against the float64 reference on the interpreter and the emulator;
 the emulator's MMA count of the dK/dV kernel against the blocks the tables
-list; autograd through FlexAttentionFunc; the errors that stay."""
+list; autograd through FlexAttentionFunc; the errors that stay; the
+kernel assembled for sm_80 and sm_90a without spills."""
+import os
+
 import numpy as np
 import pytest
 
 import flashc
 from flashc import flex
 from flashc.block_mask import BlockMask
-from conftest import relative_error
-from test_flex_backward import TOLERANCE, inputs, reference_grads, softcap
+from conftest import PTXAS, assert_assembles_without_spills, relative_error
+from test_flex_backward import (TOLERANCE, inputs, reference_grads, scaled_sigmoid, softcap,
+                                t5_bias)
 from test_flex_block_mask import tables_of
 
 DOCS = np.repeat(np.arange(4), [21, 70, 40, 29]).astype(np.int32)
@@ -206,3 +210,19 @@ fn mask_mod(b: int, h: int, rows: i32[M], cols: i32[N]) -> bool[M, N] {
     with pytest.raises(ValueError, match="more than once"):
         BlockMask.from_kv_blocks(np.full((1, 1, 1), 1), np.zeros((1, 1, 1, 2), np.int32),
                                  np.full((1, 1, 1), 1), np.zeros((1, 1, 1, 2), np.int32))
+
+
+@pytest.mark.skipif(not os.path.exists(PTXAS), reason=f"no {PTXAS}")
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", ["scaled_sigmoid_document", "t5_bias"])
+def test_backward_assembles_without_spills(name, arch, head_dim, tmp_path):
+    """The heaviest derivative beside a mask that reads a captured array,
+    and a lookup with ModTensor: 0 bytes spilled at the defaults over
+    BlockMask blocks of 128."""
+    score_mod, mask_mod = {"scaled_sigmoid_document": (scaled_sigmoid, document_window),
+                           "t5_bias": (t5_bias, None)}[name]
+    kernel = flashc.compile(flex.backward_kernel_source(score_mod, mask_mod, block_mask=True),
+                            arch=arch, import_dirs=(flex._attention.kernels_dir(),), T="f16",
+                            HEAD_DIM=head_dim)
+    assert_assembles_without_spills(kernel, arch, tmp_path)
