@@ -102,18 +102,24 @@ def random_sparse_mask(heads, nq, nk, q_block, kv_block, seed=7):
     return block_mask, visible
 
 
-def test_random_block_sparse_gradients():
-    # Query blocks of 128 over kernel blocks of 64 (two steps per table
-    # entry, the last of them wholly past Nq), key blocks of 32 (BLOCK_N re-tiled to 32);
-    # tails on both sides, rows that see no key.
+@pytest.mark.parametrize("target", ["interp", "emulate"])
+def test_random_block_sparse_gradients(target):
+    # Query blocks of 128 over kernel blocks of 32 (four steps per table
+    # entry; in the last query block three of them wholly past Nq), key
+    # blocks of 32 (BLOCK_N re-tiled to 32); tails on both sides, rows that
+    # see no key.
     heads, nq, nk = 2, 150, 140
     block_mask, visible = random_sparse_mask(heads, nq, nk, 128, 32)
     q, k, v, dout = inputs(h=heads, h_kv=heads, nq=nq, nk=nk, d=32)
-    out, lse = flashc.flex_attention(q, k, v, block_mask=block_mask, return_lse=True)
+    out, lse = flashc.flex_attention(q, k, v, block_mask=block_mask, return_lse=True,
+                                     target=target)
     assert np.isneginf(lse[0, 0, :128]).all()
-    got = flashc.flex_attention_backward(dout, q, k, v, out, lse, block_mask=block_mask)
+    got = flashc.flex_attention_backward(dout, q, k, v, out, lse, block_mask=block_mask,
+                                         target=target)
     want = reference_grads(q, k, v, dout, mask_mod=visible)
     check_grads(got, want, (q, k, v))
+    if target != "interp":
+        return
     # Without the tables' mask_mod the partial blocks are whole: other
     # gradients (the mask is evaluated there).
     bare = BlockMask.from_kv_blocks(block_mask.kv_num_blocks, block_mask.kv_indices,
