@@ -985,7 +985,7 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     if tensor is not None:
         args["ModTensor"] = _tensor_argument(arrays, tensor)
     if block_mask is not None:
-        args.update(_table_arguments(arrays, Q, {
+        args.update(_table_arguments(Q, {
             "KvNum": block_mask.kv_num_blocks, "KvIdx": block_mask.kv_indices,
             "FullKvNum": block_mask.full_kv_num_blocks,
             "FullKvIdx": block_mask.full_kv_indices}))
@@ -1044,7 +1044,7 @@ def _backward_program(score_mod=None, mask_mod=None, block_mask=False):
         call = "key_block_grads_blocks"
         arguments = "QNum, QIdx, FullQNum, FullQIdx, TB, TH, Q_BLOCK, KV_BLOCK"
         extra_constants = ",\n                          Q_BLOCK: int = 128, KV_BLOCK: int = 128"
-        block_m = "32"  # _backward_blocks
+        block_m = "32"  # as _backward_blocks says
     parts.append(f"""
 kernel flex_attention_bwd<T: type = f16, HEAD_DIM: int = 64, HEAD_DIM_V: int = HEAD_DIM,
                           BLOCK_M: int = {block_m},
@@ -1085,7 +1085,7 @@ def _backward_blocks(head_dim):
     return 32, (64 if head_dim <= 128 else 32)
 
 
-def _table_arguments(arrays, Q, tables):
+def _table_arguments(Q, tables):
     """The BlockMask's tables as kernel arguments: device tensors beside
     torch ones."""
     if isinstance(Q, np.ndarray):
@@ -1155,7 +1155,7 @@ def flex_attention_backward(dout, q, k, v, out, lse, score_mod=None, mask_mod=No
     if tensor is not None:
         args["ModTensor"] = _tensor_argument(arrays, tensor)
     if block_mask is not None:
-        args.update(_table_arguments(arrays, Q, {
+        args.update(_table_arguments(Q, {
             "QNum": block_mask.q_num_blocks, "QIdx": block_mask.q_indices,
             "FullQNum": block_mask.full_q_num_blocks, "FullQIdx": block_mask.full_q_indices}))
     sm_scale = 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
