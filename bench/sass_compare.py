@@ -54,7 +54,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import fa2, fa3, flashc_kernels  # noqa: E402
 from sassprof import cache, compare_render, model, tools  # noqa: E402
-from sass_profile import profile_cubin, sidecar_tma_bytes  # noqa: E402
+from sass_profile import profile_cubin, sidecar_bwd_tma_bytes, sidecar_tma_bytes  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_DIR = os.path.join(REPO_ROOT, "bench", "perf-data")
@@ -109,10 +109,14 @@ def profile_flashc(args, d, causal, arch, flashc_arch=None, kernel=flashc_kernel
     # Per attention FLOP: flashc's row sums on the tensor cores are MMAs too.
     # The attention FLOP and the TMA bytes are the MMA warps' (a
     # warp-specialized kernel's producer warpgroup does neither).
-    useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
+    if kernel == flashc_kernels.BWD_KERNEL:
+        useful = model.backward_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
+        tma = sidecar_bwd_tma_bytes(meta["sidecar"])
+    else:
+        useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
+        tma = sidecar_tma_bytes(meta["sidecar"])
     prof = profile_cubin(cubin, flashc_arch, meta["num_warps"], meta["smem"],
-                         useful_flop=useful, tma_bytes=sidecar_tma_bytes(meta["sidecar"]),
-                         mma_warps=meta["mma_warps"])
+                         useful_flop=useful, tma_bytes=tma, mma_warps=meta["mma_warps"])
     out = summarize(prof, meta)
     out["flashc_arch"] = flashc_arch
     return out
@@ -134,6 +138,29 @@ def profile_flashc_sm90a_e4m3(args, d, causal, arch):
 def profile_fa2(args, d, causal, arch):
     cubin, meta = fa2.build(d, causal, arch, nvcc=args.nvcc, log=log)
     return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"]), meta)
+
+
+def profile_flashc_bwd(args, d, causal, arch):
+    """kernels/flash_attn_bwd.tile (dK, dV and dQ's atomic share) for ARCH."""
+    return profile_flashc(args, d, causal, arch, kernel=flashc_kernels.BWD_KERNEL)
+
+
+def profile_flashc_sm90a_bwd(args, d, causal, arch):
+    """kernels/flash_attn_bwd.tile for sm_90a, beside the sm_90 builds."""
+    if arch != "sm_90":
+        raise RuntimeError("flashc-sm_90a bwd is profiled beside sm_90 (--archs sm_90)")
+    return profile_flashc(args, d, causal, arch, "sm_90a", flashc_kernels.BWD_KERNEL)
+
+
+def profile_fa2_bwd(args, d, causal, arch):
+    """FlashAttention-2's dq_dk_dv kernel; its five GEMMs' FLOP is what the
+    MMAs of its query-block loop compute."""
+    cubin, meta = fa2.build_bwd(d, causal, arch, nvcc=args.nvcc, log=log)
+    useful = model.backward_flop(meta["block_m"], meta["block_n"], d, meta["num_warps"])
+    prof = profile_cubin(cubin, arch, meta["num_warps"], meta["smem"], useful_flop=useful)
+    out = summarize(prof, meta)
+    out["pass"] = "backward"
+    return out
 
 
 def profile_fa3(variant):
@@ -205,7 +232,9 @@ def profile_triton(args, d, causal, arch):
 def collect(args):
     peers = {"flashc-sm_90a": profile_flashc_sm90a,
              "flashc-sm_90a e4m3": profile_flashc_sm90a_e4m3, "flashc": profile_flashc,
-             "FlashAttention-2": profile_fa2, "Triton": profile_triton}
+             "FlashAttention-2": profile_fa2, "Triton": profile_triton,
+             "flashc-sm_90a bwd": profile_flashc_sm90a_bwd, "flashc bwd": profile_flashc_bwd,
+             "FlashAttention-2 bwd": profile_fa2_bwd}
     peers.update({variant: profile_fa3(variant) for variant in fa3.VARIANTS})
     results = []
     for arch in args.archs:
@@ -240,10 +269,11 @@ def collect(args):
 NONCAUSAL_ONLY = ("FlashAttention-3 e4m3", "flashc-sm_90a e4m3")
 ALIASES = {"fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
            "fa3-f16": "FlashAttention-3 f16", "fa3-e4m3": "FlashAttention-3 e4m3",
-           "flashc-sm_90a-e4m3": "flashc-sm_90a e4m3"}
+           "flashc-sm_90a-e4m3": "flashc-sm_90a e4m3", "fa2-bwd": "FlashAttention-2 bwd",
+           "flashc-bwd": "flashc bwd", "flashc-sm_90a-bwd": "flashc-sm_90a bwd"}
 # Head dims each kernel builds (FlashAttention-2's tiles, Triton's tutorial
 # space; the others report what they cannot build as a row).
-HEAD_DIMS = {"FlashAttention-2": (64, 128)}
+HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 256)}
 
 
 def merge(old, new):
@@ -270,7 +300,7 @@ def parse_args(argv):
     ap.add_argument("mode", nargs="?", default="collect", choices=("collect", "render"))
     ap.add_argument("--label", default="before", choices=compare_render.LABELS)
     ap.add_argument("--archs", help="default sm_80,sm_90 (hopper: sm_90)")
-    ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--head-dims", help="default 64,128 (backward: 64,128,256)")
     ap.add_argument("--causal", default="false,true")
     ap.add_argument("--kernels", help="default flashc,FlashAttention-2,Triton "
                                       "(hopper: flashc-sm_90a first); also fa3, fa3-f16, "
@@ -284,10 +314,14 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     args.argv = argv
     hopper = args.label == "hopper"
+    backward = args.label == "backward"
     if args.archs is None:
-        args.archs = "sm_90" if hopper else "sm_80,sm_90"
+        args.archs = "sm_90" if hopper or backward else "sm_80,sm_90"
     if args.kernels is None:
-        args.kernels = ("flashc-sm_90a," if hopper else "") + "flashc,FlashAttention-2,Triton"
+        args.kernels = ("flashc-sm_90a-bwd,flashc-bwd,fa2-bwd" if backward else
+                        ("flashc-sm_90a," if hopper else "") + "flashc,FlashAttention-2,Triton")
+    if args.head_dims is None:
+        args.head_dims = "64,128,256" if backward else "64,128"
     try:
         args.archs = [a for a in args.archs.split(",") if a]
         args.head_dims = [int(d) for d in args.head_dims.split(",") if d]
@@ -319,7 +353,7 @@ def check_tools(args):
     args.nvcc = fa2.nvcc_path()
     args.ptxas = tools.find_tool("ptxas")
     args.venv_python = venv_python()
-    if "FlashAttention-2" in args.kernels and not args.nvcc:
+    if any(k.startswith("FlashAttention-2") for k in args.kernels) and not args.nvcc:
         missing.append("nvcc (for FlashAttention-2)")
     if any(k in fa3.VARIANTS for k in args.kernels) and not shutil.which("c++filt"):
         missing.append("c++filt (binutils, for FlashAttention-3's kernel names)")

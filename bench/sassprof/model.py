@@ -203,6 +203,14 @@ def attention_flop(block_m, block_n, head_dim, warps):
     return 4.0 * block_m / warps * block_n * head_dim
 
 
+def backward_flop(block_m, block_n, head_dim, warps):
+    """FLOP of one warp's pass over a query block of the attention backward
+    (block_m query rows against a key block of block_n): five GEMMs, S = Q
+    K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q and dQ += dS K, each 2 *
+    block_m * block_n * head_dim, shared by the warps."""
+    return 10.0 * block_m * block_n * head_dim / warps
+
+
 def depbar_groups(instr):
     """N of `WARPGROUP.DEPBAR.LE gsb0, 0xN`, or None for other instructions."""
     if instr.opcode != "WARPGROUP" or "DEPBAR" not in instr.modifiers:
