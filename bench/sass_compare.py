@@ -186,6 +186,20 @@ def profile_fa3(variant):
     return run
 
 
+def profile_fa3_bwd(args, d, causal, arch):
+    """FlashAttention-3's backward kernel (flash-attn3-jax, f16, d128):
+    per backward FLOP over the consumer warps, Q and dO by TMA per query
+    block."""
+    if arch != "sm_90":
+        raise RuntimeError("FlashAttention-3 bwd is profiled on sm_90 (its cubins are sm_90a)")
+    cubin, function, meta = fa3.build_bwd(d, causal)
+    mma = meta["mma_warps"]
+    useful = model.backward_flop(meta["block_m"], meta["block_n"], d, mma)
+    prof = profile_cubin(cubin, "sm_90a", meta["num_warps"], meta["smem"], function,
+                         useful_flop=useful, tma_bytes=meta["tma_bytes"], mma_warps=mma)
+    return summarize(prof, meta)
+
+
 def profile_triton(args, d, causal, arch):
     """Every tutorial config, profiled; of those that fit on an SM (a config
     whose shared memory exceeds the SM's is never launched), the one with the
@@ -234,7 +248,7 @@ def collect(args):
              "flashc-sm_90a e4m3": profile_flashc_sm90a_e4m3, "flashc": profile_flashc,
              "FlashAttention-2": profile_fa2, "Triton": profile_triton,
              "flashc-sm_90a bwd": profile_flashc_sm90a_bwd, "flashc bwd": profile_flashc_bwd,
-             "FlashAttention-2 bwd": profile_fa2_bwd}
+             "FlashAttention-2 bwd": profile_fa2_bwd, "FlashAttention-3 bwd": profile_fa3_bwd}
     peers.update({variant: profile_fa3(variant) for variant in fa3.VARIANTS})
     results = []
     for arch in args.archs:
@@ -270,10 +284,13 @@ NONCAUSAL_ONLY = ("FlashAttention-3 e4m3", "flashc-sm_90a e4m3")
 ALIASES = {"fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
            "fa3-f16": "FlashAttention-3 f16", "fa3-e4m3": "FlashAttention-3 e4m3",
            "flashc-sm_90a-e4m3": "flashc-sm_90a e4m3", "fa2-bwd": "FlashAttention-2 bwd",
-           "flashc-bwd": "flashc bwd", "flashc-sm_90a-bwd": "flashc-sm_90a bwd"}
-# Head dims each kernel builds (FlashAttention-2's tiles, Triton's tutorial
+           "flashc-bwd": "flashc bwd", "flashc-sm_90a-bwd": "flashc-sm_90a bwd",
+           "fa3-bwd": "FlashAttention-3 bwd"}
+# Head dims each kernel builds (FlashAttention-2's tiles, the one backward of
+# flash-attn3-jax, Triton's tutorial
 # space; the others report what they cannot build as a row).
-HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 256)}
+HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 256),
+             "FlashAttention-3 bwd": (128,)}
 
 
 def merge(old, new):
@@ -341,7 +358,7 @@ def parse_args(argv):
         dims = HEAD_DIMS.get(k)
         if dims and any(d not in dims for d in args.head_dims):
             ap.error("%s builds head dims %s only" % (k, ", ".join(map(str, dims))))
-        if k in fa3.VARIANTS and args.archs != ["sm_90"]:
+        if (k in fa3.VARIANTS or k == "FlashAttention-3 bwd") and args.archs != ["sm_90"]:
             ap.error("%s is profiled on sm_90 only: --archs sm_90" % k)
     if any(k.startswith("flashc-sm_90a") for k in args.kernels) and args.archs != ["sm_90"]:
         ap.error("flashc-sm_90a is profiled beside sm_90: --archs sm_90")
@@ -355,7 +372,7 @@ def check_tools(args):
     args.venv_python = venv_python()
     if any(k.startswith("FlashAttention-2") for k in args.kernels) and not args.nvcc:
         missing.append("nvcc (for FlashAttention-2)")
-    if any(k in fa3.VARIANTS for k in args.kernels) and not shutil.which("c++filt"):
+    if any(k.startswith("FlashAttention-3") for k in args.kernels) and not shutil.which("c++filt"):
         missing.append("c++filt (binutils, for FlashAttention-3's kernel names)")
     if "Triton" in args.kernels and not args.venv_python:
         missing.append("the perf venv with triton")

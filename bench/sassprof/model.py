@@ -341,6 +341,19 @@ def two_warpgroups_cycles(instrs, machine, passes=40):
     return (end - begin) / (2 * (passes - half))
 
 
+def two_warpgroups_or_none(instrs, machine, cycles):
+    """two_warpgroups_cycles of a wgmma loop; None without wgmma, or where its
+    named barriers are not the forward's turn-taking pair (FlashAttention-3's
+    backward syncs its consumers with the producer on them: the model's two
+    warps would wait for each other)."""
+    if not cycles["tensor"] or not any(i.opcode in WGMMA_OPCODES for i in instrs):
+        return None
+    try:
+        return two_warpgroups_cycles(instrs, machine)
+    except ValueError:
+        return None
+
+
 def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop.
     `useful_flop` (one warp's attention FLOP per iteration) counts the work
@@ -368,9 +381,7 @@ def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
         "flop": flop, "mma_flop": mma_flop, "smem_bytes": smem, "cycles": cycles,
         "overlapped": overlapped, "binding": binding, "no_overlap": no_overlap,
         "tensor_plus_issue": tensor_plus_issue, "in_order": serial,
-        "two_warpgroups": (two_warpgroups_cycles(instrs, machine)
-                           if cycles["tensor"] and any(
-                               i.opcode in WGMMA_OPCODES for i in instrs) else None),
+        "two_warpgroups": two_warpgroups_or_none(instrs, machine, cycles),
         "ceiling_overlapped_tflops": ceiling(overlapped),
         "ceiling_no_overlap_tflops": ceiling(no_overlap),
     }
