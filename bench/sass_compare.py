@@ -8,6 +8,7 @@
         --kernels flashc-sm_90a,flashc-sm_90a-e4m3,fa3,fa3-f16,fa3-e4m3,Triton \
         --head-dims 64,128,256
                                         # add rows to the hopper table, keep the others
+    python3 bench/sass_compare.py --label backward   # the backward's dK/dV kernels
 
 For head dim 64 and 128 (--head-dims: also 256), causal and not, sm_80 and
 sm_90, it compiles
@@ -28,6 +29,16 @@ sm_90, it compiles
     `fa3-f16` from flash-attn3-jax (d128 only), `fa3-e4m3` fp8 from fa3-fwd
     (non-causal rows only); warp-specialized, so the attention FLOP and the
     TMA bytes are the consumer warps' (`mma_warps`);
+`--label backward` profiles the backward's dK/dV kernels instead, on sm_90,
+at head dims 64, 128 and 256 (one primary loop: the walk over query blocks
+with its five GEMMs, S = Q K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q and
+dQ += dS K; per backward FLOP, 10 * BLOCK_M * BLOCK_N * D per iteration):
+  - `flashc-sm_90a-bwd`, `flashc-bwd`: kernels/flash_attn_bwd.tile at its
+    defaults for sm_90a and sm_90;
+  - `fa2-bwd`: the dq_dk_dv kernel run_mha_bwd_hdimD launches, from the same
+    sdist (bench/peers/fa2.py: the H100's traits; several minutes per nvcc);
+  - `fa3-bwd`: FlashAttention-3's backward kernel from flash-attn3-jax (f16,
+    d128 only: --head-dims 128 with --merge);
 profiles each (bench/sassprof) and writes bench/perf-data/sass-compare-LABEL.json.
 `--label hopper` defaults to sm_90 and flashc's, FlashAttention-2's and
 Triton's kernels: the Hopper table. `--merge` keeps the label's earlier rows

@@ -249,6 +249,25 @@ def parse_bwd_kernel(demangled):
 _BWD_INDEX = {}
 
 
+def select_bwd(index, element, head_dim, causal):
+    """The plain backward launch's kernel: exactly one (as select)."""
+    hits, seen = [], set()
+    for cubin, mangled, p in index:
+        if (p["element"] == element and p["head_dim"] == head_dim
+                and p["Is_causal"] == causal and p["cluster"] == [1, 1, 1]
+                and not p["gqa"] and not any(p[b] for b in BWD_MUST_BE_FALSE)
+                and mangled not in seen):
+            seen.add(mangled)
+            hits.append((cubin, mangled, p))
+    if not hits:
+        raise NotInWheel("no %s d%d %s backward kernel" % (
+            element, head_dim, "causal" if causal else "non-causal"))
+    if len(hits) > 1:
+        raise RuntimeError("%d backward kernels match %s d%d causal=%s"
+                           % (len(hits), element, head_dim, causal))
+    return hits[0]
+
+
 def build_bwd(head_dim, causal):
     """(cubin, mangled function name, meta) of FlashAttention-3's plain
     backward kernel (no window, softcap, varlen, determinism or grouped
@@ -263,21 +282,7 @@ def build_bwd(head_dim, causal):
                 if params is not None:
                     index.append((cubin, mangled, params))
         _BWD_INDEX[wheel] = index
-    hits, seen = [], set()
-    for cubin, mangled, p in _BWD_INDEX[wheel]:
-        if (p["element"] == element and p["head_dim"] == head_dim
-                and p["Is_causal"] == causal and p["cluster"] == [1, 1, 1]
-                and not p["gqa"] and not any(p[b] for b in BWD_MUST_BE_FALSE)
-                and mangled not in seen):
-            seen.add(mangled)
-            hits.append((cubin, mangled, p))
-    if not hits:
-        raise NotInWheel("no %s d%d %s backward kernel" % (
-            element, head_dim, "causal" if causal else "non-causal"))
-    if len(hits) > 1:
-        raise RuntimeError("%d backward kernels match %s d%d causal=%s"
-                           % (len(hits), element, head_dim, causal))
-    cubin, mangled, p = hits[0]
+    cubin, mangled, p = select_bwd(_BWD_INDEX[wheel], element, head_dim, causal)
     project, version, _, sha256, member, nvcc = WHEELS[wheel]
     mma_warps = 4 * p["mma_warpgroups"]
     eb = ELEMENT_BYTES[dtype]
