@@ -15,8 +15,8 @@ KERNELS = ["flashc-sm_90a", "flashc-sm_90a e4m3", "flashc", "FlashAttention-2", 
 LABELS = ("before", "after", "hopper", "backward")
 TITLES = {"hopper": "HOPPER: flashc sm_90a (wgmma) and sm_90 (mma.sync), Triton, "
                     "FlashAttention-2 and -3 on the H100 model",
-          "backward": "BACKWARD: flashc's flash_attn_bwd (sm_90a and sm_90) and "
-                      "FlashAttention-2's dq_dk_dv kernel on the H100 model"}
+          "backward": "BACKWARD: flashc's flash_attn_bwd (sm_90a and sm_90), "
+                      "FlashAttention-2's and -3's dK/dV kernels on the H100 model"}
 # The kernel each row is compared with ("flashc ÷ this"), by label.
 REFERENCE = {"backward": "flashc-sm_90a bwd"}
 
