@@ -17,8 +17,9 @@ TITLES = {"hopper": "HOPPER: flashc sm_90a (wgmma) and sm_90 (mma.sync), Triton,
                     "FlashAttention-2 and -3 on the H100 model",
           "backward": "BACKWARD: flashc's flash_attn_bwd (sm_90a and sm_90), "
                       "FlashAttention-2's and -3's dK/dV kernels on the H100 model"}
-# The kernel each row is compared with ("flashc ÷ this"), by label.
-REFERENCE = {"backward": "flashc-sm_90a bwd"}
+# The kernel each row is compared with ("flashc ÷ this"), by label and arch:
+# the backward's sm_90a build beside sm_90, its sm_80 build on sm_80.
+REFERENCE = {("backward", "sm_90"): "flashc-sm_90a bwd", ("backward", "sm_80"): "flashc bwd"}
 
 
 def kernel_label(entry):
@@ -237,7 +238,7 @@ def render(reports):
                     "operands and TMA's bytes counted." % ", ".join(sorted(hopper_archs)), ""]
         for arch in sorted({e["arch"] for e in results}):
             out += ["#### %s: cycles per m16n8k16 (4096 FLOP) of the main loop, per SMSP" % arch,
-                    "", side_by_side(results, arch, REFERENCE.get(label, "flashc")), ""]
+                    "", side_by_side(results, arch, REFERENCE.get((label, arch), "flashc")), ""]
             table = fa3_table(results, arch)
             if table:
                 out += ["#### %s: flashc sm_90a, FlashAttention-3 and Triton, overlapped / "
