@@ -1,4 +1,5 @@
-"""FlashAttention-2's forward kernel, compiled from the flash-attn sdist.
+"""FlashAttention-2's forward kernel (and its backward's dq_dk_dv kernel,
+build_bwd below), compiled from the flash-attn sdist.
 
 run_mha_fwd_hdim64 / run_mha_fwd_hdim128 (csrc/flash_attn/src/
 flash_fwd_launch_template.h) launch, for fp16 without dropout, alibi, softcap
