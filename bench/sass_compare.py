@@ -29,7 +29,8 @@ sm_90, it compiles
     `fa3-f16` from flash-attn3-jax (d128 only), `fa3-e4m3` fp8 from fa3-fwd
     (non-causal rows only); warp-specialized, so the attention FLOP and the
     TMA bytes are the consumer warps' (`mma_warps`);
-`--label backward` profiles the backward's dK/dV kernels instead, on sm_90,
+`--label backward` profiles the backward's dK/dV kernels instead, on sm_90
+(`--archs sm_80 --kernels flashc-bwd,fa2-bwd`: the A100's),
 at head dims 64, 128 and 256 (one primary loop: the walk over query blocks
 with its five GEMMs, S = Q K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q and
 dQ += dS K; per backward FLOP, 10 * BLOCK_M * BLOCK_N * D per iteration):

@@ -15,8 +15,8 @@ KERNELS = ["flashc-sm_90a", "flashc-sm_90a e4m3", "flashc", "FlashAttention-2", 
 LABELS = ("before", "after", "hopper", "backward")
 TITLES = {"hopper": "HOPPER: flashc sm_90a (wgmma) and sm_90 (mma.sync), Triton, "
                     "FlashAttention-2 and -3 on the H100 model",
-          "backward": "BACKWARD: flashc's flash_attn_bwd (sm_90a and sm_90), "
-                      "FlashAttention-2's and -3's dK/dV kernels on the H100 model"}
+          "backward": "BACKWARD: flashc's flash_attn_bwd, FlashAttention-2's and -3's "
+                      "dK/dV kernels on the A100 and H100 models"}
 # The kernel each row is compared with ("flashc ÷ this"), by label and arch:
 # the backward's sm_90a build beside sm_90, its sm_80 build on sm_80.
 REFERENCE = {("backward", "sm_90"): "flashc-sm_90a bwd", ("backward", "sm_80"): "flashc bwd"}
