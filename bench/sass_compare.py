@@ -8,6 +8,7 @@
         --kernels flashc-sm_90a,flashc-sm_90a-e4m3,fa3,fa3-f16,fa3-e4m3,Triton \
         --head-dims 64,128,256
                                         # add rows to the hopper table, keep the others
+    python3 bench/sass_compare.py --label backward   # the backward's dK/dV kernels
 
 For head dim 64 and 128 (--head-dims: also 256), causal and not, sm_80 and
 sm_90, it compiles
@@ -28,6 +29,17 @@ sm_90, it compiles
     `fa3-f16` from flash-attn3-jax (d128 only), `fa3-e4m3` fp8 from fa3-fwd
     (non-causal rows only); warp-specialized, so the attention FLOP and the
     TMA bytes are the consumer warps' (`mma_warps`);
+`--label backward` profiles the backward's dK/dV kernels instead, on sm_90
+(`--archs sm_80 --kernels flashc-bwd,fa2-bwd`: the A100's),
+at head dims 64, 128 and 256 (one primary loop: the walk over query blocks
+with its five GEMMs, S = Q K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q and
+dQ += dS K; per backward FLOP, 10 * BLOCK_M * BLOCK_N * D per iteration):
+  - `flashc-sm_90a-bwd`, `flashc-bwd`: kernels/flash_attn_bwd.tile at its
+    defaults for sm_90a and sm_90;
+  - `fa2-bwd`: the dq_dk_dv kernel run_mha_bwd_hdimD launches, from the same
+    sdist (bench/peers/fa2.py: the H100's traits; several minutes per nvcc);
+  - `fa3-bwd`: FlashAttention-3's backward kernel from flash-attn3-jax (f16,
+    d128 only: --head-dims 128 with --merge);
 profiles each (bench/sassprof) and writes bench/perf-data/sass-compare-LABEL.json.
 `--label hopper` defaults to sm_90 and flashc's, FlashAttention-2's and
 Triton's kernels: the Hopper table. `--merge` keeps the label's earlier rows
@@ -54,7 +66,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import fa2, fa3, flashc_kernels  # noqa: E402
 from sassprof import cache, compare_render, model, tools  # noqa: E402
-from sass_profile import profile_cubin, sidecar_tma_bytes  # noqa: E402
+from sass_profile import profile_cubin, sidecar_bwd_tma_bytes, sidecar_tma_bytes  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_DIR = os.path.join(REPO_ROOT, "bench", "perf-data")
@@ -109,10 +121,14 @@ def profile_flashc(args, d, causal, arch, flashc_arch=None, kernel=flashc_kernel
     # Per attention FLOP: flashc's row sums on the tensor cores are MMAs too.
     # The attention FLOP and the TMA bytes are the MMA warps' (a
     # warp-specialized kernel's producer warpgroup does neither).
-    useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
+    if kernel == flashc_kernels.BWD_KERNEL:
+        useful = model.backward_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
+        tma = sidecar_bwd_tma_bytes(meta["sidecar"])
+    else:
+        useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
+        tma = sidecar_tma_bytes(meta["sidecar"])
     prof = profile_cubin(cubin, flashc_arch, meta["num_warps"], meta["smem"],
-                         useful_flop=useful, tma_bytes=sidecar_tma_bytes(meta["sidecar"]),
-                         mma_warps=meta["mma_warps"])
+                         useful_flop=useful, tma_bytes=tma, mma_warps=meta["mma_warps"])
     out = summarize(prof, meta)
     out["flashc_arch"] = flashc_arch
     return out
@@ -136,6 +152,29 @@ def profile_fa2(args, d, causal, arch):
     return summarize(profile_cubin(cubin, arch, meta["num_warps"], meta["smem"]), meta)
 
 
+def profile_flashc_bwd(args, d, causal, arch):
+    """kernels/flash_attn_bwd.tile (dK, dV and dQ's atomic share) for ARCH."""
+    return profile_flashc(args, d, causal, arch, kernel=flashc_kernels.BWD_KERNEL)
+
+
+def profile_flashc_sm90a_bwd(args, d, causal, arch):
+    """kernels/flash_attn_bwd.tile for sm_90a, beside the sm_90 builds."""
+    if arch != "sm_90":
+        raise RuntimeError("flashc-sm_90a bwd is profiled beside sm_90 (--archs sm_90)")
+    return profile_flashc(args, d, causal, arch, "sm_90a", flashc_kernels.BWD_KERNEL)
+
+
+def profile_fa2_bwd(args, d, causal, arch):
+    """FlashAttention-2's dq_dk_dv kernel; its five GEMMs' FLOP is what the
+    MMAs of its query-block loop compute."""
+    cubin, meta = fa2.build_bwd(d, causal, arch, nvcc=args.nvcc, log=log)
+    useful = model.backward_flop(meta["block_m"], meta["block_n"], d, meta["num_warps"])
+    prof = profile_cubin(cubin, arch, meta["num_warps"], meta["smem"], useful_flop=useful)
+    out = summarize(prof, meta)
+    out["pass"] = "backward"
+    return out
+
+
 def profile_fa3(variant):
     """FlashAttention-3's kernel for the variant (fa3.VARIANTS), or an entry
     with the reason when the wheel has none for the configuration."""
@@ -157,6 +196,20 @@ def profile_fa3(variant):
                              useful_flop=useful, tma_bytes=tma, mma_warps=mma)
         return summarize(prof, meta)
     return run
+
+
+def profile_fa3_bwd(args, d, causal, arch):
+    """FlashAttention-3's backward kernel (flash-attn3-jax, f16, d128):
+    per backward FLOP over the consumer warps, Q and dO by TMA per query
+    block."""
+    if arch != "sm_90":
+        raise RuntimeError("FlashAttention-3 bwd is profiled on sm_90 (its cubins are sm_90a)")
+    cubin, function, meta = fa3.build_bwd(d, causal)
+    mma = meta["mma_warps"]
+    useful = model.backward_flop(meta["block_m"], meta["block_n"], d, mma)
+    prof = profile_cubin(cubin, "sm_90a", meta["num_warps"], meta["smem"], function,
+                         useful_flop=useful, tma_bytes=meta["tma_bytes"], mma_warps=mma)
+    return summarize(prof, meta)
 
 
 def profile_triton(args, d, causal, arch):
@@ -205,7 +258,9 @@ def profile_triton(args, d, causal, arch):
 def collect(args):
     peers = {"flashc-sm_90a": profile_flashc_sm90a,
              "flashc-sm_90a e4m3": profile_flashc_sm90a_e4m3, "flashc": profile_flashc,
-             "FlashAttention-2": profile_fa2, "Triton": profile_triton}
+             "FlashAttention-2": profile_fa2, "Triton": profile_triton,
+             "flashc-sm_90a bwd": profile_flashc_sm90a_bwd, "flashc bwd": profile_flashc_bwd,
+             "FlashAttention-2 bwd": profile_fa2_bwd, "FlashAttention-3 bwd": profile_fa3_bwd}
     peers.update({variant: profile_fa3(variant) for variant in fa3.VARIANTS})
     results = []
     for arch in args.archs:
@@ -240,10 +295,14 @@ def collect(args):
 NONCAUSAL_ONLY = ("FlashAttention-3 e4m3", "flashc-sm_90a e4m3")
 ALIASES = {"fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
            "fa3-f16": "FlashAttention-3 f16", "fa3-e4m3": "FlashAttention-3 e4m3",
-           "flashc-sm_90a-e4m3": "flashc-sm_90a e4m3"}
-# Head dims each kernel builds (FlashAttention-2's tiles, Triton's tutorial
+           "flashc-sm_90a-e4m3": "flashc-sm_90a e4m3", "fa2-bwd": "FlashAttention-2 bwd",
+           "flashc-bwd": "flashc bwd", "flashc-sm_90a-bwd": "flashc-sm_90a bwd",
+           "fa3-bwd": "FlashAttention-3 bwd"}
+# Head dims each kernel builds (FlashAttention-2's tiles, the one backward of
+# flash-attn3-jax, Triton's tutorial
 # space; the others report what they cannot build as a row).
-HEAD_DIMS = {"FlashAttention-2": (64, 128)}
+HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 256),
+             "FlashAttention-3 bwd": (128,)}
 
 
 def merge(old, new):
@@ -270,7 +329,7 @@ def parse_args(argv):
     ap.add_argument("mode", nargs="?", default="collect", choices=("collect", "render"))
     ap.add_argument("--label", default="before", choices=compare_render.LABELS)
     ap.add_argument("--archs", help="default sm_80,sm_90 (hopper: sm_90)")
-    ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--head-dims", help="default 64,128 (backward: 64,128,256)")
     ap.add_argument("--causal", default="false,true")
     ap.add_argument("--kernels", help="default flashc,FlashAttention-2,Triton "
                                       "(hopper: flashc-sm_90a first); also fa3, fa3-f16, "
@@ -284,10 +343,14 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     args.argv = argv
     hopper = args.label == "hopper"
+    backward = args.label == "backward"
     if args.archs is None:
-        args.archs = "sm_90" if hopper else "sm_80,sm_90"
+        args.archs = "sm_90" if hopper or backward else "sm_80,sm_90"
     if args.kernels is None:
-        args.kernels = ("flashc-sm_90a," if hopper else "") + "flashc,FlashAttention-2,Triton"
+        args.kernels = ("flashc-sm_90a-bwd,flashc-bwd,fa2-bwd" if backward else
+                        ("flashc-sm_90a," if hopper else "") + "flashc,FlashAttention-2,Triton")
+    if args.head_dims is None:
+        args.head_dims = "64,128,256" if backward else "64,128"
     try:
         args.archs = [a for a in args.archs.split(",") if a]
         args.head_dims = [int(d) for d in args.head_dims.split(",") if d]
@@ -307,7 +370,7 @@ def parse_args(argv):
         dims = HEAD_DIMS.get(k)
         if dims and any(d not in dims for d in args.head_dims):
             ap.error("%s builds head dims %s only" % (k, ", ".join(map(str, dims))))
-        if k in fa3.VARIANTS and args.archs != ["sm_90"]:
+        if (k in fa3.VARIANTS or k == "FlashAttention-3 bwd") and args.archs != ["sm_90"]:
             ap.error("%s is profiled on sm_90 only: --archs sm_90" % k)
     if any(k.startswith("flashc-sm_90a") for k in args.kernels) and args.archs != ["sm_90"]:
         ap.error("flashc-sm_90a is profiled beside sm_90: --archs sm_90")
@@ -319,9 +382,9 @@ def check_tools(args):
     args.nvcc = fa2.nvcc_path()
     args.ptxas = tools.find_tool("ptxas")
     args.venv_python = venv_python()
-    if "FlashAttention-2" in args.kernels and not args.nvcc:
+    if any(k.startswith("FlashAttention-2") for k in args.kernels) and not args.nvcc:
         missing.append("nvcc (for FlashAttention-2)")
-    if any(k in fa3.VARIANTS for k in args.kernels) and not shutil.which("c++filt"):
+    if any(k.startswith("FlashAttention-3") for k in args.kernels) and not shutil.which("c++filt"):
         missing.append("c++filt (binutils, for FlashAttention-3's kernel names)")
     if "Triton" in args.kernels and not args.venv_python:
         missing.append("the perf venv with triton")

@@ -76,6 +76,18 @@ def sidecar_tma_bytes(sidecar):
                for t in ("K", "V") if t in maps)
 
 
+def sidecar_bwd_tma_bytes(sidecar):
+    """The backward's counterpart of sidecar_tma_bytes: one BLOCK_M x HEAD_DIM
+    tile of Q and one of dO per query block when the sidecar has tensor maps
+    over them (K and V are loaded once, before the loop); None without."""
+    maps = {m["tensor"] for m in sidecar.get("tensor_maps", [])}
+    c = sidecar["constants"]
+    dtypes = {p["name"]: p.get("dtype") for p in sidecar["params"]}
+    tiles = [c["BLOCK_M"] * c["HEAD_DIM"] * ELEMENT_BYTES[dtypes[t]]
+             for t in ("Q", "DO") if t in maps]
+    return sum(tiles) if tiles else None
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     src = ap.add_mutually_exclusive_group(required=True)

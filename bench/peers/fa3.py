@@ -209,3 +209,95 @@ def build(variant, head_dim, causal):
             "command": "cuobjdump -xelf all %s (from %s %s) ; cuobjdump -res-usage ; "
                        "nvdisasm -c %s" % (member, project, version, os.path.basename(cubin))}
     return cubin, mangled, meta
+
+
+# The backward: cutlass::device_kernel<FlashAttnBwdSm90<CollectiveMainloopBwdSm90<
+# Stages, Stages_dO, Stages_dS, ClusterShape, TileShape<BLOCK_M, BLOCK_N, D>,
+# Element, ElementAccum, Sm90, Is_causal, Is_local, Has_softcap, Varlen,
+# Deterministic, SdP_swapAB, dKV_swapAB, dQ_swapAB, NumMmaWarpGroups,
+# AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ, V_in_regs>,
+# CollectiveEpilogueBwd<...> (CollectiveEpilogueBwdGQA for grouped heads),
+# Scheduler>>: one CTA per key block of BLOCK_N rows walks the query blocks of
+# BLOCK_M rows (Q, dO and the row statistics by TMA, Stages_dO deep); its
+# NumMmaWarpGroups consumer warpgroups run the five GEMMs and add dQ into an
+# f32 accumulator in global memory, one producer warpgroup loads. Only
+# flash-attn3-jax has backward kernels (fa3-fwd is forward only): f16 and
+# bf16 at head dim 128.
+BWD_MAINLOOP_BOOLS = ["Is_causal", "Is_local", "Has_softcap", "Varlen", "Deterministic",
+                      "SdP_swapAB", "dKV_swapAB", "dQ_swapAB"]
+BWD_MUST_BE_FALSE = ["Is_local", "Has_softcap", "Varlen", "Deterministic"]
+BWD_VARIANT = ("flash-attn3-jax", "cutlass::half_t", "f16")
+
+
+def parse_bwd_kernel(demangled):
+    """The mainloop's parameters of a FlashAttnBwdSm90 kernel (and whether
+    its epilogue is the grouped-query one), or None for any other function."""
+    key = "flash::CollectiveMainloopBwdSm90<"
+    at = demangled.find(key)
+    if "FlashAttnBwdSm90<" not in demangled or at < 0:
+        return None
+    main = template_args(demangled, at + len(key) - 1)
+    bm, bn, d = cute_ints(main[4])
+    out = {"stages": int(main[0]), "stages_do": int(main[1]), "stages_ds": int(main[2]),
+           "cluster": cute_ints(main[3]), "block_m": bm, "block_n": bn, "head_dim": d,
+           "element": main[5], "mma_warpgroups": int(main[16]),
+           "gqa": "flash::CollectiveEpilogueBwdGQA<" in demangled}
+    out.update({name: main[8 + n] == "true" for n, name in enumerate(BWD_MAINLOOP_BOOLS)})
+    return out
+
+
+_BWD_INDEX = {}
+
+
+def select_bwd(index, element, head_dim, causal):
+    """The plain backward launch's kernel: exactly one (as select)."""
+    hits, seen = [], set()
+    for cubin, mangled, p in index:
+        if (p["element"] == element and p["head_dim"] == head_dim
+                and p["Is_causal"] == causal and p["cluster"] == [1, 1, 1]
+                and not p["gqa"] and not any(p[b] for b in BWD_MUST_BE_FALSE)
+                and mangled not in seen):
+            seen.add(mangled)
+            hits.append((cubin, mangled, p))
+    if not hits:
+        raise NotInWheel("no %s d%d %s backward kernel" % (
+            element, head_dim, "causal" if causal else "non-causal"))
+    if len(hits) > 1:
+        raise RuntimeError("%d backward kernels match %s d%d causal=%s"
+                           % (len(hits), element, head_dim, causal))
+    return hits[0]
+
+
+def build_bwd(head_dim, causal):
+    """(cubin, mangled function name, meta) of FlashAttention-3's plain
+    backward kernel (no window, softcap, varlen, determinism or grouped
+    heads, a 1 x 1 x 1 cluster) for the configuration."""
+    wheel, element, dtype = BWD_VARIANT
+    if wheel not in _BWD_INDEX:
+        index = []
+        for cubin in cubins(wheel):
+            names = list(tools.resource_usage(cubin))
+            for mangled, demangled in zip(names, demangle(names)):
+                params = parse_bwd_kernel(demangled)
+                if params is not None:
+                    index.append((cubin, mangled, params))
+        _BWD_INDEX[wheel] = index
+    cubin, mangled, p = select_bwd(_BWD_INDEX[wheel], element, head_dim, causal)
+    project, version, _, sha256, member, nvcc = WHEELS[wheel]
+    mma_warps = 4 * p["mma_warpgroups"]
+    eb = ELEMENT_BYTES[dtype]
+    # K and V, Q and dO per stage, P and dS per stage: a lower bound of
+    # the shared storage (for occupancy, which the registers bind anyway).
+    smem = eb * (2 * p["block_n"] * head_dim
+                 + p["stages_do"] * 2 * p["block_m"] * head_dim
+                 + p["stages_ds"] * 2 * p["block_m"] * p["block_n"])
+    meta = {"peer": "FlashAttention-3 bwd", "version": "%s %s" % (project, version),
+            "dtype": dtype, "block_m": p["block_m"], "block_n": p["block_n"],
+            "stages": p["stages_do"], "num_warps": mma_warps + 4, "mma_warps": mma_warps,
+            "smem": smem, "function": mangled, "built_with": nvcc, "wheel_sha256": sha256,
+            "pass": "backward",
+            # One Q and one dO tile per query block, by TMA.
+            "tma_bytes": 2 * p["block_m"] * head_dim * eb,
+            "command": "cuobjdump -xelf all %s (from %s %s) ; cuobjdump -res-usage ; "
+                       "nvdisasm -c %s" % (member, project, version, os.path.basename(cubin))}
+    return cubin, mangled, meta

@@ -1,5 +1,5 @@
-"""flashc's fa2 (and the fp8 fa3_fp8) at its defaults, compiled to cubins for
-the SASS comparison."""
+"""flashc's fa2 (and the fp8 fa3_fp8, the backward's flash_attn_bwd) at its
+defaults, compiled to cubins for the SASS comparison."""
 
 import json
 import os
@@ -15,6 +15,11 @@ class CompileError(RuntimeError):
 
 # The fp8 (e4m3) forward: FlashAttention-3's e4m3 kernels' counterpart.
 FP8_KERNEL = os.path.join("kernels", "fa3_fp8.tile")
+
+
+# The backward's dK/dV kernel (flash_attn_bwd), FlashAttention-2's
+# dq_dk_dv kernel's counterpart.
+BWD_KERNEL = os.path.join("kernels", "flash_attn_bwd.tile")
 
 
 def config_name(head_dim, causal, arch, kernel=KERNEL):
@@ -52,4 +57,6 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir, kernel=KERNEL):
                                                       "true" if causal else "false", arch)}
     if kernel == FP8_KERNEL:
         meta["dtype"] = "e4m3"
+    if kernel == BWD_KERNEL:
+        meta["pass"] = "backward"
     return cubin, meta

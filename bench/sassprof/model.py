@@ -203,6 +203,14 @@ def attention_flop(block_m, block_n, head_dim, warps):
     return 4.0 * block_m / warps * block_n * head_dim
 
 
+def backward_flop(block_m, block_n, head_dim, warps):
+    """FLOP of one warp's pass over a query block of the attention backward
+    (block_m query rows against a key block of block_n): five GEMMs, S = Q
+    K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q and dQ += dS K, each 2 *
+    block_m * block_n * head_dim, shared by the warps."""
+    return 10.0 * block_m * block_n * head_dim / warps
+
+
 def depbar_groups(instr):
     """N of `WARPGROUP.DEPBAR.LE gsb0, 0xN`, or None for other instructions."""
     if instr.opcode != "WARPGROUP" or "DEPBAR" not in instr.modifiers:
@@ -333,6 +341,19 @@ def two_warpgroups_cycles(instrs, machine, passes=40):
     return (end - begin) / (2 * (passes - half))
 
 
+def two_warpgroups_or_none(instrs, machine, cycles):
+    """two_warpgroups_cycles of a wgmma loop; None without wgmma, or where its
+    named barriers are not the forward's turn-taking pair (FlashAttention-3's
+    backward syncs its consumers with the producer on them: the model's two
+    warps would wait for each other)."""
+    if not cycles["tensor"] or not any(i.opcode in WGMMA_OPCODES for i in instrs):
+        return None
+    try:
+        return two_warpgroups_cycles(instrs, machine)
+    except ValueError:
+        return None
+
+
 def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     """Cycles per resource, the two bounds and the TFLOP/s ceilings of a loop.
     `useful_flop` (one warp's attention FLOP per iteration) counts the work
@@ -360,9 +381,7 @@ def bounds(instrs, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
         "flop": flop, "mma_flop": mma_flop, "smem_bytes": smem, "cycles": cycles,
         "overlapped": overlapped, "binding": binding, "no_overlap": no_overlap,
         "tensor_plus_issue": tensor_plus_issue, "in_order": serial,
-        "two_warpgroups": (two_warpgroups_cycles(instrs, machine)
-                           if cycles["tensor"] and any(
-                               i.opcode in WGMMA_OPCODES for i in instrs) else None),
+        "two_warpgroups": two_warpgroups_or_none(instrs, machine, cycles),
         "ceiling_overlapped_tflops": ceiling(overlapped),
         "ceiling_no_overlap_tflops": ceiling(no_overlap),
     }

@@ -92,4 +92,51 @@ equal(sass_compare.parse_args(["--label", "hopper", "--kernels", "fa3,fa3-e4m3",
                                "--head-dims", "256"]).kernels,
       ["FlashAttention-3", "FlashAttention-3 e4m3"], "kernel aliases")
 
+
+# The backward: FlashAttnBwdSm90's mainloop parsed, the plain launch (no
+# grouped-query epilogue, not deterministic) selected.
+def bwd_kernel(bm, bn, d, causal=False, deterministic=False, gqa=False, warpgroups=2):
+    flags = [causal, False, False, False, deterministic, True, False, True]
+    bools = ", ".join("true" if f else "false" for f in flags)
+    tile = "cute::tuple<cute::C<%d>, cute::C<%d>, cute::C<%d> >" % (bm, bn, d)
+    epi = ("flash::CollectiveEpilogueBwdGQA<%s, float, cutlass::arch::Sm90, 256, false, false>"
+           % tile if gqa else
+           "flash::CollectiveEpilogueBwd<%s, cutlass::half_t, cutlass::arch::Sm90, 256, false, "
+           "false, 1>" % tile)
+    return ("void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnBwdSm90<"
+            "flash::CollectiveMainloopBwdSm90<2, 2, 1, cute::tuple<cute::C<1>, cute::C<1>, "
+            "cute::C<1> >, %s, cutlass::half_t, float, cutlass::arch::Sm90, %s, %d, 1, 2, 1, "
+            "false>, %s, flash::SingleTileScheduler<false, false, false, 128> > > >(T1::Params)"
+            % (tile, bools, warpgroups, epi))
+
+
+b = fa3.parse_bwd_kernel(bwd_kernel(80, 128, 128))
+equal((b["stages"], b["stages_do"], b["stages_ds"], b["block_m"], b["block_n"], b["head_dim"],
+       b["element"], b["mma_warpgroups"], b["gqa"]),
+      (2, 2, 1, 80, 128, 128, "cutlass::half_t", 2, False), "backward: parsed parameters")
+equal((b["Is_causal"], b["Deterministic"], b["SdP_swapAB"], b["dKV_swapAB"], b["dQ_swapAB"]),
+      (False, False, True, False, True), "backward: parsed flags, in the template's order")
+equal(fa3.parse_bwd_kernel(bwd_kernel(64, 128, 128, gqa=True))["gqa"], True,
+      "backward: the grouped-query epilogue")
+equal(fa3.parse_bwd_kernel(kernel(128, 176, 128)), None, "a forward kernel is no backward one")
+equal(fa3.parse_kernel(bwd_kernel(80, 128, 128)), None, "a backward kernel is no forward one")
+bwd_index = [("j.cubin", "plain", b),
+             ("j.cubin", "gqa", fa3.parse_bwd_kernel(bwd_kernel(80, 128, 128, gqa=True))),
+             ("j.cubin", "det", fa3.parse_bwd_kernel(bwd_kernel(80, 128, 128,
+                                                                deterministic=True))),
+             ("j.cubin", "causal", fa3.parse_bwd_kernel(bwd_kernel(64, 128, 128, causal=True)))]
+equal(fa3.select_bwd(bwd_index, "cutlass::half_t", 128, False)[1], "plain",
+      "backward: not grouped-query, not deterministic")
+equal(fa3.select_bwd(bwd_index, "cutlass::half_t", 128, True)[1], "causal", "backward: causal")
+try:
+    fa3.select_bwd(bwd_index, "cutlass::half_t", 64, False)
+    check(False, "backward: a missing head dim raises NotInWheel")
+except fa3.NotInWheel as exc:
+    check("d64 non-causal backward" in str(exc), "backward: NotInWheel names it")
+equal(sass_compare.parse_args(["--label", "backward"]).kernels,
+      ["flashc-sm_90a bwd", "flashc bwd", "FlashAttention-2 bwd"],
+      "the backward label's kernels")
+equal(sass_compare.parse_args(["--label", "backward"]).head_dims, [64, 128, 256],
+      "the backward label's head dims")
+
 print("fa3 peer: %d checks passed" % checks.count)

@@ -5,7 +5,10 @@ in it and a sass-compare-hopper.json: flashc sm_90a that does not compile,
 flashc sm_90 (loop-simple.sass), Triton (loop-wgmma.sass, with TMA bytes),
 FlashAttention-3 (loop-wgmma.sass as a warp-specialized CTA: 4 MMA warps and
 a producer warpgroup) and a FlashAttention-3 variant its wheel does not have;
-Triton's row is kept from an earlier run (--merge).
+Triton's row is kept from an earlier run (--merge). With `backward`, the
+hopper files and a sass-compare-backward.json: flashc sm_90a bwd
+(loop-wgmma.sass), flashc bwd and FlashAttention-2 bwd (loop-simple.sass) on
+sm_90.
 Not real kernels; only the renderer is tested."""
 import json
 import os
@@ -36,7 +39,8 @@ results = [
 meta = {"label": "before", "commit": "fixture", "date": "2026-01-01 00:00 UTC",
         "machine": "fixture", "command": "python3 bench/sass_compare.py --fixture",
         "tools": {"nvdisasm": "nvdisasm 0.0"}, "fa2_nvcc_flags": "-O3"}
-hopper = sys.argv[4:] == ["hopper"]
+backward = sys.argv[4:] == ["backward"]
+hopper = sys.argv[4:] == ["hopper"] or backward
 if hopper:
     results.append(dict(common, arch="sm_90", kernel="flashc", version="flashc", block_m=128,
                         block_n=64, profile=prof("loop-simple.sass", "sm_90")))
@@ -63,3 +67,15 @@ if hopper:
         earlier = {"command": "python3 bench/sass_compare.py --earlier",
                    "date": "2025-12-31 00:00 UTC", "commit": "early"}
         json.dump({"meta": dict(meta, label="hopper", merged=[earlier]), "results": rows}, f)
+if backward:
+    b90 = dict(common, arch="sm_90", num_warps=8)
+    rows = [dict(b90, kernel="flashc-sm_90a bwd", version="flashc", flashc_arch="sm_90a",
+                 block_m=64, block_n=128, profile=prof("loop-wgmma.sass", "sm_90a", warps=8)),
+            dict(b90, kernel="flashc bwd", version="flashc", block_m=64, block_n=128,
+                 profile=prof("loop-simple.sass", "sm_90", warps=8)),
+            dict(b90, kernel="FlashAttention-2 bwd", version="flash-attn 0.0-fixture",
+                 block_m=128, block_n=128, profile=prof("loop-simple.sass", "sm_90", warps=8))]
+    with open(os.path.join(out_dir, "sass-compare-backward.json"), "w") as f:
+        json.dump({"meta": dict(meta, label="backward",
+                                command="python3 bench/sass_compare.py --label backward"),
+                   "results": rows}, f)

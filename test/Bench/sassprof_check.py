@@ -328,4 +328,23 @@ try:
 except ValueError:
     check(True, "")
 
+# The backward's FLOP per warp and query block: five GEMMs of 2 * M * N * D;
+# FlashAttention-2's H100 / A100 backward shared memory (kSmemSize1colblock).
+equal(model.backward_flop(64, 128, 128, 8), 5 * 2 * 64 * 128 * 128 / 8.0,
+      "backward FLOP: S, dP, dV, dK and dQ over the warps")
+from peers import fa2  # noqa: E402
+equal(fa2.bwd_smem_bytes(128, 64, 128, False), 144 * 1024,
+      "FlashAttention-2 backward d128: 2 Q + dO, K and V, P and dS")
+equal(fa2.bwd_smem_bytes(256, 64, 64, False), 176 * 1024, "d256 on the H100: Q double-buffered")
+equal(fa2.bwd_smem_bytes(256, 64, 64, fa2.bwd_no_double_buffer(256, "sm_80")), 144 * 1024,
+      "d256 on the A100: one Q buffer")
+# A wgmma loop whose named barriers are not a turn-taking pair (two BAR.SYNCs
+# per BAR.ARV: each warp waits for the other) has no two_warpgroups bound;
+# one that takes turns keeps it.
+deadlock = [sync, sync] + group + [arv]
+check(model.two_warpgroups_or_none(deadlock, sm90a, {"tensor": 8.0}) is None,
+      "two_warpgroups: None where the warps would wait for each other")
+check(model.two_warpgroups_or_none([sync] + group + ffma + [arv], sm90a, {"tensor": 8.0})
+      is not None, "two_warpgroups: kept for turns")
+
 print("sassprof: %d checks passed" % checks.count)
