@@ -6,6 +6,7 @@
 #include "flashc/Runtime/Arch.h"
 #include "flashc/Target/AccumulatorScales.h"
 #include "flashc/Target/LoopExitFences.h"
+#include "flashc/Target/HalfPhis.h"
 #include "flashc/Target/LoopOffsets.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -468,6 +469,12 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
       failed(transformVerified(*llvmModule, module,
                                flash::sinkAccumulatorScales,
                                "moving accumulator rescales")))
+    return failure();
+  // A phi of P's 16-bit values is packed into wgmma registers at the top of
+  // its loop, after the wait for P V; carried packed it costs nothing there.
+  if (switches.packHalfPhis &&
+      failed(transformVerified(*llvmModule, module, flash::packHalfPhis,
+                               "packing 16-bit phis")))
     return failure();
   bool skipLSR = !wantsLoopStrengthReduction(switches, registerBound);
   if (skipLSR)

@@ -55,7 +55,7 @@ struct TargetOptions {
   /// $CUDA_PATH, $CUDA_ROOT, /usr/local/cuda, in that order.
   std::string cudaPath;
   /// The switches emitPTX reads: recomputeLoopOffsets, fenceLoopExits,
-  /// sinkAccumulatorScales, loopStrengthReduction.
+  /// sinkAccumulatorScales, packHalfPhis, loopStrengthReduction.
   CompileOptions compile;
 };
 
