@@ -456,7 +456,7 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
     Rejected with an error at the kernel: TMA copies (`tile.tma_barriers`,
     sm_90a), whose mbarrier phases the lowering derives from the key loop's
     iteration and would restart with every tile; a body of more than one
-    block; a grid function with side effects; `ctas` 0 without `tile.arch`.
+    block; a grid function with memory effects; `ctas` 0 without `tile.arch`.
   }];
   let options = [
     Option<"ctas", "ctas", "int64_t", /*default=*/"0",
