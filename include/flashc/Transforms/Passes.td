@@ -446,7 +446,8 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
     tiles of the last query block (the longest with bottom-right aligned
     causal masks) come first and the short ones form the tail; `auto`
     (default) takes `longest-first` where the kernel's constants hold
-    `CAUSAL = true`, else `static`. The kernel records the schedule in
+    `CAUSAL = true`, else `static` (axis 0 read as the query blocks: the
+    forward and dQ kernels'). The kernel records the schedule in
     `tile.persistent`; a kernel that has it already is left alone.
 
     `ctas` 0 derives the count from the module's `tile.arch`: the SMs of
