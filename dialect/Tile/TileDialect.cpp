@@ -1,5 +1,6 @@
 //===- TileDialect.cpp - tile dialect registration, types, attributes -----===//
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/PersistentAttributes.h"
 #include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 
@@ -367,6 +368,16 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
         bytes.getInt() < 0)
       return op->emitError() << "'" << name
                              << "' must be an i64 >= 0 on a func.func, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kPersistentAttrName) {
+    auto schedule = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !schedule ||
+        !llvm::is_contained({"static", "longest-first"}, schedule.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be \"static\" or \"longest-first\" "
+                                "on a func.func, got "
                              << attr.getValue();
     return success();
   }

@@ -94,6 +94,12 @@ cl::opt<std::string> archOpt("arch", cl::desc(archHelp),
 cl::opt<bool> remarksShortOpt("R", cl::desc("Same as --remarks"),
                               cl::cat(flashcCategory));
 
+cl::opt<unsigned> persistentCtasOpt(
+    "persistent-ctas",
+    cl::desc("With --persistent: the CTAs to launch at most (default 0: the "
+             "arch's SMs times the CTAs one SM holds)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(flashcCategory));
+
 /// One --FLAG per row of CompileOptions.def.
 class CompileOptionFlags {
 public:
@@ -111,6 +117,7 @@ public:
     for (size_t i = 0; i < flags.size(); ++i)
       options.*flash::kCompileOptions[i].field = *flags[i];
     options.remarks |= remarksShortOpt;
+    options.persistentCtas = persistentCtasOpt;
     auto &registered = cl::getRegisteredOptions();
     auto lsr = registered.find("disable-lsr");
     if (lsr != registered.end() && lsr->second->getNumOccurrences())

@@ -66,7 +66,10 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   pipelineCopies.remarks = options.compile.remarks;
   kernel.addPass(createTilePipelineCopies(pipelineCopies));
   // sm_90a only: the pipelined copies of full boxes go through the TMA unit.
-  kernel.addPass(createTileTmaCopies());
+  // Not in persistent kernels: the lowering derives the mbarrier phases from
+  // the key loop's iteration, which restarts with every tile.
+  if (!options.compile.persistent)
+    kernel.addPass(createTileTmaCopies());
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   TileAllocateSharedOptions allocate;
@@ -89,6 +92,13 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
     pingpong.remarks = options.compile.remarks;
     pingpong.headDims = {128};
     kernel.addPass(createTilePingPongWarpgroups(pingpong));
+  }
+  // Last: it wraps the finished body of each kernel in its loop over tiles
+  // (and rewrites the grid function, hence a module pass).
+  if (options.compile.persistent) {
+    TilePersistentOptions persistent;
+    persistent.ctas = options.compile.persistentCtas;
+    pm.addPass(createTilePersistent(persistent));
   }
 }
 

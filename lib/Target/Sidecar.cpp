@@ -253,6 +253,9 @@ struct LaunchInfo {
   /// The tensor maps, passed after the params (abi "tensormap" each).
   std::vector<flash::emu::TensorMapSpec> tensorMaps;
   SmallVector<std::string, 3> grid;
+  /// tile-persistent's schedule ("static", "longest-first"); empty when the
+  /// kernel is not persistent. Its grid is then min(tiles, CTAs) along x.
+  std::string persistent;
   int64_t threads;
   flash::SharedMemoryUse shared;
 };
@@ -366,6 +369,9 @@ FailureOr<LaunchInfo> collectLaunchInfo(ModuleOp module) {
   if (failed(gridExprs))
     return failure();
   info.grid = std::move(*gridExprs);
+  if (auto schedule =
+          info.kernel->getAttrOfType<StringAttr>("flashc.persistent"))
+    info.persistent = schedule.str();
 
   if (auto attr = dyn_cast_or_null<ArrayAttr>(
           info.kernel->getAttr(flash::simt::kParamsAttrName))) {
@@ -460,6 +466,8 @@ void SidecarPrinter::print(const flash::TargetOptions &options) {
       });
     });
     j.attributeEnd();
+    if (!info.persistent.empty())
+      j.attribute("persistent", info.persistent);
     j.attribute("threads_per_cta", info.threads);
     j.attribute("num_warps", info.threads / 32);
     j.attributeBegin("shared_memory");

@@ -261,3 +261,16 @@ def test_a_scalar_beyond_its_type(double, scale):
     with pytest.raises(flashc.RunError, match="does not fit in f32 \\(it would round to infinity\\)"):
         double(X=x, Y=y, s=scale)
     assert (y == 0).all()
+
+
+def test_persistent_launches_at_most_a_wave():
+    # 2001 tiles, 108 SMs x 16 CTAs of 128 threads on sm_80: 1728 CTAs, of
+    # which 273 run a second tile.
+    k = flashc.compile(DOUBLE, persistent=True)
+    assert k.options["persistent"]
+    assert k.metadata["grid"] == ["min(cdiv(N, 64), 1728)", "1", "1"]
+    assert k.metadata["persistent"] == "static"
+    x = np.random.default_rng(0).random(64 * 2000 + 5).astype(np.float16)
+    y = np.full_like(x, np.nan)
+    k(X=x, Y=y, s=2.0, target="emulate")
+    assert np.array_equal(y, x * np.float16(2))

@@ -9,6 +9,7 @@
 #ifndef FLASHC_SUPPORT_COMPILEOPTIONS_H
 #define FLASHC_SUPPORT_COMPILEOPTIONS_H
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -23,6 +24,11 @@ struct CompileOptions {
   /// runs or not everywhere. flashc sets it from LLVM's own --disable-lsr
   /// when that is given.
   std::optional<bool> loopStrengthReduction;
+
+  /// With `persistent`: the CTAs to launch at most; 0 takes the arch's SMs
+  /// times the CTAs one SM holds (tile-persistent). flashc's
+  /// --persistent-ctas, Python's persistent_ctas.
+  int64_t persistentCtas = 0;
 };
 
 /// One row of CompileOptions.def.

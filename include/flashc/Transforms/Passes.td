@@ -426,4 +426,46 @@ def TileAllocateShared : Pass<"tile-allocate-shared", "mlir::func::FuncOp"> {
   ];
 }
 
+def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
+  let summary = "Persistent CTAs: each CTA loops over the kernel's tiles";
+  let description = [{
+    FlashAttention-3's persistent kernels. Every kernel (a func.func with
+    `tile.grid`) gets its body wrapped in
+    `scf.for %t = program_id(0) to G0 * G1 * G2 step num_programs(0)`,
+    where (G0, G1, G2) is the grid the kernel asks for (its grid function,
+    cloned into the kernel). Inside the loop `tile.program_id` becomes the
+    coordinates of tile `%t` in the schedule's order and `tile.num_programs`
+    the asked-for grid; a `tile.barrier` ends each tile, so that no warp
+    starts the next tile's copies into buffers other warps still read.
+    Buffers (`tile.local_alloc`) and constants stay before the loop. The
+    grid function then returns `(min(G0 * G1 * G2, ctas), 1, 1)`, which the
+    sidecar and every launcher read as they read any grid.
+
+    Schedules: `static` numbers tiles as a launch numbers CTAs (axis 0
+    fastest); `longest-first` takes axis 0 slowest and reversed, so all
+    tiles of the last query block (the longest with bottom-right aligned
+    causal masks) come first and the short ones form the tail; `auto`
+    (default) takes `longest-first` where the kernel's constants hold
+    `CAUSAL = true`, else `static` (axis 0 read as the query blocks: the
+    forward and dQ kernels'). The kernel records the schedule in
+    `tile.persistent`; a kernel that has it already is left alone.
+
+    `ctas` 0 derives the count from the module's `tile.arch`: the SMs of
+    the arch's datacenter GPU (108 for sm_80, 132 for sm_90) times the CTAs
+    one SM holds by threads and shared memory (`tile.shared_bytes`).
+
+    Rejected with an error at the kernel: TMA copies (`tile.tma_barriers`,
+    sm_90a), whose mbarrier phases the lowering derives from the key loop's
+    iteration and would restart with every tile; a body of more than one
+    block; a grid function with memory effects; `ctas` 0 without `tile.arch`.
+  }];
+  let options = [
+    Option<"ctas", "ctas", "int64_t", /*default=*/"0",
+           "CTAs to launch at most (0: the arch's SMs x CTAs per SM)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"auto\"",
+           "Tile order: auto, static or longest-first">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 #endif // FLASH_TRANSFORMS_PASSES_TD
