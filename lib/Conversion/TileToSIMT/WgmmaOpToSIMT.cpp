@@ -304,26 +304,21 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
   IndexValue tid(&ib, getThreadIds(b, op).tid);
   Type i32 = b.getI32Type();
   auto c = [&](int64_t x) { return IndexValue(&ib, x); };
-  // Byte j of words w0..w3 -> one word, w_e's byte in byte e.
-  auto gather = [&](const std::array<Value, 4> &w, int64_t j) {
-    auto pick = [&](Value lo, Value hi) {
-      // (lo.byte j) | (hi.byte j) << 8 in the low half.
-      Value a = arith::AndIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, lo, i32Const(b, loc, 8 * j)),
-          i32Const(b, loc, 0xff));
-      Value h = hi;
-      if (j == 0)
-        h = arith::ShLIOp::create(b, loc, hi, i32Const(b, loc, 8));
-      else if (j > 1)
-        h = arith::ShRUIOp::create(b, loc, hi, i32Const(b, loc, 8 * (j - 1)));
-      h = arith::AndIOp::create(b, loc, h, i32Const(b, loc, 0xff00));
-      return arith::OrIOp::create(b, loc, a, h).getResult();
-    };
-    Value low = pick(w[0], w[1]), high = pick(w[2], w[3]);
-    return arith::OrIOp::create(
-               b, loc, low,
-               arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 16)))
+  // The 4 x 4 byte transpose of words w0..w3 (word j: byte j of each w_e,
+  // in byte e) in eight prmt: pairs of words interleaved by byte, then the
+  // interleaved pairs by half word.
+  auto prmt = [&](Value lo, Value hi, int64_t selector) {
+    return NVVM::PermuteOp::create(b, loc, i32, lo, hi,
+                                   i32Const(b, loc, selector),
+                                   NVVM::PermuteMode::DEFAULT)
         .getResult();
+  };
+  auto transpose4x4 = [&](const std::array<Value, 4> &w) {
+    Value lo01 = prmt(w[0], w[1], 0x5140), hi01 = prmt(w[0], w[1], 0x7362);
+    Value lo23 = prmt(w[2], w[3], 0x5140), hi23 = prmt(w[2], w[3], 0x7362);
+    return std::array<Value, 4>{
+        prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
+        prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
   };
   NVVM::BarrierOp::create(b, loc);
   for (int64_t i = 0; i < blocks / threads; ++i) {
@@ -340,9 +335,10 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
       words[e] = LLVM::LoadOp::create(
           b, loc, i32, sharedByteAddress(b, loc, slot, off.get()), 4);
     }
+    std::array<Value, 4> rows = transpose4x4(words);
     for (int64_t j = 0; j < 4; ++j) {
       IndexValue off = L::swizzledOffset<IndexValue>(to, d + c(j), m * c(4));
-      LLVM::StoreOp::create(b, loc, gather(words, j),
+      LLVM::StoreOp::create(b, loc, rows[j],
                             sharedByteAddress(b, loc, dst, off.get()), 4);
     }
   }
