@@ -249,20 +249,21 @@ Value packA(OpBuilder &b, Location loc, Value vec, int64_t first) {
 }
 
 /// The K-major image of an f8e4m3 V slot ([keys, dims], MN-major for P V)
-/// that the consumers write into the MMA's own buffer
+/// that the consumers write into the kernel's transpose buffer
 /// (reserveFp8TransposeBuffers): [dims, keys] in wgmma's canonical layout,
-/// a swizzle span of min(keys, 128) bytes, keys in layout::fp8PKey order
-/// within each 32-key block (the order P's register fragment takes them
-/// in). Null when the slot has no such image.
+/// the widest swizzle span (128, 64 or 32 bytes) that divides the keys, in
+/// column blocks of one span when the keys are more, keys in
+/// layout::fp8PKey order within each 32-key block (the order P's register
+/// fragment takes them in). Null when the slot has no such image.
 SharedType transposedFp8Slot(SharedType v) {
   int64_t keys = v.getRows(), dims = v.getCols();
-  int64_t span = std::min<int64_t>(keys, 128);
-  if (keys % L::kWgmmaAtomK8 != 0 || keys % span != 0 || dims % 8 != 0)
+  int64_t span = keys % 128 == 0 ? 128 : keys % 64 == 0 ? 64 : 32;
+  if (keys % L::kWgmmaAtomK8 != 0 || dims % 8 != 0)
     return {};
   auto t = SharedType::get(v.getContext(), {1, dims, keys},
                            v.getElementType(), /*perPhase=*/128 / span,
                            /*maxPhase=*/span / 16,
-                           /*blockCols=*/keys > 128 ? 128 : 0);
+                           /*blockCols=*/keys > span ? span : 0);
   if (!canonicalSwizzle(t))
     return {};
   return t;
@@ -438,7 +439,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
         return op.emitOpError("f8e4m3 B buffer ")
                << bShared->type
                << " has no K-major image in wgmma's canonical layout (keys a "
-                  "multiple of 32, at most 128 or a multiple of 128)";
+                  "multiple of 32, dims a multiple of 8)";
       auto offset = op->getAttrOfType<IntegerAttr>(kFp8TransposeOffsetAttr);
       if (!offset)
         return op.emitOpError("has no buffer for its transposed f8e4m3 B "
@@ -638,6 +639,12 @@ void flash::simt::reserveFp8TransposeBuffers(Operation *kernel) {
   auto attr = kernel->getAttrOfType<IntegerAttr>(flash::tile::kSharedBytesAttrName);
   int64_t end = attr ? attr.getInt() : 0;
   bool any = false;
+  // One buffer for all of them, on the swizzle pattern's boundary
+  // (descriptors take base offset 0): the P V MMAs accumulate into one
+  // chain (each reads the accumulator the previous one wrote), so the
+  // wgmma that read the buffer last has completed before the next
+  // transpose's barrier, whichever MMA it was.
+  int64_t offset = llvm::alignTo(end, 1024);
   kernel->walk([&](MmaOp op) {
     if (!lowersToWgmma(op) || !transposesFp8B(op))
       return;
@@ -645,11 +652,9 @@ void flash::simt::reserveFp8TransposeBuffers(Operation *kernel) {
     SharedType vt = transposedFp8Slot(local.getSource().getType());
     if (!vt)
       return; // the lowering reports it
-    // On the swizzle pattern's boundary (descriptors take base offset 0).
-    int64_t offset = llvm::alignTo(end, 1024);
     op->setAttr(kFp8TransposeOffsetAttr,
                 IntegerAttr::get(IntegerType::get(op->getContext(), 64), offset));
-    end = offset + vt.getBytes();
+    end = std::max<int64_t>(end, offset + vt.getBytes());
     any = true;
   });
   if (!any)
