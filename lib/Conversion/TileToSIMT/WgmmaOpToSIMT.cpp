@@ -284,11 +284,13 @@ constexpr llvm::StringLiteral kFp8TransposeOffsetAttr =
 /// The consumers' transposing copy of an f8e4m3 V slot (rows = keys) into
 /// its K-major image `vt` at `dst`, in 4 x 4 byte blocks. All threads meet
 /// first (the wgmma that read `dst` last has completed in every warp: its
-/// wait precedes this MMA), then each thread reads four 32-bit words of V
-/// (keys 2q, 2q + 1, 2q + 8, 2q + 9 of a 16-key half block, dims d .. d + 3)
-/// and writes the four transposed words (row d + j of Vt, slots 4q .. 4q + 3
-/// in the fp8 key order: byte j of each read word), fences the generic
-/// writes for the async proxy (wgmma) and all meet again. V itself is only
+/// wait precedes this MMA), then each thread reads V's keys 2q, 2q + 1,
+/// 2q + 8, 2q + 9 of a 16-key half block over 16, 8 or 4 dims (one vector
+/// load per key: the widest whose blocks split evenly over the threads;
+/// a swizzled 16-byte unit stays contiguous) and writes, per 4 dims, the
+/// four transposed words (row d + j of Vt, slots 4q .. 4q + 3 in the fp8
+/// key order: byte j of each key's word), fences the generic writes for
+/// the async proxy (wgmma) and all meet again. V itself is only
 /// read, so a slot may be transposed any number of times. The barriers are
 /// the CTA's (the consumers' named barrier in a warp-specialized kernel).
 LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
@@ -296,11 +298,16 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
                                Value slot, Value dst) {
   int64_t keys = v.getRows(), dims = v.getCols();
   int64_t threads = getNumWarps(op) * kWarp;
-  int64_t blocks = dims / 4 * (keys / 4);
-  if (dims % 4 != 0 || blocks % threads != 0)
+  // Bytes per key a thread reads at once (16, 8 or 4 dims).
+  int64_t width = 0;
+  for (int64_t w : {16, 8, 4})
+    if (!width && dims % w == 0 && (dims / w * (keys / 4)) % threads == 0)
+      width = w;
+  if (!width)
     return op.emitOpError("the f8e4m3 V tile of ")
            << keys << " x " << dims << " does not split into the " << threads
            << " threads' 4 x 4 byte blocks for its transposed copy";
+  int64_t blocks = dims / width * (keys / 4);
   L::SwizzleParams from = swizzleOf(v), to = swizzleOf(vt);
   IndexValue tid(&ib, getThreadIds(b, op).tid);
   Type i32 = b.getI32Type();
@@ -322,25 +329,34 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
         prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
   };
   NVVM::BarrierOp::create(b, loc);
+  Type words = width == 4 ? i32 : Type(VectorType::get({width / 4}, i32));
   for (int64_t i = 0; i < blocks / threads; ++i) {
-    // Block i of this thread: dims d .. d + 3, slots 4m .. 4m + 3; slot 4m
-    // is in key block m / 8, half h = m % 8 / 4, q = m % 4.
+    // Block i of this thread: dims d .. d + width - 1, slots 4m .. 4m + 3;
+    // slot 4m is in key block m / 8, half h = m % 8 / 4, q = m % 4.
     IndexValue idx = tid + c(i * threads);
-    IndexValue d = idx / c(keys / 4) * c(4), m = idx % c(keys / 4);
+    IndexValue d = idx / c(keys / 4) * c(width), m = idx % c(keys / 4);
     IndexValue keyBase = m / c(8) * c(32) + m % c(8) / c(4) * c(16) +
                          m % c(4) * c(2);
-    std::array<Value, 4> words;
+    std::array<Value, 4> read;
     for (int64_t e = 0; e < 4; ++e) {
       IndexValue key = keyBase + c(e / 2 * 8 + e % 2);
       IndexValue off = L::swizzledOffset<IndexValue>(from, key, d);
-      words[e] = LLVM::LoadOp::create(
-          b, loc, i32, sharedByteAddress(b, loc, slot, off.get()), 4);
+      read[e] = LLVM::LoadOp::create(
+          b, loc, words, sharedByteAddress(b, loc, slot, off.get()), width);
     }
-    std::array<Value, 4> rows = transpose4x4(words);
-    for (int64_t j = 0; j < 4; ++j) {
-      IndexValue off = L::swizzledOffset<IndexValue>(to, d + c(j), m * c(4));
-      LLVM::StoreOp::create(b, loc, rows[j],
-                            sharedByteAddress(b, loc, dst, off.get()), 4);
+    for (int64_t k = 0; k < width / 4; ++k) {
+      std::array<Value, 4> w;
+      for (int64_t e = 0; e < 4; ++e)
+        w[e] = width == 4 ? read[e]
+                          : vector::ExtractOp::create(b, loc, read[e], k)
+                                .getResult();
+      std::array<Value, 4> rows = transpose4x4(w);
+      for (int64_t j = 0; j < 4; ++j) {
+        IndexValue off = L::swizzledOffset<IndexValue>(
+            to, d + c(4 * k + j), m * c(4));
+        LLVM::StoreOp::create(b, loc, rows[j],
+                              sharedByteAddress(b, loc, dst, off.get()), 4);
+      }
     }
   }
   NVVM::FenceProxyOp::create(
