@@ -367,6 +367,22 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
   return success();
 }
 
+/// The loop around `op` that re-reads its A buffer unchanged: A a fused
+/// read of a slot fixed outside the loop, and nothing in the loop but such
+/// reads touching the buffer. Null when there is none.
+scf::ForOp loopRereadingBuffer(MmaOp op) {
+  auto loop = op->getParentOfType<scf::ForOp>();
+  auto local = op.getA().getDefiningOp<LocalLoadOp>();
+  if (!loop || !local || !loop.isDefinedOutsideOfLoop(local.getSource()) ||
+      !(loop.isDefinedOutsideOfLoop(local.getSlot()) ||
+        matchPattern(local.getSlot(), m_Constant())))
+    return {};
+  for (Operation *user : local.getSource().getUsers())
+    if (loop->isAncestor(user) && !isa<LocalLoadOp>(user))
+      return {};
+  return loop;
+}
+
 /// Whether `op` lowers to wgmma (WgmmaLowering below): on sm_90a, the
 /// warpgroup layout, f16/bf16 operands with an f32 accumulator, whole
 /// 64 x N x 16 steps, and B (and A when fused) a fused read of a buffer in
@@ -489,6 +505,51 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
         op, op.getA(), /*mnMajor=*/op.getTransposeA(), rewriter, &ib);
     const int64_t stepK = fp8 ? L::kWgmmaAtomK8 : L::kWgmmaAtomK16;
     int64_t atomsK = k / stepK;
+    // A's 32-bit registers per (64-row step, K step).
+    DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> aRegisters;
+    // Q K^T's Q: an e4m3 A that its loop re-reads from a buffer the loop
+    // does not write is loaded into registers once, before the loop, as
+    // wgmma's 8-bit A fragment (one 32-bit load per register: 4 consecutive
+    // k of a row, contiguous under the swizzle); the RS form then reads
+    // only B from shared memory each iteration.
+    bool aHoisted = false;
+    if (fp8 && aShared && !transposeB && !op.getTransposeA()) {
+      if (scf::ForOp loop = loopRereadingBuffer(op)) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(loop);
+        IndexBuilder hb{b, loc};
+        auto local = op.getA().getDefiningOp<LocalLoadOp>();
+        SharedType aType = local.getSource().getType();
+        APInt slotIndex;
+        Value slotValue =
+            matchPattern(local.getSlot(), m_ConstantInt(&slotIndex))
+                ? i32Const(b, loc, slotIndex.getSExtValue())
+                : rewriter.getRemappedValue(local.getSlot());
+        Value slot = slotStart(b, loc, &hb, aType,
+                               rewriter.getRemappedValue(local.getSource()),
+                               slotValue);
+        L::SwizzleParams swizzle = swizzleOf(aType);
+        auto hc = [&](int64_t x) { return IndexValue(&hb, x); };
+        IndexValue tid(&hb, getThreadIds(b, op).tid);
+        IndexValue group = tid / hc(L::kWarpgroupSize),
+                   inGroup = tid % hc(L::kWarpgroupSize);
+        for (int64_t r = 0; r < m / rowsPerStep; ++r)
+          for (int64_t kk = 0; kk < atomsK; ++kk)
+            for (int64_t i = 0; i < 4; ++i) {
+              L::CoordOf<IndexValue> at =
+                  L::wgmmaA8RegCoord<IndexValue>(inGroup, 4 * i);
+              IndexValue row =
+                  at[0] + group * hc(L::kWgmmaAtomM) + hc(r * rowsPerStep);
+              IndexValue col = at[1] + hc(kk * stepK);
+              IndexValue off = L::swizzledOffset<IndexValue>(swizzle, row, col);
+              aRegisters[{r, kk}].push_back(LLVM::LoadOp::create(
+                  b, loc, b.getI32Type(),
+                  sharedByteAddress(b, loc, slot, off.get()), 4));
+            }
+        aHoisted = true;
+        aShared.reset();
+      }
+    }
     if (failed(checkWarpgroupFragments(op, *c, aShared || fp8 ? nullptr : &*a,
                                        atomsK)))
       return failure();
@@ -496,7 +557,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     // and A byte e, the register of A's layout holding (row, 32 kk +
     // fp8PKey(k)) of the A fragment's (row, k), the same in every thread.
     std::map<std::pair<int64_t, int64_t>, SmallVector<int64_t>> fp8Bytes;
-    if (fp8 && !aShared) {
+    if (fp8 && !aShared && !aHoisted) {
       int64_t numThreads = getNumWarps(op) * kWarp;
       for (int64_t r = 0; r < m / rowsPerStep; ++r)
         for (int64_t kk = 0; kk < atomsK; ++kk)
@@ -554,8 +615,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     SmallVector<Value> acc = extractAll(b, loc, adaptor.getAcc(), c->regs);
     // A's 32-bit registers are packed before the fence: wgmma.fence orders
     // every register write before it against the wgmmas after it.
-    DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> aRegisters;
-    if (fp8 && !aShared) {
+    if (fp8 && !aShared && !aHoisted) {
       Value bytes = toStorage(b, loc, adaptor.getA());
       for (auto &[rk, regs] : fp8Bytes)
         for (int64_t i = 0; i < 4; ++i) {
