@@ -34,6 +34,7 @@
 #include "Patterns.h"
 #include "Utility.h"
 
+#include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/IR/Matchers.h"
@@ -328,7 +329,11 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
         prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
         prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
   };
-  NVVM::BarrierOp::create(b, loc);
+  // Marked for simt-defer-wgmma-waits: a Q K^T in flight runs under it.
+  auto mark = [&](Operation *o) {
+    o->setAttr(kFp8TransposeAttrName, b.getUnitAttr());
+  };
+  mark(NVVM::BarrierOp::create(b, loc));
   Type words = width == 4 ? i32 : Type(VectorType::get({width / 4}, i32));
   for (int64_t i = 0; i < blocks / threads; ++i) {
     // Block i of this thread: dims d .. d + width - 1, slots 4m .. 4m + 3;
@@ -343,6 +348,7 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
       IndexValue off = L::swizzledOffset<IndexValue>(from, key, d);
       read[e] = LLVM::LoadOp::create(
           b, loc, words, sharedByteAddress(b, loc, slot, off.get()), width);
+      mark(read[e].getDefiningOp());
     }
     for (int64_t k = 0; k < width / 4; ++k) {
       std::array<Value, 4> w;
@@ -354,26 +360,36 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
       for (int64_t j = 0; j < 4; ++j) {
         IndexValue off = L::swizzledOffset<IndexValue>(
             to, d + c(4 * k + j), m * c(4));
-        LLVM::StoreOp::create(b, loc, rows[j],
-                              sharedByteAddress(b, loc, dst, off.get()), 4);
+        mark(LLVM::StoreOp::create(b, loc, rows[j],
+                                   sharedByteAddress(b, loc, dst, off.get()),
+                                   4));
       }
     }
   }
-  NVVM::FenceProxyOp::create(
+  mark(NVVM::FenceProxyOp::create(
       b, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
-  NVVM::BarrierOp::create(b, loc);
+                                 NVVM::SharedSpace::shared_cta)));
+  mark(NVVM::BarrierOp::create(b, loc));
   return success();
 }
 
+/// Registers per thread that an e4m3 Q K^T's scores, the output
+/// accumulator beside them and the A fragment it keeps for its loop may
+/// take together (of a consumer warpgroup's 240): spill-free at d64 and
+/// d128 (144 at 128 x 128), and what d256 (192) exceeds.
+constexpr int64_t kHoistedABudget = 192;
+
 /// The loop around `op` that re-reads its A buffer unchanged: A a fused
 /// read of a slot fixed outside the loop, and nothing in the loop but such
-/// reads touching the buffer. Null when there is none.
+/// reads touching the buffer. Null when there is none, and for the ranges
+/// of masked blocks (tile.mask_split: few iterations, whose mask arithmetic
+/// needs the registers).
 scf::ForOp loopRereadingBuffer(MmaOp op) {
   auto loop = op->getParentOfType<scf::ForOp>();
   auto local = op.getA().getDefiningOp<LocalLoadOp>();
-  if (!loop || !local || !loop.isDefinedOutsideOfLoop(local.getSource()) ||
+  if (!loop || !local || loop->hasAttr(kMaskSplitAttrName) ||
+      !loop.isDefinedOutsideOfLoop(local.getSource()) ||
       !(loop.isDefinedOutsideOfLoop(local.getSlot()) ||
         matchPattern(local.getSlot(), m_Constant())))
     return {};
@@ -511,9 +527,14 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     // does not write is loaded into registers once, before the loop, as
     // wgmma's 8-bit A fragment (one 32-bit load per register: 4 consecutive
     // k of a row, contiguous under the swizzle); the RS form then reads
-    // only B from shared memory each iteration.
+    // only B from shared memory each iteration. Only while the scores, an
+    // output accumulator as wide as K and A's registers stay within
+    // kHoistedABudget per thread: beyond it (d256) ptxas spills.
     bool aHoisted = false;
-    if (fp8 && aShared && !transposeB && !op.getTransposeA()) {
+    int64_t threadsPerCta = getNumWarps(op) * kWarp;
+    int64_t aRegs = m / rowsPerStep * atomsK * 4;
+    bool aFits = c->regs + m * k / threadsPerCta + aRegs <= kHoistedABudget;
+    if (fp8 && aShared && !transposeB && !op.getTransposeA() && aFits) {
       if (scf::ForOp loop = loopRereadingBuffer(op)) {
         OpBuilder::InsertionGuard guard(rewriter);
         rewriter.setInsertionPoint(loop);
@@ -650,6 +671,9 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
           } else {
             d = emitRegisterAWgmma(b, loc, regs, aRegisters[{r, kk}], descB,
                                    nc, inType, bShared->mnMajor);
+            if (transposeB)
+              d.getDefiningOp()->setAttr(kFp8TransposeAttrName,
+                                         b.getUnitAttr());
           }
           for (int64_t i = 0; i < nc / 2; ++i)
             acc[first + i] =
