@@ -286,9 +286,10 @@ constexpr llvm::StringLiteral kFp8TransposeOffsetAttr =
 /// its K-major image `vt` at `dst`, in 4 x 4 byte blocks. All threads meet
 /// first (the wgmma that read `dst` last has completed in every warp: its
 /// wait precedes this MMA), then each thread reads V's keys 2q, 2q + 1,
-/// 2q + 8, 2q + 9 of a 16-key half block over 16, 8 or 4 dims (one vector
-/// load per key: the widest whose blocks split evenly over the threads;
-/// a swizzled 16-byte unit stays contiguous) and writes, per 4 dims, the
+/// 2q + 8, 2q + 9 of a 16-key half block over 8 or 4 dims (one load per
+/// key, 8 where the blocks split evenly over the threads; 16 would hold 8
+/// more registers beside the scores of the Q K^T still in flight) and
+/// writes, per 4 dims, the
 /// four transposed words (row d + j of Vt, slots 4q .. 4q + 3 in the fp8
 /// key order: byte j of each key's word), fences the generic writes for
 /// the async proxy (wgmma) and all meet again. V itself is only
@@ -299,9 +300,9 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
                                Value slot, Value dst) {
   int64_t keys = v.getRows(), dims = v.getCols();
   int64_t threads = getNumWarps(op) * kWarp;
-  // Bytes per key a thread reads at once (16, 8 or 4 dims).
+  // Bytes per key a thread reads at once (8 or 4 dims).
   int64_t width = 0;
-  for (int64_t w : {16, 8, 4})
+  for (int64_t w : {8, 4})
     if (!width && dims % w == 0 && (dims / w * (keys / 4)) % threads == 0)
       width = w;
   if (!width)
@@ -376,8 +377,9 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
 
 /// Registers per thread that an e4m3 Q K^T's scores, the output
 /// accumulator beside them and the A fragment it keeps for its loop may
-/// take together (of a consumer warpgroup's 240): spill-free at d64 and
-/// d128 (144 at 128 x 128), and what d256 (192) exceeds.
+/// take together (of a consumer warpgroup's 240): fa3_fp8's tiles need
+/// 104 (d64), 144 (d128, 128 x 128) and 192 (d256, 128 x 64), spill-free;
+/// wider score tiles beside them spill.
 constexpr int64_t kHoistedABudget = 192;
 
 /// The loop around `op` that re-reads its A buffer unchanged: A a fused
@@ -529,7 +531,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     // k of a row, contiguous under the swizzle); the RS form then reads
     // only B from shared memory each iteration. Only while the scores, an
     // output accumulator as wide as K and A's registers stay within
-    // kHoistedABudget per thread: beyond it (d256) ptxas spills.
+    // kHoistedABudget per thread.
     bool aHoisted = false;
     int64_t threadsPerCta = getNumWarps(op) * kWarp;
     int64_t aRegs = m / rowsPerStep * atomsK * 4;
