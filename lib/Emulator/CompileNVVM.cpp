@@ -2,7 +2,7 @@
 //
 // Special registers (nvvm.read.ptx.sreg.* and the gpu id ops), barriers,
 // and the warp-level instructions WarpExec.cpp runs through WarpOps.h:
-// shfl.sync, mma.sync, ldmatrix, cp.async.
+// shfl.sync, mma.sync, ldmatrix, cp.async; prmt.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,6 +127,24 @@ static bool compileShfl(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
+/// prmt.b32 in its default mode with both source words: what transposes
+/// bytes (the f8e4m3 V copy of WgmmaOpToSIMT).
+static bool compilePermute(ProgramBuilder &b, Operation *op) {
+  auto o = cast<NVVM::PermuteOp>(op);
+  if (o.getMode() != NVVM::PermuteMode::DEFAULT || !o.getHi())
+    return b.fail(op, "prmt is supported in its default mode with two "
+                      "source words only");
+  Instr I = ProgramBuilder::instr(op, execPermute);
+  if (!b.defineResult(I))
+    return false;
+  I.a = b.idOf(o.getLo());
+  I.b = b.idOf(o.getHi());
+  I.c = b.idOf(o.getSelector());
+  I.sk = SK::I32;
+  b.emit(I);
+  return true;
+}
+
 /// The A/B register form and multiplicand type of an mma.sync.
 static bool mmaOperandForm(ProgramBuilder &b, NVVM::MmaOp o, MmaInfo &mi) {
   const ValInfo &a0 = b.val(mi.a[0]);
@@ -242,6 +260,7 @@ void addNVVMOps(OpHandlers &handlers) {
   handlers.add<NVVM::Barrier0Op, gpu::BarrierOp>(compileBarrier0);
   handlers.add<NVVM::BarrierOp>(compileBarrier);
   handlers.add<NVVM::ShflOp>(compileShfl);
+  handlers.add<NVVM::PermuteOp>(compilePermute);
   handlers.add<NVVM::MmaOp>(compileMma);
   handlers.add<NVVM::LdMatrixOp>(compileLdMatrix);
   handlers.add<NVVM::CpAsyncOp>(compileCpAsync);

@@ -63,6 +63,10 @@ bool execExtractValue(Executor &, const Instr &, const ActiveThreads &);
 bool execInsertValue(Executor &, const Instr &, const ActiveThreads &);
 /// res = the bytes of a (same total size) reinterpreted.
 bool execBitcast(Executor &, const Instr &, const ActiveThreads &);
+/// res = prmt.b32 of a (bytes 0-3) and b (bytes 4-7) by selector c, each
+/// result byte the pool byte its selector nibble names (the default mode;
+/// a nibble's bit 3 replicates the byte's sign bit).
+bool execPermute(Executor &, const Instr &, const ActiveThreads &);
 /// res = pointer a + geps[aux].
 bool execGEP(Executor &, const Instr &, const ActiveThreads &);
 

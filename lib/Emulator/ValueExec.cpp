@@ -178,6 +178,26 @@ bool execBitcast(Executor &ex, const Instr &I, const ActiveThreads &) {
   return true;
 }
 
+bool execPermute(Executor &ex, const Instr &I, const ActiveThreads &) {
+  const int64_t T = ex.T;
+  const Cell *A = ex.cellsOf(I.a), *B = ex.cellsOf(I.b), *S = ex.cellsOf(I.c);
+  Cell *R = ex.cellsOf(I.res);
+  for (int64_t t = 0; t < T; ++t) {
+    uint64_t pool = static_cast<uint32_t>(A[t].i) |
+                    static_cast<uint64_t>(static_cast<uint32_t>(B[t].i)) << 32;
+    uint32_t sel = static_cast<uint32_t>(S[t].i), r = 0;
+    for (int k = 0; k < 4; ++k) {
+      uint32_t nibble = sel >> (4 * k) & 0xf;
+      uint32_t byte = pool >> (8 * (nibble & 7)) & 0xff;
+      if (nibble & 8)
+        byte = (byte & 0x80) ? 0xff : 0;
+      r |= byte << (8 * k);
+    }
+    R[t].i = static_cast<int32_t>(r);
+  }
+  return true;
+}
+
 bool execGEP(Executor &ex, const Instr &I, const ActiveThreads &) {
   const GepInfo &g = ex.program.geps[I.aux];
   const int64_t T = ex.T;

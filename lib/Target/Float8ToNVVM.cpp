@@ -89,20 +89,35 @@ struct TruncFToE4M3 : OpRewritePattern<arith::TruncFOp> {
     StringAttr intrinsic = rewriter.getStringAttr(kToE4M3);
     Value eight = arith::ConstantOp::create(rewriter, loc,
                                             rewriter.getI16IntegerAttr(8));
-    SmallVector<Value> bytes;
+    SmallVector<Value> bytes, pairs;
     for (size_t i = 0; i < in.size(); i += 2) {
       Value hi = i + 1 < in.size() ? in[i + 1] : zero;
       // cvt d, a, b puts cvt(a) in the upper byte and cvt(b) in the lower.
       Value pair = LLVM::CallIntrinsicOp::create(rewriter, loc, i16, intrinsic,
                                                  ValueRange{hi, in[i]})
                        .getResult(0);
+      pairs.push_back(pair);
+      if (isa<VectorType>(op.getType()) && in.size() % 2 == 0)
+        continue;
       bytes.push_back(arith::TruncIOp::create(rewriter, loc, i8, pair));
       if (i + 1 < in.size())
         bytes.push_back(arith::TruncIOp::create(
             rewriter, loc, i8,
             arith::ShRUIOp::create(rewriter, loc, pair, eight)));
     }
-    Value stored = assemble(rewriter, loc, op.getType(), i8, bytes);
+    Value stored;
+    if (bytes.empty()) {
+      // An even vector: its pairs are its bytes as they are (little-endian
+      // lanes), so that packing them into words costs no byte moves.
+      auto vector = cast<VectorType>(op.getType());
+      Value halves = vector::FromElementsOp::create(
+          rewriter, loc,
+          VectorType::get({int64_t(pairs.size())}, i16), pairs);
+      stored = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get(vector.getShape(), i8), halves);
+    } else {
+      stored = assemble(rewriter, loc, op.getType(), i8, bytes);
+    }
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), stored);
     return success();
   }
@@ -171,6 +186,41 @@ struct FoldBitcastRoundTrip : OpRewritePattern<arith::BitcastOp> {
   }
 };
 
+/// A vector.bitcast of fp8 values as bytes, or of words into fp8 values
+/// read as bytes, reinterprets the bytes directly:
+/// vector.bitcast(arith.bitcast(bytes) to fp8) is vector.bitcast(bytes), and
+/// arith.bitcast(vector.bitcast(words) to fp8) to bytes is
+/// vector.bitcast(words) to bytes; a vector.bitcast of a vector.bitcast is
+/// one (or none, back to the source's type).
+struct FoldBitcastThroughFloat8 : RewritePattern {
+  FoldBitcastThroughFloat8(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    Value source;
+    if (auto cast = dyn_cast<vector::BitCastOp>(op)) {
+      if (auto bytes = cast.getSource().getDefiningOp<arith::BitcastOp>();
+          bytes && isE4M3(cast.getSourceVectorType()))
+        source = bytes.getIn();
+      else if (auto inner = cast.getSource().getDefiningOp<vector::BitCastOp>())
+        source = inner.getSource();
+    } else if (auto cast = dyn_cast<arith::BitcastOp>(op)) {
+      if (auto words = cast.getIn().getDefiningOp<vector::BitCastOp>();
+          words && isE4M3(cast.getIn().getType()))
+        source = words.getSource();
+    }
+    if (!source)
+      return rewriter.notifyMatchFailure(op, "no bitcast pair through fp8");
+    Type to = op->getResult(0).getType();
+    if (source.getType() == to)
+      rewriter.replaceOp(op, source);
+    else
+      rewriter.replaceOpWithNewOp<vector::BitCastOp>(op, to, source);
+    return success();
+  }
+};
+
 /// An fp8 constant as its bytes, bitcast back.
 struct ConstantE4M3 : OpRewritePattern<arith::ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -194,8 +244,11 @@ struct ConstantE4M3 : OpRewritePattern<arith::ConstantOp> {
   }
 };
 
-/// scf.for / scf.if / scf.yield carrying fp8 values carry their bytes
-/// (upstream's structural conversion, arith.bitcast at the edges).
+/// scf.for / scf.if / scf.yield carrying fp8 values carry their bytes, 1-D
+/// vectors of a multiple of 4 packed in 32-bit words (the registers they
+/// end up in: a loop-carried P of an overlapped fp8 attention loop is
+/// read as the words of wgmma's A fragment); upstream's structural
+/// conversion, arith.bitcast or vector.bitcast at the edges.
 LogicalResult carryFloat8AsBytes(gpu::GPUModuleOp module) {
   MLIRContext *ctx = module.getContext();
   TypeConverter converter;
@@ -206,12 +259,19 @@ LogicalResult carryFloat8AsBytes(gpu::GPUModuleOp module) {
   converter.addConversion([ctx](VectorType v) -> Type {
     if (!isE4M3(v))
       return v;
+    if (v.getRank() == 1 && !v.isScalable() && v.getNumElements() % 4 == 0)
+      return VectorType::get({v.getNumElements() / 4},
+                             IntegerType::get(ctx, 32));
     return VectorType::get(v.getShape(), IntegerType::get(ctx, 8));
   });
   auto bitcast = [](OpBuilder &b, Type type, ValueRange inputs,
                     Location loc) -> Value {
     if (inputs.size() != 1)
       return Value();
+    auto from = dyn_cast<VectorType>(inputs[0].getType());
+    auto to = dyn_cast<VectorType>(type);
+    if (from && to && from.getShape() != to.getShape())
+      return vector::BitCastOp::create(b, loc, to, inputs[0]);
     return arith::BitcastOp::create(b, loc, type, inputs[0]);
   };
   converter.addSourceMaterialization(bitcast);
@@ -238,6 +298,6 @@ struct Float8ToNVVMPass
 } // namespace
 
 void flash::populateFloat8ToNVVMPatterns(RewritePatternSet &patterns) {
-  patterns.add<TruncFToE4M3, ExtFFromE4M3, FoldBitcastRoundTrip, ConstantE4M3>(
-      patterns.getContext());
+  patterns.add<TruncFToE4M3, ExtFFromE4M3, FoldBitcastRoundTrip,
+               FoldBitcastThroughFloat8, ConstantE4M3>(patterns.getContext());
 }

@@ -227,22 +227,20 @@ def is_fp8(backend_, x):
 
 
 def _descale(value, batch, heads, name):
-    """A descale factor: a number, or FlashAttention-3's per-(batch, kv head)
-    [B, H_KV] tensor, which the kernel takes when all its entries are one
-    factor (per-tensor scaling)."""
+    """A descale factor as [B, H_KV] float64: a number (default 1) or
+    FlashAttention-3's per-(batch, kv head) [B, H_KV] tensor."""
     if value is None:
-        return 1.0
+        value = 1.0
     if isinstance(value, (int, float)):
-        return float(value)
+        return np.full((batch, heads), float(value))
     values = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value,
-                        dtype=np.float64).reshape(-1)
-    if values.size not in (1, batch * heads):
+                        dtype=np.float64)
+    if values.size == 1:
+        return np.full((batch, heads), float(values.reshape(-1)[0]))
+    if values.shape != (batch, heads):
         raise ValueError(f"{name} must be a number or [B, H_KV] ({batch}, {heads}), "
                          f"not {tuple(np.shape(value))}")
-    if not (values == values[0]).all():
-        raise ValueError(f"{name}: per-(batch, head) factors that differ are not "
-                         "supported (fa3_fp8 takes one factor per tensor)")
-    return float(values[0])
+    return values
 
 
 def _fp8_forward(arrays, q, k, v, softmax_scale, causal, window_size, softcap,
@@ -261,14 +259,23 @@ def _fp8_forward(arrays, q, k, v, softmax_scale, causal, window_size, softcap,
     if padded > 256:
         raise ValueError(f"head dim {head_dim} is not supported: it must be 1 .. 256")
     q, k, v = (arrays.pad_last(x, padded) for x in (q, k, v))
-    qd, kd, vd = (_descale(d, q.shape[0], k.shape[2], n)
-                  for d, n in zip(descales, ("q_descale", "k_descale", "v_descale")))
-    compiled = _kernel("fa3_fp8", arch, (("HEAD_DIM", padded), ("CAUSAL", bool(causal))))
+    names = ("q_descale", "k_descale", "v_descale")
+    factors = [_descale(d, q.shape[0], k.shape[2], n) for d, n in zip(descales, names)]
+    # One factor per tensor: fa3_fp8's scalars; else fa3_fp8_descale's [B, H].
+    per_head = any((f != f.flat[0]).any() for f in factors)
+    name = "fa3_fp8_descale" if per_head else "fa3_fp8"
+    compiled = _kernel(name, arch, (("HEAD_DIM", padded), ("CAUSAL", bool(causal))))
     Q, K, V = (arrays.heads_first(x) for x in (q, k, v))
     O = arrays.empty_bf16(Q, tuple(Q.shape))
-    run(compiled, arrays, target, {"Q": Q, "K": K, "V": V, "O": O},
-        sm_scale=default_scale(softmax_scale, head_dim), q_descale=qd, k_descale=kd,
-        v_descale=vd)
+    args = {"Q": Q, "K": K, "V": V, "O": O}
+    scalars = {}
+    for n, f in zip(names, factors):
+        if per_head:
+            args[n] = arrays.array(f, Q)
+        else:
+            scalars[n] = float(f.flat[0])
+    run(compiled, arrays, target, args, sm_scale=default_scale(softmax_scale, head_dim),
+        **scalars)
     return arrays.take_last(arrays.seq_first(O), head_dim)
 
 
@@ -289,7 +296,8 @@ def attention(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1),
     e4m3 q, k and v (ml_dtypes.float8_e4m3fn arrays, torch.float8_e4m3fn
     tensors; forward only, H_KV = H, DV = D, causal or not) run
     kernels/fa3_fp8.tile with FlashAttention-3's q_descale, k_descale and
-    v_descale (numbers or [B, H_KV] tensors of one value; default 1): out is
+    v_descale (numbers or [B, H_KV] tensors; default 1; factors that differ
+    between heads run kernels/fa3_fp8_descale.tile): out is
     bf16, softmax(softmax_scale (q_descale q)(k_descale k)^T)(v_descale v).
 
     `target`: interp, emulate or cuda (default: cuda for arrays on the GPU,

@@ -71,7 +71,7 @@ def remarked_loops(stderr):
 
 
 # Kernels that compile only for sm_90a (f8e4m3 MMAs): remarked there.
-ARCH_FLAGS = {"fa3_fp8.tile": ["--arch=sm_90a"]}
+ARCH_FLAGS = {"fa3_fp8.tile": ["--arch=sm_90a"], "fa3_fp8_descale.tile": ["--arch=sm_90a"]}
 
 
 def main():

@@ -16,7 +16,9 @@
 // It passes pure ops, shuffles, wgmma.fence, the named-barrier arrivals of
 // tile-pingpong-warpgroups (marked `tile.pingpong`: they hand the tensor
 // cores to the next warpgroup right after the issue, and that warpgroup's
-// wgmmas only read the shared memory this group reads) and the wgmmas of
+// wgmmas only read the shared memory this group reads), the consumers'
+// transposed copy of an f8e4m3 V (marked `simt.fp8_transpose`: it writes
+// only the copy's buffer) unless the group reads that copy, and the wgmmas of
 // later groups that do not read the group's results; each commit_group it passes adds
 // one to the wait's count (wait_group N retires all but the newest N groups,
 // so after k more commits the same groups are retired by N + k). A loop
@@ -91,9 +93,13 @@ bool deferWait(NVVM::WgmmaWaitGroupSyncOp wait) {
          !isa<NVVM::WgmmaWaitGroupSyncOp>(first->getPrevNode()))
     first = first->getPrevNode();
   llvm::DenseSet<Value> results;
-  for (Operation *op = first; op != wait.getOperation(); op = op->getNextNode())
+  bool readsTranspose = false;
+  for (Operation *op = first; op != wait.getOperation(); op = op->getNextNode()) {
     if (isWgmmaIssue(op) || (isRename(op) && readsAny(op, results)))
       results.insert(op->result_begin(), op->result_end());
+    if (isWgmmaIssue(op) && op->hasAttr(flash::tile::kFp8TransposeAttrName))
+      readsTranspose = true;
+  }
   if (results.empty())
     return false;
 
@@ -118,6 +124,8 @@ bool deferWait(NVVM::WgmmaWaitGroupSyncOp wait) {
     if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::ShflOp>(stop) ||
         (isa<NVVM::BarrierArriveOp>(stop) &&
          stop->hasAttr(flash::tile::kPingPongAttrName)) ||
+        (!readsTranspose && !isWgmmaIssue(stop) &&
+         stop->hasAttr(flash::tile::kFp8TransposeAttrName)) ||
         isWgmmaIssue(stop) || isMemoryEffectFree(stop)) {
       if (!isWgmmaIssue(stop) && !stop->hasTrait<OpTrait::ConstantLike>())
         ++passed;

@@ -311,9 +311,10 @@ void useConsumerBarriers(gpu::GPUFuncOp func, int64_t consumers) {
   for (NVVM::BarrierOp bar : barriers) {
     OpBuilder b(bar);
     Location loc = bar.getLoc();
-    NVVM::BarrierOp::create(
+    auto named = NVVM::BarrierOp::create(
         b, loc, Type(), i32Const(b, loc, flash::tile::kConsumerBarrierId),
         i32Const(b, loc, consumers), NVVM::BarrierReductionAttr(), Value());
+    named->setDiscardableAttrs(bar->getDiscardableAttrDictionary());
     bar.erase();
   }
 }

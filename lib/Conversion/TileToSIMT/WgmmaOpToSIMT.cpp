@@ -34,6 +34,7 @@
 #include "Patterns.h"
 #include "Utility.h"
 
+#include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/IR/Matchers.h"
@@ -249,20 +250,21 @@ Value packA(OpBuilder &b, Location loc, Value vec, int64_t first) {
 }
 
 /// The K-major image of an f8e4m3 V slot ([keys, dims], MN-major for P V)
-/// that the consumers write into the MMA's own buffer
+/// that the consumers write into the kernel's transpose buffer
 /// (reserveFp8TransposeBuffers): [dims, keys] in wgmma's canonical layout,
-/// a swizzle span of min(keys, 128) bytes, keys in layout::fp8PKey order
-/// within each 32-key block (the order P's register fragment takes them
-/// in). Null when the slot has no such image.
+/// the widest swizzle span (128, 64 or 32 bytes) that divides the keys, in
+/// column blocks of one span when the keys are more, keys in
+/// layout::fp8PKey order within each 32-key block (the order P's register
+/// fragment takes them in). Null when the slot has no such image.
 SharedType transposedFp8Slot(SharedType v) {
   int64_t keys = v.getRows(), dims = v.getCols();
-  int64_t span = std::min<int64_t>(keys, 128);
-  if (keys % L::kWgmmaAtomK8 != 0 || keys % span != 0 || dims % 8 != 0)
+  int64_t span = keys % 128 == 0 ? 128 : keys % 64 == 0 ? 64 : 32;
+  if (keys % L::kWgmmaAtomK8 != 0 || dims % 8 != 0)
     return {};
   auto t = SharedType::get(v.getContext(), {1, dims, keys},
                            v.getElementType(), /*perPhase=*/128 / span,
                            /*maxPhase=*/span / 16,
-                           /*blockCols=*/keys > 128 ? 128 : 0);
+                           /*blockCols=*/keys > span ? span : 0);
   if (!canonicalSwizzle(t))
     return {};
   return t;
@@ -283,11 +285,14 @@ constexpr llvm::StringLiteral kFp8TransposeOffsetAttr =
 /// The consumers' transposing copy of an f8e4m3 V slot (rows = keys) into
 /// its K-major image `vt` at `dst`, in 4 x 4 byte blocks. All threads meet
 /// first (the wgmma that read `dst` last has completed in every warp: its
-/// wait precedes this MMA), then each thread reads four 32-bit words of V
-/// (keys 2q, 2q + 1, 2q + 8, 2q + 9 of a 16-key half block, dims d .. d + 3)
-/// and writes the four transposed words (row d + j of Vt, slots 4q .. 4q + 3
-/// in the fp8 key order: byte j of each read word), fences the generic
-/// writes for the async proxy (wgmma) and all meet again. V itself is only
+/// wait precedes this MMA), then each thread reads V's keys 2q, 2q + 1,
+/// 2q + 8, 2q + 9 of a 16-key half block over 8 or 4 dims (one load per
+/// key, 8 where the blocks split evenly over the threads; 16 would hold 8
+/// more registers beside the scores of the Q K^T still in flight) and
+/// writes, per 4 dims, the
+/// four transposed words (row d + j of Vt, slots 4q .. 4q + 3 in the fp8
+/// key order: byte j of each key's word), fences the generic writes for
+/// the async proxy (wgmma) and all meet again. V itself is only
 /// read, so a slot may be transposed any number of times. The barriers are
 /// the CTA's (the consumers' named barrier in a warp-specialized kernel).
 LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
@@ -295,63 +300,105 @@ LogicalResult transposeFp8Slot(MmaOp op, OpBuilder &b, Location loc,
                                Value slot, Value dst) {
   int64_t keys = v.getRows(), dims = v.getCols();
   int64_t threads = getNumWarps(op) * kWarp;
-  int64_t blocks = dims / 4 * (keys / 4);
-  if (dims % 4 != 0 || blocks % threads != 0)
+  // Bytes per key a thread reads at once (8 or 4 dims).
+  int64_t width = 0;
+  for (int64_t w : {8, 4})
+    if (!width && dims % w == 0 && (dims / w * (keys / 4)) % threads == 0)
+      width = w;
+  if (!width)
     return op.emitOpError("the f8e4m3 V tile of ")
            << keys << " x " << dims << " does not split into the " << threads
            << " threads' 4 x 4 byte blocks for its transposed copy";
+  int64_t blocks = dims / width * (keys / 4);
   L::SwizzleParams from = swizzleOf(v), to = swizzleOf(vt);
   IndexValue tid(&ib, getThreadIds(b, op).tid);
   Type i32 = b.getI32Type();
   auto c = [&](int64_t x) { return IndexValue(&ib, x); };
-  // Byte j of words w0..w3 -> one word, w_e's byte in byte e.
-  auto gather = [&](const std::array<Value, 4> &w, int64_t j) {
-    auto pick = [&](Value lo, Value hi) {
-      // (lo.byte j) | (hi.byte j) << 8 in the low half.
-      Value a = arith::AndIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, lo, i32Const(b, loc, 8 * j)),
-          i32Const(b, loc, 0xff));
-      Value h = hi;
-      if (j == 0)
-        h = arith::ShLIOp::create(b, loc, hi, i32Const(b, loc, 8));
-      else if (j > 1)
-        h = arith::ShRUIOp::create(b, loc, hi, i32Const(b, loc, 8 * (j - 1)));
-      h = arith::AndIOp::create(b, loc, h, i32Const(b, loc, 0xff00));
-      return arith::OrIOp::create(b, loc, a, h).getResult();
-    };
-    Value low = pick(w[0], w[1]), high = pick(w[2], w[3]);
-    return arith::OrIOp::create(
-               b, loc, low,
-               arith::ShLIOp::create(b, loc, high, i32Const(b, loc, 16)))
+  // The 4 x 4 byte transpose of words w0..w3 (word j: byte j of each w_e,
+  // in byte e) in eight prmt: pairs of words interleaved by byte, then the
+  // interleaved pairs by half word.
+  auto prmt = [&](Value lo, Value hi, int64_t selector) {
+    return NVVM::PermuteOp::create(b, loc, i32, lo, hi,
+                                   i32Const(b, loc, selector),
+                                   NVVM::PermuteMode::DEFAULT)
         .getResult();
   };
-  NVVM::BarrierOp::create(b, loc);
+  auto transpose4x4 = [&](const std::array<Value, 4> &w) {
+    Value lo01 = prmt(w[0], w[1], 0x5140), hi01 = prmt(w[0], w[1], 0x7362);
+    Value lo23 = prmt(w[2], w[3], 0x5140), hi23 = prmt(w[2], w[3], 0x7362);
+    return std::array<Value, 4>{
+        prmt(lo01, lo23, 0x5410), prmt(lo01, lo23, 0x7632),
+        prmt(hi01, hi23, 0x5410), prmt(hi01, hi23, 0x7632)};
+  };
+  // Marked for simt-defer-wgmma-waits: a Q K^T in flight runs under it.
+  auto mark = [&](Operation *o) {
+    o->setAttr(kFp8TransposeAttrName, b.getUnitAttr());
+  };
+  mark(NVVM::BarrierOp::create(b, loc));
+  Type words = width == 4 ? i32 : Type(VectorType::get({width / 4}, i32));
   for (int64_t i = 0; i < blocks / threads; ++i) {
-    // Block i of this thread: dims d .. d + 3, slots 4m .. 4m + 3; slot 4m
-    // is in key block m / 8, half h = m % 8 / 4, q = m % 4.
+    // Block i of this thread: dims d .. d + width - 1, slots 4m .. 4m + 3;
+    // slot 4m is in key block m / 8, half h = m % 8 / 4, q = m % 4.
     IndexValue idx = tid + c(i * threads);
-    IndexValue d = idx / c(keys / 4) * c(4), m = idx % c(keys / 4);
+    IndexValue d = idx / c(keys / 4) * c(width), m = idx % c(keys / 4);
     IndexValue keyBase = m / c(8) * c(32) + m % c(8) / c(4) * c(16) +
                          m % c(4) * c(2);
-    std::array<Value, 4> words;
+    std::array<Value, 4> read;
     for (int64_t e = 0; e < 4; ++e) {
       IndexValue key = keyBase + c(e / 2 * 8 + e % 2);
       IndexValue off = L::swizzledOffset<IndexValue>(from, key, d);
-      words[e] = LLVM::LoadOp::create(
-          b, loc, i32, sharedByteAddress(b, loc, slot, off.get()), 4);
+      read[e] = LLVM::LoadOp::create(
+          b, loc, words, sharedByteAddress(b, loc, slot, off.get()), width);
+      mark(read[e].getDefiningOp());
     }
-    for (int64_t j = 0; j < 4; ++j) {
-      IndexValue off = L::swizzledOffset<IndexValue>(to, d + c(j), m * c(4));
-      LLVM::StoreOp::create(b, loc, gather(words, j),
-                            sharedByteAddress(b, loc, dst, off.get()), 4);
+    for (int64_t k = 0; k < width / 4; ++k) {
+      std::array<Value, 4> w;
+      for (int64_t e = 0; e < 4; ++e)
+        w[e] = width == 4 ? read[e]
+                          : vector::ExtractOp::create(b, loc, read[e], k)
+                                .getResult();
+      std::array<Value, 4> rows = transpose4x4(w);
+      for (int64_t j = 0; j < 4; ++j) {
+        IndexValue off = L::swizzledOffset<IndexValue>(
+            to, d + c(4 * k + j), m * c(4));
+        mark(LLVM::StoreOp::create(b, loc, rows[j],
+                                   sharedByteAddress(b, loc, dst, off.get()),
+                                   4));
+      }
     }
   }
-  NVVM::FenceProxyOp::create(
+  mark(NVVM::FenceProxyOp::create(
       b, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
-  NVVM::BarrierOp::create(b, loc);
+                                 NVVM::SharedSpace::shared_cta)));
+  mark(NVVM::BarrierOp::create(b, loc));
   return success();
+}
+
+/// Registers per thread that an e4m3 Q K^T's scores, the output
+/// accumulator beside them and the A fragment it keeps for its loop may
+/// take together (of a consumer warpgroup's 240): fa3_fp8's tiles need
+/// 104 (d64), 144 (d128, 128 x 128) and 192 (d256, 128 x 64), spill-free;
+/// wider score tiles beside them spill.
+constexpr int64_t kHoistedABudget = 192;
+
+/// The loop around `op` that re-reads its A buffer unchanged: A a fused
+/// read of a slot fixed outside the loop, and nothing in the loop but such
+/// reads touching the buffer. Null when there is none, and for the ranges
+/// of masked blocks (tile.mask_split: few iterations, whose mask arithmetic
+/// needs the registers).
+scf::ForOp loopRereadingBuffer(MmaOp op) {
+  auto loop = op->getParentOfType<scf::ForOp>();
+  auto local = op.getA().getDefiningOp<LocalLoadOp>();
+  if (!loop || !local || loop->hasAttr(kMaskSplitAttrName) ||
+      !loop.isDefinedOutsideOfLoop(local.getSource()) ||
+      !(loop.isDefinedOutsideOfLoop(local.getSlot()) ||
+        matchPattern(local.getSlot(), m_Constant())))
+    return {};
+  for (Operation *user : local.getSource().getUsers())
+    if (loop->isAncestor(user) && !isa<LocalLoadOp>(user))
+      return {};
+  return loop;
 }
 
 /// Whether `op` lowers to wgmma (WgmmaLowering below): on sm_90a, the
@@ -442,7 +489,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
         return op.emitOpError("f8e4m3 B buffer ")
                << bShared->type
                << " has no K-major image in wgmma's canonical layout (keys a "
-                  "multiple of 32, at most 128 or a multiple of 128)";
+                  "multiple of 32, dims a multiple of 8)";
       auto offset = op->getAttrOfType<IntegerAttr>(kFp8TransposeOffsetAttr);
       if (!offset)
         return op.emitOpError("has no buffer for its transposed f8e4m3 B "
@@ -476,6 +523,56 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
         op, op.getA(), /*mnMajor=*/op.getTransposeA(), rewriter, &ib);
     const int64_t stepK = fp8 ? L::kWgmmaAtomK8 : L::kWgmmaAtomK16;
     int64_t atomsK = k / stepK;
+    // A's 32-bit registers per (64-row step, K step).
+    DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> aRegisters;
+    // Q K^T's Q: an e4m3 A that its loop re-reads from a buffer the loop
+    // does not write is loaded into registers once, before the loop, as
+    // wgmma's 8-bit A fragment (one 32-bit load per register: 4 consecutive
+    // k of a row, contiguous under the swizzle); the RS form then reads
+    // only B from shared memory each iteration. Only while the scores, an
+    // output accumulator as wide as K and A's registers stay within
+    // kHoistedABudget per thread.
+    bool aHoisted = false;
+    int64_t threadsPerCta = getNumWarps(op) * kWarp;
+    int64_t aRegs = m / rowsPerStep * atomsK * 4;
+    bool aFits = c->regs + m * k / threadsPerCta + aRegs <= kHoistedABudget;
+    if (fp8 && aShared && !transposeB && !op.getTransposeA() && aFits) {
+      if (scf::ForOp loop = loopRereadingBuffer(op)) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(loop);
+        IndexBuilder hb{b, loc};
+        auto local = op.getA().getDefiningOp<LocalLoadOp>();
+        SharedType aType = local.getSource().getType();
+        APInt slotIndex;
+        Value slotValue =
+            matchPattern(local.getSlot(), m_ConstantInt(&slotIndex))
+                ? i32Const(b, loc, slotIndex.getSExtValue())
+                : rewriter.getRemappedValue(local.getSlot());
+        Value slot = slotStart(b, loc, &hb, aType,
+                               rewriter.getRemappedValue(local.getSource()),
+                               slotValue);
+        L::SwizzleParams swizzle = swizzleOf(aType);
+        auto hc = [&](int64_t x) { return IndexValue(&hb, x); };
+        IndexValue tid(&hb, getThreadIds(b, op).tid);
+        IndexValue group = tid / hc(L::kWarpgroupSize),
+                   inGroup = tid % hc(L::kWarpgroupSize);
+        for (int64_t r = 0; r < m / rowsPerStep; ++r)
+          for (int64_t kk = 0; kk < atomsK; ++kk)
+            for (int64_t i = 0; i < 4; ++i) {
+              L::CoordOf<IndexValue> at =
+                  L::wgmmaA8RegCoord<IndexValue>(inGroup, 4 * i);
+              IndexValue row =
+                  at[0] + group * hc(L::kWgmmaAtomM) + hc(r * rowsPerStep);
+              IndexValue col = at[1] + hc(kk * stepK);
+              IndexValue off = L::swizzledOffset<IndexValue>(swizzle, row, col);
+              aRegisters[{r, kk}].push_back(LLVM::LoadOp::create(
+                  b, loc, b.getI32Type(),
+                  sharedByteAddress(b, loc, slot, off.get()), 4));
+            }
+        aHoisted = true;
+        aShared.reset();
+      }
+    }
     if (failed(checkWarpgroupFragments(op, *c, aShared || fp8 ? nullptr : &*a,
                                        atomsK)))
       return failure();
@@ -483,7 +580,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     // and A byte e, the register of A's layout holding (row, 32 kk +
     // fp8PKey(k)) of the A fragment's (row, k), the same in every thread.
     std::map<std::pair<int64_t, int64_t>, SmallVector<int64_t>> fp8Bytes;
-    if (fp8 && !aShared) {
+    if (fp8 && !aShared && !aHoisted) {
       int64_t numThreads = getNumWarps(op) * kWarp;
       for (int64_t r = 0; r < m / rowsPerStep; ++r)
         for (int64_t kk = 0; kk < atomsK; ++kk)
@@ -541,8 +638,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     SmallVector<Value> acc = extractAll(b, loc, adaptor.getAcc(), c->regs);
     // A's 32-bit registers are packed before the fence: wgmma.fence orders
     // every register write before it against the wgmmas after it.
-    DenseMap<std::pair<int64_t, int64_t>, SmallVector<Value>> aRegisters;
-    if (fp8 && !aShared) {
+    if (fp8 && !aShared && !aHoisted) {
       Value bytes = toStorage(b, loc, adaptor.getA());
       for (auto &[rk, regs] : fp8Bytes)
         for (int64_t i = 0; i < 4; ++i) {
@@ -577,6 +673,9 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
           } else {
             d = emitRegisterAWgmma(b, loc, regs, aRegisters[{r, kk}], descB,
                                    nc, inType, bShared->mnMajor);
+            if (transposeB)
+              d.getDefiningOp()->setAttr(kFp8TransposeAttrName,
+                                         b.getUnitAttr());
           }
           for (int64_t i = 0; i < nc / 2; ++i)
             acc[first + i] =
@@ -642,6 +741,12 @@ void flash::simt::reserveFp8TransposeBuffers(Operation *kernel) {
   auto attr = kernel->getAttrOfType<IntegerAttr>(flash::tile::kSharedBytesAttrName);
   int64_t end = attr ? attr.getInt() : 0;
   bool any = false;
+  // One buffer for all of them, on the swizzle pattern's boundary
+  // (descriptors take base offset 0): the P V MMAs accumulate into one
+  // chain (each reads the accumulator the previous one wrote), so the
+  // wgmma that read the buffer last has completed before the next
+  // transpose's barrier, whichever MMA it was.
+  int64_t offset = llvm::alignTo(end, 1024);
   kernel->walk([&](MmaOp op) {
     if (!lowersToWgmma(op) || !transposesFp8B(op))
       return;
@@ -649,11 +754,9 @@ void flash::simt::reserveFp8TransposeBuffers(Operation *kernel) {
     SharedType vt = transposedFp8Slot(local.getSource().getType());
     if (!vt)
       return; // the lowering reports it
-    // On the swizzle pattern's boundary (descriptors take base offset 0).
-    int64_t offset = llvm::alignTo(end, 1024);
     op->setAttr(kFp8TransposeOffsetAttr,
                 IntegerAttr::get(IntegerType::get(op->getContext(), 64), offset));
-    end = offset + vt.getBytes();
+    end = std::max<int64_t>(end, offset + vt.getBytes());
     any = true;
   });
   if (!any)

@@ -319,3 +319,54 @@ func.func @short(%b: f32, %x: f32) -> f32 {
   %r = arith.mulf %o0, %e62 : f32
   return %r : f32
 }
+
+// -----
+
+// The consumers' f8e4m3 V transpose (simt.fp8_transpose: its barriers,
+// loads, stores and proxy fence write only the transposed copy) runs under
+// a Q K^T group in flight, whose wait moves past it and past the P V that
+// reads the copy (wait_group 1, up to P V's own wait); the P V group
+// (marked too: it reads the copy) is waited for before the next
+// transpose, and an unmarked store stops a wait.
+// CHECK-LABEL: func.func @fp8_transpose
+// CHECK:      "wgmma.mma_async S"
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.barrier {simt.fp8_transpose}
+// CHECK-NEXT: llvm.load
+// CHECK-NEXT: llvm.store
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier {simt.fp8_transpose}
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: "wgmma.mma_async P"
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: nvvm.barrier {simt.fp8_transpose}
+// CHECK:      "wgmma.mma_async R"
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.store
+!acc = !llvm.struct<(f32, f32)>
+func.func @fp8_transpose(%a: f32, %vt: !llvm.ptr<3>, %v: !llvm.ptr<3>) -> (f32, !acc, !acc) {
+  nvvm.wgmma.fence.aligned
+  %s = llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async S", "=f,=f,0,1" %a, %a : (f32, f32) -> !acc
+  nvvm.wgmma.commit.group.sync.aligned
+  nvvm.wgmma.wait.group.sync.aligned 0
+  "nvvm.barrier"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> {simt.fp8_transpose} : () -> ()
+  %w = llvm.load %v {simt.fp8_transpose} : !llvm.ptr<3> -> i32
+  llvm.store %w, %vt {simt.fp8_transpose} : i32, !llvm.ptr<3>
+  nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, simt.fp8_transpose, space = #nvvm.shared_space<cta>}
+  "nvvm.barrier"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> {simt.fp8_transpose} : () -> ()
+  nvvm.wgmma.fence.aligned
+  %p = llvm.inline_asm has_side_effects asm_dialect = att {simt.fp8_transpose} "wgmma.mma_async P", "=f,=f,0,1" %a, %a : (f32, f32) -> !acc
+  nvvm.wgmma.commit.group.sync.aligned
+  nvvm.wgmma.wait.group.sync.aligned 0
+  "nvvm.barrier"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> {simt.fp8_transpose} : () -> ()
+  %s0 = llvm.extractvalue %s[0] : !acc
+  nvvm.wgmma.fence.aligned
+  %r = llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async R", "=f,=f,0,1" %a, %a : (f32, f32) -> !acc
+  nvvm.wgmma.commit.group.sync.aligned
+  nvvm.wgmma.wait.group.sync.aligned 0
+  llvm.store %w, %vt : i32, !llvm.ptr<3>
+  return %s0, %p, %r : f32, !acc, !acc
+}

@@ -50,6 +50,12 @@ inline constexpr int64_t kHandoverBarrierId = 2;
 /// of them as its own side).
 inline constexpr int64_t kPingPongBarrierId = 3;
 inline constexpr llvm::StringLiteral kPingPongAttrName = "tile.pingpong";
+/// The consumers' transposed copy of an f8e4m3 V for P V (its barriers,
+/// loads, stores and proxy fence) and the wgmma that reads the copy: a
+/// wgmma group that does not read it stays in flight across the copy
+/// (simt-defer-wgmma-waits).
+inline constexpr llvm::StringLiteral kFp8TransposeAttrName =
+    "simt.fp8_transpose";
 /// The producer warpgroup's threads (one warp of them issues the copies).
 inline constexpr int64_t kProducerThreads = 128;
 } // namespace flash::tile
