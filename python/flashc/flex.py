@@ -909,6 +909,22 @@ def _name(mod):
     return "(tile source)" if isinstance(mod, str) else _describe(mod)
 
 
+def _resolve_block_mask(mask_mod, block_mask, q, k):
+    """(mask_mod, block_mask) as the kernels take them: a BlockMask passed
+    as mask_mod is the block_mask, mask_mod defaults to the BlockMask's own,
+    and the BlockMask is checked against q's and k's shapes."""
+    from .block_mask import BlockMask
+    if isinstance(mask_mod, BlockMask) and block_mask is None:
+        block_mask, mask_mod = mask_mod, None
+    if block_mask is not None:
+        if not isinstance(block_mask, BlockMask):
+            raise TypeError(f"block_mask must be a BlockMask, not {type(block_mask).__name__}")
+        if mask_mod is None:
+            mask_mod = block_mask.mask_mod
+        _check_block_mask(block_mask, q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    return mask_mod, block_mask
+
+
 def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, scale=None,
                    enable_gqa=False, return_lse=False, kernel_options=None, target=None,
                    arch=DEFAULT_ARCH):
@@ -937,15 +953,7 @@ def flex_attention(q, k, v, score_mod=None, mask_mod=None, *, block_mask=None, s
     if q.shape[0] != k.shape[0] or k.shape[:3] != v.shape[:3] or q.shape[3] != k.shape[3]:
         raise ValueError(f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} "
                          "do not agree: q [B, H, Nq, D], k [B, H_KV, Nk, D], v [B, H_KV, Nk, DV]")
-    from .block_mask import BlockMask
-    if isinstance(mask_mod, BlockMask) and block_mask is None:
-        block_mask, mask_mod = mask_mod, None
-    if block_mask is not None:
-        if not isinstance(block_mask, BlockMask):
-            raise TypeError(f"block_mask must be a BlockMask, not {type(block_mask).__name__}")
-        if mask_mod is None:
-            mask_mod = block_mask.mask_mod
-        _check_block_mask(block_mask, q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    mask_mod, block_mask = _resolve_block_mask(mask_mod, block_mask, q, k)
     heads, kv_heads = q.shape[1], k.shape[1]
     if heads != kv_heads and not enable_gqa:
         raise ValueError(f"q has {heads} heads and k {kv_heads}: pass enable_gqa=True")
@@ -1109,15 +1117,7 @@ def flex_attention_backward(dout, q, k, v, out, lse, score_mod=None, mask_mod=No
     evaluated in the partial ones, and dQ gets only those blocks' shares.
     kernel_options: the dK/dV kernel's constants (BLOCK_M, BLOCK_N, WARPS,
     STAGES)."""
-    from .block_mask import BlockMask
-    if isinstance(mask_mod, BlockMask) and block_mask is None:
-        block_mask, mask_mod = mask_mod, None
-    if block_mask is not None:
-        if not isinstance(block_mask, BlockMask):
-            raise TypeError(f"block_mask must be a BlockMask, not {type(block_mask).__name__}")
-        if mask_mod is None:
-            mask_mod = block_mask.mask_mod
-        _check_block_mask(block_mask, q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    mask_mod, block_mask = _resolve_block_mask(mask_mod, block_mask, q, k)
     arrays = _attention.backend(q)
     head_dim, head_dim_v = q.shape[-1], v.shape[-1]
     padded, padded_v = (_attention.padded_head_dim(d) for d in (head_dim, head_dim_v))
