@@ -143,14 +143,16 @@ def demangle(names):
     return out
 
 
-def kernel_index(name):
-    """[(cubin, mangled name, parsed parameters)] of every FlashAttnFwdSm90
-    kernel in the wheel (cuobjdump -res-usage lists a cubin's functions)."""
+def kernel_index(name, parse=None):
+    """[(cubin, mangled name, parsed parameters)] of every kernel of the
+    wheel that `parse` (default parse_kernel: FlashAttnFwdSm90) reads
+    (cuobjdump -res-usage lists a cubin's functions)."""
+    parse = parse or parse_kernel
     index = []
     for cubin in cubins(name):
         names = list(tools.resource_usage(cubin))
         for mangled, demangled in zip(names, demangle(names)):
-            params = parse_kernel(demangled)
+            params = parse(demangled)
             if params is not None:
                 index.append((cubin, mangled, params))
     return index
@@ -274,14 +276,7 @@ def build_bwd(head_dim, causal):
     heads, a 1 x 1 x 1 cluster) for the configuration."""
     wheel, element, dtype = BWD_VARIANT
     if wheel not in _BWD_INDEX:
-        index = []
-        for cubin in cubins(wheel):
-            names = list(tools.resource_usage(cubin))
-            for mangled, demangled in zip(names, demangle(names)):
-                params = parse_bwd_kernel(demangled)
-                if params is not None:
-                    index.append((cubin, mangled, params))
-        _BWD_INDEX[wheel] = index
+        _BWD_INDEX[wheel] = kernel_index(wheel, parse_bwd_kernel)
     cubin, mangled, p = select_bwd(_BWD_INDEX[wheel], element, head_dim, causal)
     project, version, _, sha256, member, nvcc = WHEELS[wheel]
     mma_warps = 4 * p["mma_warpgroups"]
