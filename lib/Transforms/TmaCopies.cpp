@@ -4,7 +4,10 @@
 // through the TMA unit instead of cp.async: one elected thread issues a
 // tensor copy per box, and an mbarrier per slot counts the bytes landed. A
 // copy qualifies when it is one or more full boxes of a row-major tensor:
-// a 2-D window over the tensor's last two dims, the whole static last dim
+// a 2-D window over the tensor's last dim and one other (the last two, or
+// rows of one head of a packed batch [total, H, D], whose rows are H * D
+// elements apart: the map keeps the tensor's rank, its box 1 in the dims
+// the window skips), the whole static last dim
 // in rows of whole 16-byte chunks (the map's row stride), at most 256 rows
 // and elements per box row, into a slot whose swizzle is one of the TMA
 // unit's (128B, 64B, 32B or none, over each column block's rows) on the

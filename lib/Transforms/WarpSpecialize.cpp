@@ -9,6 +9,10 @@
 // it has retired. The producer keeps few registers (setmaxnreg.dec) so that
 // the consumers can take more (setmaxnreg.inc).
 //
+// A copy's operands and its loop's bounds are recomputed by the producer:
+// pure ops, and scalar reads of kernel tensors nothing writes (a packed
+// batch's cu_seqlens, which place a sequence's rows and bound its loops).
+//
 // The split is structural and happens at the tile level, after
 // tile-allocate-shared (which needs the single-block body and places the
 // buffers): the body moves into the consumer side of an scf.if on the
@@ -59,6 +63,23 @@ std::optional<RegisterSplit> registerSplit(int64_t consumerGroups) {
 }
 
 bool isTma(Operation *op) { return op->hasAttr(kTmaBarrierAttrName); }
+
+/// Whether `op` reads one element of a kernel tensor parameter that no op
+/// of `func` writes (cu_seqlens, a block table): the producer reads it
+/// again and gets the consumers' value, so a copy's row offset or a loop
+/// bound may come from memory. Parameters that something writes, or hands
+/// to an op whose effects are unknown, stay refused: the producer could
+/// read them before or after the consumers' write.
+bool readsUnwrittenParam(Operation *op, func::FuncOp func) {
+  auto load = dyn_cast<LoadScalarOp>(op);
+  auto arg = load ? dyn_cast<BlockArgument>(load.getSource()) : nullptr;
+  if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
+    return false;
+  return llvm::none_of(arg.getUsers(), [](Operation *user) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+    return !effects || effects.hasEffect<MemoryEffects::Write>();
+  });
+}
 
 struct Plan {
   /// Ops the producer runs, in the consumers' order: the copies, what their
@@ -152,7 +173,8 @@ FailureOr<Plan> planSplit(func::FuncOp func, std::string &why) {
       bool placed = def->getBlock() == &entry ||
                     (isa<scf::ForOp>(parent) &&
                      llvm::is_contained(plan.loops, cast<scf::ForOp>(parent)));
-      if (!placed || def->getNumRegions() || !isMemoryEffectFree(def)) {
+      if (!placed || def->getNumRegions() ||
+          !(isMemoryEffectFree(def) || readsUnwrittenParam(def, func))) {
         why = "a copy operand computed by '" +
               def->getName().getStringRef().str() + "'";
         return failure();

@@ -119,7 +119,11 @@ KERNELS = [
              q_lengths="33,64,1", lengths="20,64,20"),
         Case("causal, ALiBi [B, H], keys through pages of 16, GQA",
              ("CAUSAL=true", "ALIBI=true", "PAGED=true"), H=4, H_KV=2,
-             q_lengths="1,70,30,5", lengths="1,100,17,0", page=16)), kind="varlen"),
+             q_lengths="1,70,30,5", lengths="1,100,17,0", page=16),
+        # Sequences of several key blocks: sm_90a's producer refills its ring
+        # for rounds, every block a TMA box of rows in the packed tensor.
+        Case("long sequences, ALiBi [B, H] + window, GQA", ("ALIBI=true", "WINDOW_LEFT=150"),
+             H=4, H_KV=2, q_lengths="200,5,130", lengths="420,300,129")), kind="varlen"),
     Kernel("flash_attn_kvcache", "inference", (
         Case("decode, GQA packed, pages of 16", ("PACK_GQA=true",), H=4, H_KV=2,
              lengths="1,100,17,0,70", page=16),

@@ -235,3 +235,102 @@ func.func @no_tma(%K: !K, %V: !K, %b: i32, %lb: i32, %ub: i32)
   return
 }
 }
+
+// -----
+
+// A packed batch: the copies' row offset and the loop's bounds come from
+// scalar reads of %cu, which nothing in the kernel writes. The producer
+// reads it again (its own tile.load_scalar) for the offsets and the bounds.
+// CHECK-LABEL: func.func @packed_rows(
+// CHECK-SAME:      tile.warp_specialize
+// CHECK:         scf.if
+// CHECK:           scf.if
+// CHECK:             %[[START:.*]] = tile.load_scalar %arg2[%arg3]
+// CHECK:             %[[END:.*]] = tile.load_scalar %arg2[
+// CHECK:             tile.async_copy %arg0[%[[START]], {{.*}}tile.tma_producer
+// CHECK:             scf.for %{{.*}} = %[[START]] to %[[END]] step
+// CHECK:               tile.async_copy %arg0{{.*}}tile.tma_producer
+// CHECK:         } else {
+// CHECK:           tile.load_scalar %arg2[%arg3]
+// CHECK-NOT:       tile.async_copy
+// CHECK:           tile.store
+// CHECK:         } {tile.warp_roles}
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[T, H, 128], f16>
+!cu = !tile.global<[B1], i32>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @packed_rows(%K: !K, %V: !K, %cu: !cu, %b: i32, %h: i32, %O: !tile.global<[T, 64], f32>)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %start = tile.load_scalar %cu[%b] pad 0 : i32 : !cu -> i32
+  %b1 = arith.addi %b, %c1 : i32
+  %end = tile.load_scalar %cu[%b1] pad 0 : i32 : !cu -> i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %start to %end step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%i, %h, %c0] window [0, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%i, %h, %c0] window [0, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  tile.store %r, %O[%start, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[T, 64], f32>
+  return
+}
+}
+
+// -----
+
+// Left alone: the row offset is read from %cu, which the kernel also
+// writes; the producer's read could see either value.
+// CHECK-LABEL: func.func @written_offsets(
+// CHECK-NOT:     tile.warp_specialize
+// CHECK-NOT:     nvvm.
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+// CHECK-NEXT:      tile.barrier
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[T, H, 128], f16>
+!cu = !tile.global<[B1], i32>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @written_offsets(%K: !K, %V: !K, %cu: !cu, %b: i32, %h: i32, %ub: i32)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %start = tile.load_scalar %cu[%b] pad 0 : i32 : !cu -> i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %start to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%i, %h, %c0] window [0, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%i, %h, %c0] window [0, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  %ones = arith.constant dense<7> : tensor<4xi32, #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>>
+  tile.store %ones, %cu[%c0] window [0] : tensor<4xi32, #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>> -> !cu
+  return
+}
+}

@@ -430,3 +430,30 @@ TEST(BoxWalk, ThreeDimensionsWithElementStride) {
 }
 
 } // namespace
+
+TEST(BoxWalk, RowsOfOneHeadInAPackedBatch) {
+  // A packed batch's K [total, H, D] (varlen): a box of 4 rows of head 1
+  // (box {4, 1, 8} over [5, 3, 8], f16) is a window whose rows are H * D
+  // elements apart; rows past the tensor's end arrive as zeros.
+  TensorMapSpec spec;
+  spec.name = "K.tmap";
+  spec.tensor = "K";
+  spec.box = {4, 1, 8};
+  auto m = tensorMapFor(spec, TmaDataType::F16, {5, 3, 8}, 0x1000);
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(m->globalStrides[0], uint64_t(8 * 2));     // heads
+  EXPECT_EQ(m->globalStrides[1], uint64_t(3 * 8 * 2)); // tokens
+  EXPECT_EQ(boxBytes(*m), 4 * 8 * 2);
+  int32_t at[3] = {0, 1, 3}; // col 0, head 1, tokens 3..6 (5.. past the end)
+  std::vector<BoxElement> es;
+  forEachBoxElement(*m, at, [&](const BoxElement &e) { es.push_back(e); });
+  ASSERT_EQ(es.size(), 32u);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 8; ++c) {
+      const BoxElement &e = es[r * 8 + c];
+      EXPECT_EQ(e.smemOffset, (r * 8 + c) * 2);
+      EXPECT_EQ(e.inBounds, 3 + r < 5) << r << "," << c;
+      if (e.inBounds)
+        EXPECT_EQ(e.globalByte, uint64_t(((3 + r) * 3 * 8 + 8 + c) * 2));
+    }
+}

@@ -1,4 +1,4 @@
-// RUN: flash-opt %s --convert-tile-to-simt --cse | FileCheck %s
+// RUN: flash-opt %s --split-input-file --convert-tile-to-simt --cse | FileCheck %s
 
 // The TMA copies tile-tma-copies marks, at the SIMT level: thread 0 inits
 // the loop's two mbarriers (after the 32 KiB of buffers) with two arrivals
@@ -70,6 +70,42 @@ func.func @ring(%K: !T {tile.name = "K"}, %V: !T {tile.name = "V"}, %b: i32, %lb
     tile.barrier
     tile.async_copy %K[%b, %next, %c0] window [1, 2] into %kb[%ws] if %more {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !T -> !buf
     tile.async_copy %V[%b, %next, %c0] window [1, 2] into %vb[%ws] if %more {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !T -> !buf
+  } {flash.keep}
+  tile.async_wait 0
+  return
+}
+}
+
+// -----
+
+// A packed batch's rows (varlen K [T, H, 128]): the window runs over dims 0
+// and 2, so the map keeps the tensor's rank with a box of one head, {64, 1,
+// 64}, whose rows are H * 128 elements apart; the coordinates innermost
+// first are the column block, the head and the row.
+!P = !tile.global<[T, H, 128], f16>
+!pbuf = !tile.shared<[2, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+// CHECK-LABEL: gpu.func @packed_rows(
+// CHECK-SAME:      %[[H:[^:]*]]: i32 {tile.name = "h"}
+// CHECK-SAME:      %[[KMAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, tile.name = "K.tmap"}
+// CHECK-SAME:      flashc.tensor_maps = [{box = array<i64: 64, 1, 64>, name = "K.tmap", oob = "zero", swizzle = "128B", tensor = "K"}]
+// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP]], %{{.*}}, box[%c0_i32, %[[H]], %[[ROW:arg[0-9]+]]]
+// CHECK:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP]], %{{.*}}, box[%c64_i32, %[[H]], %[[ROW]]]
+module attributes {tile.wgmma} {
+func.func @packed_rows(%K: !P {tile.name = "K"}, %h: i32 {tile.name = "h"}, %row: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 32768 : i64,
+                tile.tma_barriers = array<i64: 1, 1>} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc {offset = 0 : i64} : !pbuf
+  %p0 = arith.cmpi slt, %lb, %ub : i32
+  tile.async_copy %K[%row, %h, %c0] window [0, 2] into %kb[%c0] if %p0 {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"} : !P -> !pbuf
+  %c1 = arith.constant 1 : i32
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    %k = arith.subi %i, %lb : i32
+    %kk = arith.divui %k, %c64 : i32
+    tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+    tile.barrier
   } {flash.keep}
   tile.async_wait 0
   return
