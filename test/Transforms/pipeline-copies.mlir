@@ -253,15 +253,23 @@ func.func @left_alone(%K: !K, %n: i32, %d: i32)
 // ahead (a flat loop over (head, block) pairs: head i / blocks, block
 // i % blocks); a max with a bound that may be 0 or less leaves the loop alone.
 // CHECK-LABEL: func.func @divide_by_positive
-// CHECK:         %[[PER:.*]] = arith.maxsi %{{.*}}, %c1
 // CHECK:         tile.local_alloc : !tile.shared<[2, 32, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 32, 64], f16, swizzle = [1, 8]>
+// CHECK:         %[[PER:.*]] = arith.maxsi %{{.*}}, %c1
 // CHECK:         arith.divsi %{{.*}}, %[[PER]]
-// CHECK:         arith.remsi %{{.*}}, %[[PER]]
+// CHECK-NEXT:    arith.remsi %{{.*}}, %[[PER]]
 // CHECK:         tile.async_copy {{.*}} if %
 // CHECK:         scf.for
+// CHECK:           tile.async_wait 0
+// CHECK:           arith.divsi %{{.*}}, %[[PER]]
+// CHECK:           tile.async_copy {{.*}} if %
 // CHECK:         } {tile.num_stages = 2 : i64}
-// CHECK:         scf.for
-// CHECK-NOT:     tile.num_stages = 2
+// CHECK:         %[[ANY:.*]] = arith.maxsi %{{.*}}, %c0
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      arith.divsi %{{.*}}, %[[ANY]]
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy
+// CHECK-NOT:       if %
 // CHECK:         return
 func.func @divide_by_positive(%K: !K, %n: i32, %d: i32)
     attributes {tile.num_warps = 4 : i32} {
