@@ -319,6 +319,19 @@ bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
   return bound;
 }
 
+/// Whether a kernel of `gpuModule` is split into a producer warpgroup and
+/// consumers (flashc.warp_specialize): the consumers' setmaxnreg budget holds
+/// the loop tiles, and every loop-invariant value LICM leaves live across a
+/// consumer loop (a shared operand's wgmma descriptors, one 64-bit value per
+/// k-step) comes out of it.
+bool isWarpSpecialized(gpu::GPUModuleOp gpuModule) {
+  bool split = false;
+  gpuModule.walk([&](Operation *op) {
+    split |= op->hasAttr("flashc.warp_specialize");
+  });
+  return split;
+}
+
 /// Whether the NVPTX back end runs LLVM's loop strength reduction: not in a
 /// register-bound module, unless the options say otherwise. LSR rewrites a
 /// KV loop's copy addresses into a second induction variable (a 64-bit byte
@@ -377,6 +390,7 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
     return module.emitError() << "expected one gpu.module (the SIMT level), "
                               << "found " << gpuModules.size();
   bool registerBound = isRegisterBound(gpuModules[0]);
+  bool warpSpecialized = isWarpSpecialized(gpuModules[0]);
   bool lowered = true;
   gpuModules[0].walk([&](Operation *op) {
     if (op != gpuModules[0].getOperation() && isAboveLLVM(op))
@@ -451,7 +465,7 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
 
   const flash::CompileOptions &switches = options.compile;
   // After LLVM's LICM: keep one register per offset root across the loops.
-  if (registerBound && switches.recomputeLoopOffsets &&
+  if ((registerBound || warpSpecialized) && switches.recomputeLoopOffsets &&
       failed(transformVerified(*llvmModule, module,
                                flash::rematerializeLoopOffsets,
                                "recomputing loop offsets")))
