@@ -320,10 +320,8 @@ bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
 }
 
 /// Whether a kernel of `gpuModule` is split into a producer warpgroup and
-/// consumers (flashc.warp_specialize): the consumers' setmaxnreg budget holds
-/// the loop tiles, and every loop-invariant value LICM leaves live across a
-/// consumer loop (a shared operand's wgmma descriptors, one 64-bit value per
-/// k-step) comes out of it.
+/// consumers (flashc.warp_specialize), whose setmaxnreg budget holds the
+/// loop tiles and what LICM leaves live across their loops.
 bool isWarpSpecialized(gpu::GPUModuleOp gpuModule) {
   bool split = false;
   gpuModule.walk([&](Operation *op) {
@@ -464,10 +462,16 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
            << "LLVM optimization failed: " << llvm::toString(std::move(err));
 
   const flash::CompileOptions &switches = options.compile;
-  // After LLVM's LICM: keep one register per offset root across the loops.
-  if ((registerBound || warpSpecialized) && switches.recomputeLoopOffsets &&
+  // After LLVM's LICM: keep one register per offset root across the loops
+  // (warp-specialized: across the loops that carry dK and dV's weight).
+  if (registerBound && switches.recomputeLoopOffsets &&
       failed(transformVerified(*llvmModule, module,
                                flash::rematerializeLoopOffsets,
+                               "recomputing loop offsets")))
+    return failure();
+  if (!registerBound && warpSpecialized && switches.recomputeLoopOffsets &&
+      failed(transformVerified(*llvmModule, module,
+                               flash::rematerializeFullLoopOffsets,
                                "recomputing loop offsets")))
     return failure();
   // ptxas would hoist what follows a loop above it, live across the loop.

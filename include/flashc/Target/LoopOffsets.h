@@ -32,6 +32,18 @@ namespace flash {
 /// Returns whether it changed anything.
 bool rematerializeLoopOffsets(llvm::Function &function);
 
+/// The words (32 bits each) an innermost loop must carry in its header's
+/// phis for rematerializeFullLoopOffsets to touch it: the backward's dK and
+/// dV at 128 keys and HEAD_DIM 128 on two consumer warpgroups.
+inline constexpr unsigned kFullLoopCarriedWords = 128;
+
+/// rematerializeLoopOffsets in the innermost loops that carry at least
+/// kFullLoopCarriedWords words: in a warp-specialized kernel (setmaxnreg 240
+/// for the consumers) such a loop has no register to spare for the
+/// loop-invariant wgmma descriptors of a shared A operand (one 64-bit value
+/// per k-step), while lighter loops keep what LICM gives them.
+bool rematerializeFullLoopOffsets(llvm::Function &function);
+
 } // namespace flash
 
 #endif // FLASH_LIB_TARGET_LOOPOFFSETS_H
