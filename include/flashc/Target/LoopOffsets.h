@@ -1,7 +1,8 @@
 //===- LoopOffsets.h - Loop offsets recomputed in loops ---------*- C++ -*-===//
 //
 // An LLVM IR transform the PTX emitter runs after LLVM's optimizer on
-// register-bound kernels (flashc.register_bound). LICM leaves one register
+// register-bound kernels (flashc.register_bound), and on the heavy loops of
+// warp-specialized ones (flashc.warp_specialize). LICM leaves one register
 // live across a loop for every loop-invariant offset, e.g. a swizzled
 // ldmatrix row offset per k-step (`base ^ 32`, `base ^ 64`, `base ^ 96`),
 // and a per-thread pointer for each tensor a loop copies from; where a
