@@ -542,11 +542,12 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     }
     std::optional<SharedOperand> aShared = sharedOperand(
         op, op.getA(), /*mnMajor=*/op.getTransposeA(), rewriter, &ib);
-    // A read from shared memory is the same block in every iteration of a
-    // backward's loop (K, V): its descriptors, one per k-step, stay live
-    // across the loop, each a register pair unless the high word is an
-    // immediate.
-    if (aShared)
+    // An f16 or bf16 A read from shared memory is the same block in every
+    // iteration of a backward's loop (K, V): its descriptors, one per
+    // k-step, stay live across the loop, each a register pair unless the
+    // high word is an immediate. (e4m3's Q keeps the 64-bit form: the
+    // forward's ptxas schedule was tuned with it.)
+    if (aShared && !fp8)
       aShared->lowWordUnits = true;
     const int64_t stepK = fp8 ? L::kWgmmaAtomK8 : L::kWgmmaAtomK16;
     int64_t atomsK = k / stepK;
