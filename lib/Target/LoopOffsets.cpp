@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
@@ -222,16 +223,34 @@ bool rematerializeInLoop(Loop &loop) {
   return changed;
 }
 
-} // namespace
+/// The 32-bit words `loop`'s header phis carry.
+unsigned carriedWords(Loop &loop, const DataLayout &layout) {
+  uint64_t bits = 0;
+  for (PHINode &phi : loop.getHeader()->phis())
+    bits += layout.getTypeSizeInBits(phi.getType()).getFixedValue();
+  return unsigned(divideCeil(bits, 32));
+}
 
-bool flash::rematerializeLoopOffsets(Function &function) {
+bool rematerializeInnermost(Function &function, unsigned minCarriedWords) {
   if (function.isDeclaration())
     return false;
   DominatorTree dominators(function);
   LoopInfo loops(dominators);
+  const DataLayout &layout = function.getDataLayout();
   bool changed = false;
   for (Loop *loop : loops.getLoopsInPreorder())
-    if (loop->isInnermost())
+    if (loop->isInnermost() &&
+        carriedWords(*loop, layout) >= minCarriedWords)
       changed |= rematerializeInLoop(*loop);
   return changed;
+}
+
+} // namespace
+
+bool flash::rematerializeLoopOffsets(Function &function) {
+  return rematerializeInnermost(function, 0);
+}
+
+bool flash::rematerializeFullLoopOffsets(Function &function) {
+  return rematerializeInnermost(function, kFullLoopCarriedWords);
 }

@@ -319,6 +319,17 @@ bool isRegisterBound(gpu::GPUModuleOp gpuModule) {
   return bound;
 }
 
+/// Whether a kernel of `gpuModule` is split into a producer warpgroup and
+/// consumers (flashc.warp_specialize), whose setmaxnreg budget holds the
+/// loop tiles and what LICM leaves live across their loops.
+bool isWarpSpecialized(gpu::GPUModuleOp gpuModule) {
+  bool split = false;
+  gpuModule.walk([&](Operation *op) {
+    split |= op->hasAttr("flashc.warp_specialize");
+  });
+  return split;
+}
+
 /// Whether the NVPTX back end runs LLVM's loop strength reduction: not in a
 /// register-bound module, unless the options say otherwise. LSR rewrites a
 /// KV loop's copy addresses into a second induction variable (a 64-bit byte
@@ -377,6 +388,7 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
     return module.emitError() << "expected one gpu.module (the SIMT level), "
                               << "found " << gpuModules.size();
   bool registerBound = isRegisterBound(gpuModules[0]);
+  bool warpSpecialized = isWarpSpecialized(gpuModules[0]);
   bool lowered = true;
   gpuModules[0].walk([&](Operation *op) {
     if (op != gpuModules[0].getOperation() && isAboveLLVM(op))
@@ -450,10 +462,16 @@ FailureOr<std::string> flash::emitPTX(ModuleOp module,
            << "LLVM optimization failed: " << llvm::toString(std::move(err));
 
   const flash::CompileOptions &switches = options.compile;
-  // After LLVM's LICM: keep one register per offset root across the loops.
+  // After LLVM's LICM: keep one register per offset root across the loops
+  // (warp-specialized: across the loops that carry dK and dV's weight).
   if (registerBound && switches.recomputeLoopOffsets &&
       failed(transformVerified(*llvmModule, module,
                                flash::rematerializeLoopOffsets,
+                               "recomputing loop offsets")))
+    return failure();
+  if (!registerBound && warpSpecialized && switches.recomputeLoopOffsets &&
+      failed(transformVerified(*llvmModule, module,
+                               flash::rematerializeFullLoopOffsets,
                                "recomputing loop offsets")))
     return failure();
   // ptxas would hoist what follows a loop above it, live across the loop.

@@ -8,6 +8,7 @@
 #include "Remarks.h"
 #include "SharedStaging.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/Debug.h"
@@ -32,6 +33,22 @@ bool isLoopInvariantRead(Operation *op, scf::ForOp loop) {
   return source && !flash::mayWrite(loop, source);
 }
 
+/// Whether `op` divides by a value that is at least 1 by construction
+/// (max(x, c) with a constant c >= 1): the division cannot fault (no zero,
+/// no INT_MIN / -1), so it may be evaluated for another iteration.
+bool isDivisionByPositive(Operation *op) {
+  if (!isa<arith::DivSIOp, arith::RemSIOp, arith::DivUIOp, arith::RemUIOp,
+           arith::CeilDivSIOp, arith::FloorDivSIOp>(op))
+    return false;
+  auto max = op->getOperand(1).getDefiningOp<arith::MaxSIOp>();
+  if (!max)
+    return false;
+  return llvm::any_of(max->getOperands(), [](Value bound) {
+    APInt c;
+    return matchPattern(bound, m_ConstantInt(&c)) && c.isStrictlyPositive();
+  });
+}
+
 /// Adds to `slice` the body ops that `value` is computed by, if they can be
 /// evaluated for another iteration: pure (or reads of tensors the loop does
 /// not write) and fed only by the induction variable and values from outside
@@ -53,7 +70,8 @@ bool collectSlice(Value value, scf::ForOp loop,
   }
   if (slice.contains(def))
     return true;
-  if (!(isPure(def) || isLoopInvariantRead(def, loop)) ||
+  if (!(isPure(def) || isDivisionByPositive(def) ||
+        isLoopInvariantRead(def, loop)) ||
       def->getNumRegions() != 0) {
     LLVM_DEBUG(llvm::dbgs() << "copy offset computed by " << *def << "\n");
     if (why)

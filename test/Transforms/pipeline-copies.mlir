@@ -245,6 +245,68 @@ func.func @left_alone(%K: !K, %n: i32, %d: i32)
 // -----
 
 #mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b = #tile.dot_op<1, #mma>
+!K = !tile.global<[N, 64], f16>
+!buf = !tile.shared<[1, 32, 64], f16, swizzle = [1, 8]>
+
+// A division by max(d, 1) cannot fault, so the copy it places is issued
+// ahead (a flat loop over (head, block) pairs: head i / blocks, block
+// i % blocks); a max with a bound that may be 0 or less leaves the loop alone.
+// CHECK-LABEL: func.func @divide_by_positive
+// CHECK:         tile.local_alloc : !tile.shared<[2, 32, 64], f16, swizzle = [1, 8]>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 32, 64], f16, swizzle = [1, 8]>
+// CHECK:         %[[PER:.*]] = arith.maxsi %{{.*}}, %c1
+// CHECK:         arith.divsi %{{.*}}, %[[PER]]
+// CHECK-NEXT:    arith.remsi %{{.*}}, %[[PER]]
+// CHECK:         tile.async_copy {{.*}} if %
+// CHECK:         scf.for
+// CHECK:           tile.async_wait 0
+// CHECK:           arith.divsi %{{.*}}, %[[PER]]
+// CHECK:           tile.async_copy {{.*}} if %
+// CHECK:         } {tile.num_stages = 2 : i64}
+// CHECK:         %[[ANY:.*]] = arith.maxsi %{{.*}}, %c0
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      arith.divsi %{{.*}}, %[[ANY]]
+// CHECK-NEXT:      tile.barrier
+// CHECK-NEXT:      tile.async_copy
+// CHECK-NOT:       if %
+// CHECK:         return
+func.func @divide_by_positive(%K: !K, %n: i32, %d: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %b0 = tile.local_alloc : !buf
+  %b1 = tile.local_alloc : !buf
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c32 = arith.constant 32 : i32
+  %per = arith.maxsi %d, %c1 : i32
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %h = arith.divsi %i, %per : i32
+    %m = arith.remsi %i, %per : i32
+    %r = arith.muli %m, %c32 : i32
+    %row = arith.addi %h, %r : i32
+    tile.barrier
+    tile.async_copy %K[%row, %c0] window [0, 1] into %b0[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %b0[%c0] : !buf -> tensor<32x64xf16, #dot_b>
+  } {tile.num_stages = 2 : i64}
+  %any = arith.maxsi %d, %c0 : i32
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %row = arith.divsi %i, %any : i32
+    tile.barrier
+    tile.async_copy %K[%row, %c0] window [0, 1] into %b1[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %b1[%c0] : !buf -> tensor<32x64xf16, #dot_b>
+  }
+  return
+}
+
+// -----
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
 #dot_a = #tile.dot_op<0, #mma>
 #dot_b = #tile.dot_op<1, #mma>
 !G = !tile.global<[N, 64], f16>

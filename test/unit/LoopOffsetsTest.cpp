@@ -231,4 +231,49 @@ define i32 @kernel(i32 %tid) {
   EXPECT_FALSE(flash::rematerializeLoopOffsets(*parsed->function));
 }
 
+/// kLoop with one more header phi of `words` f32 lanes (an accumulator the
+/// loop carries).
+std::string loopCarrying(unsigned words) {
+  std::string ir = kLoop;
+  std::string type = "<" + std::to_string(words) + " x float>";
+  std::string phi = "  %i = phi i32 [ 0, %entry ], [ %next, %loop ]\n";
+  size_t at = ir.find(phi);
+  ir.insert(at + phi.size(), "  %carried = phi " + type +
+                                 " [ zeroinitializer, %entry ], [ %carried, "
+                                 "%loop ]\n");
+  return ir;
+}
+
+TEST(LoopOffsets, FullLoopsOnlyInTheWarpSpecializedVariant) {
+  // kLoop's own phis carry two words: left alone.
+  auto light = parseIR(kLoop);
+  ASSERT_TRUE(light->function);
+  auto *v32 = cast<LoadInst>(named(*light->function, "v32"));
+  Value *before = v32->getPointerOperand();
+  EXPECT_FALSE(flash::rematerializeFullLoopOffsets(*light->function));
+  EXPECT_EQ(v32->getPointerOperand(), before);
+
+  // Two words short of the threshold: left alone.
+  auto almost = parseIR(loopCarrying(flash::kFullLoopCarriedWords - 3).c_str());
+  ASSERT_TRUE(almost->function);
+  EXPECT_FALSE(flash::rematerializeFullLoopOffsets(*almost->function));
+
+  // At the threshold: the chains from `base` are recomputed in the loop.
+  auto full = parseIR(loopCarrying(flash::kFullLoopCarriedWords - 2).c_str());
+  ASSERT_TRUE(full->function);
+  Function &f = *full->function;
+  Value *root = named(f, "base");
+  BasicBlock *loop = named(f, "i")->getParent();
+  auto *load = cast<LoadInst>(named(f, "v32"));
+  Value *original = load->getPointerOperand();
+  EXPECT_TRUE(flash::rematerializeFullLoopOffsets(f));
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  CallInst *copyOfRoot = opaqueCopyOf(*loop, root);
+  ASSERT_TRUE(copyOfRoot);
+  auto *address = dyn_cast<Instruction>(load->getPointerOperand());
+  ASSERT_TRUE(address);
+  EXPECT_EQ(address->getParent(), loop);
+  EXPECT_TRUE(sameExpression(original, address, root, copyOfRoot));
+}
+
 } // namespace

@@ -1,7 +1,8 @@
 //===- LoopOffsets.h - Loop offsets recomputed in loops ---------*- C++ -*-===//
 //
 // An LLVM IR transform the PTX emitter runs after LLVM's optimizer on
-// register-bound kernels (flashc.register_bound). LICM leaves one register
+// register-bound kernels (flashc.register_bound), and on the heavy loops of
+// warp-specialized ones (flashc.warp_specialize). LICM leaves one register
 // live across a loop for every loop-invariant offset, e.g. a swizzled
 // ldmatrix row offset per k-step (`base ^ 32`, `base ^ 64`, `base ^ 96`),
 // and a per-thread pointer for each tensor a loop copies from; where a
@@ -31,6 +32,18 @@ namespace flash {
 ///   gets its chain recomputed from that copy, once per block.
 /// Returns whether it changed anything.
 bool rematerializeLoopOffsets(llvm::Function &function);
+
+/// The words (32 bits each) an innermost loop must carry in its header's
+/// phis for rematerializeFullLoopOffsets to touch it: the backward's dK and
+/// dV at 128 keys and HEAD_DIM 128 on two consumer warpgroups.
+inline constexpr unsigned kFullLoopCarriedWords = 128;
+
+/// rematerializeLoopOffsets in the innermost loops that carry at least
+/// kFullLoopCarriedWords words: in a warp-specialized kernel (setmaxnreg 240
+/// for the consumers) such a loop has no register to spare for the
+/// loop-invariant wgmma descriptors of a shared A operand (one 64-bit value
+/// per k-step), while lighter loops keep what LICM gives them.
+bool rematerializeFullLoopOffsets(llvm::Function &function);
 
 } // namespace flash
 

@@ -79,6 +79,8 @@ struct SharedOperand {
   L::SmemSwizzle swizzle;
   bool mnMajor;
   Value slotUnits; ///< i64: the slot's shared address >> 4
+  /// Whether the units add into the low word only (see descriptor()).
+  bool lowWordUnits = false;
 
   /// The descriptor of the (MN) x 16 slice at (mn0, k0).
   Value descriptor(OpBuilder &b, Location loc, int64_t mn0, int64_t k0,
@@ -86,12 +88,31 @@ struct SharedOperand {
     L::WgmmaDescriptor d = L::wgmmaOperandDescriptor(
         swizzle, mnMajor, type.getElementBytes(), type.getRows(),
         type.getCols(), /*tileAddress=*/0, mn0, k0);
-    Value bits = arith::ConstantIntOp::create(
-        b, loc, static_cast<int64_t>(L::encodeWgmmaDescriptor(d)), 64);
-    Value desc = arith::AddIOp::create(b, loc, bits, slotUnits);
+    uint64_t encoded = L::encodeWgmmaDescriptor(d);
+    if (!lowWordUnits) {
+      Value desc = arith::AddIOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, int64_t(encoded), 64),
+          slotUnits);
+      if (extraUnits)
+        desc = arith::AddIOp::create(b, loc, desc, extraUnits);
+      return desc;
+    }
+    // The units add into the low word only: the start address (bits 0-13)
+    // of a shared address under 256 KB never carries past bit 31, so the
+    // high word (swizzle, stride) is a constant ptxas keeps as an immediate
+    // instead of a register per descriptor.
+    Type i32 = b.getI32Type();
+    Value low = arith::AddIOp::create(
+        b, loc,
+        arith::ConstantIntOp::create(b, loc, int64_t(uint32_t(encoded)), 32),
+        arith::TruncIOp::create(b, loc, i32, slotUnits));
     if (extraUnits)
-      desc = arith::AddIOp::create(b, loc, desc, extraUnits);
-    return desc;
+      low = arith::AddIOp::create(
+          b, loc, low, arith::TruncIOp::create(b, loc, i32, extraUnits));
+    Value high = arith::ConstantIntOp::create(
+        b, loc, static_cast<int64_t>(encoded & ~uint64_t(0xffffffff)), 64);
+    return arith::OrIOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, b.getI64Type(), low), high);
   }
 };
 
@@ -521,6 +542,13 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
     }
     std::optional<SharedOperand> aShared = sharedOperand(
         op, op.getA(), /*mnMajor=*/op.getTransposeA(), rewriter, &ib);
+    // An f16 or bf16 A read from shared memory is the same block in every
+    // iteration of a backward's loop (K, V): its descriptors, one per
+    // k-step, stay live across the loop, each a register pair unless the
+    // high word is an immediate. (e4m3's Q keeps the 64-bit form: the
+    // forward's ptxas schedule was tuned with it.)
+    if (aShared && !fp8)
+      aShared->lowWordUnits = true;
     const int64_t stepK = fp8 ? L::kWgmmaAtomK8 : L::kWgmmaAtomK16;
     int64_t atomsK = k / stepK;
     // A's 32-bit registers per (64-row step, K step).

@@ -57,7 +57,10 @@ func.func @rs_k_major(%Q: !tile.global<[64, 64], f16> {tile.name = "Q"},
 // SS form: A read by a fused local_load too (K-major: SBO 1024 B), with an
 // MN-major B (V stored K x N: trans-b; LBO 64 rows x 128 B, SBO 1024 B, each
 // k16 step 16 rows further). Two warpgroups: 128 rows, each warpgroup's A
-// descriptor 64 rows (64 x 128 bytes = 512 units) further on.
+// descriptor 64 rows (64 x 128 bytes = 512 units) further on. A's slot and
+// warpgroup units add into the descriptor's low word (LBO 16 B: 65536),
+// and the high word (SBO 1024 B, swizzle 128B) is or'ed in as a constant:
+// loop-invariant A descriptors then hold one register each, not a pair.
 #mma = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
 #A = #tile.dot_op<0, #mma>
 #B = #tile.dot_op<1, #mma>
@@ -66,9 +69,15 @@ func.func @rs_k_major(%Q: !tile.global<[64, 64], f16> {tile.name = "Q"},
 // CHECK-LABEL: gpu.func @ss_mn_major
 // CHECK: arith.muli {{.*}} : i32
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: arith.constant 4611686293338849280 : i64
-// CHECK: arith.constant 4611686293305360384 : i64
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32,
+// CHECK: %[[B0:.*]] = arith.addi %c4611686293338849280_i64, %{{.*}} : i64
+// CHECK: %[[SLOT:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK: %[[LOW:.*]] = arith.addi %c65536_i32, %[[SLOT]] : i32
+// CHECK: %[[GROUP:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK: %[[LOW2:.*]] = arith.addi %[[LOW]], %[[GROUP]] : i32
+// CHECK: %[[WIDE:.*]] = arith.extui %[[LOW2]] : i32 to i64
+// CHECK: %[[A0:.*]] = arith.ori %[[WIDE]], %c4611686293305294848_i64 : i64
+// CHECK: nvvm.wgmma.mma_async %[[A0]], %[[B0]],
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32,
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
