@@ -97,17 +97,26 @@ SharedType flash::wgmmaOperandBuffer(SharedType buffer) {
                    buffer.getPerPhase() * rowBytes == 128
                ? buffer
                : SharedType();
-  if (rowBytes <= 128)
-    return (rowBytes == 32 || rowBytes == 64 || rowBytes == 128) &&
-                   rowBytes == 16 * buffer.getPerPhase() * buffer.getMaxPhase()
-               ? buffer
-               : SharedType();
-  if (rowBytes % 128 != 0)
+  // Longer f8e4m3 rows take 128-byte column blocks only (the fp8 kernels'
+  // head dims are 128 and 256).
+  if (isa<Float8E4M3FNType>(buffer.getElementType()) && rowBytes % 128 != 0)
+    return {};
+  // The widest swizzle span (128, 64 or 32 bytes) that divides the row:
+  // rows of one span are swizzled over it as they are; longer rows become
+  // column blocks of that span (CUTLASS's choice of swizzle atom for a
+  // K-major tile, e.g. three 64-byte blocks for 96 f16).
+  int64_t span = 0;
+  for (int64_t s : {128, 64, 32})
+    if (!span && rowBytes % s == 0)
+      span = s;
+  if (!span)
     return {};
   return SharedType::get(buffer.getContext(), buffer.getShape(),
-                         buffer.getElementType(), /*perPhase=*/1,
-                         /*maxPhase=*/8,
-                         /*blockCols=*/128 / buffer.getElementBytes());
+                         buffer.getElementType(), /*perPhase=*/128 / span,
+                         /*maxPhase=*/span / 16,
+                         /*blockCols=*/rowBytes == span
+                             ? 0
+                             : span / buffer.getElementBytes());
 }
 
 BlockedLayoutAttr flash::gatherChunkLayout(SharedType buffer,

@@ -58,12 +58,19 @@ class Case:
     q_scale: float = 1.0
 
 
+# Every head dim the forward kernels take (multiples of 16 up to 256): all
+# of them issue warpgroup MMAs (K and V rows in column blocks of the widest
+# swizzle span that divides them). --d picks among them (default 64, 128,
+# 256).
+WGMMA_DIMS = tuple(range(16, 257, 16))
+
+
 @dataclass(frozen=True)
 class Kernel:
     name: str           # kernels/NAME.tile: the one `--emit=simt` probes
     helper: str         # kernel, variant, inference or backward
     cases: tuple
-    dims: tuple = (64, 128, 256)
+    dims: tuple = WGMMA_DIMS
     bf16: bool = True
     kind: str = ""      # check_inference.py's --kernel
     also: tuple = ()    # the other kernels its helper runs
