@@ -14,6 +14,7 @@
 #include "SharedStaging.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -101,22 +102,18 @@ SharedType flash::wgmmaOperandBuffer(SharedType buffer) {
   // head dims are 128 and 256).
   if (isa<Float8E4M3FNType>(buffer.getElementType()) && rowBytes % 128 != 0)
     return {};
-  // The widest swizzle span (128, 64 or 32 bytes) that divides the row:
-  // rows of one span are swizzled over it as they are; longer rows become
-  // column blocks of that span (CUTLASS's choice of swizzle atom for a
-  // K-major tile, e.g. three 64-byte blocks for 96 f16).
-  int64_t span = 0;
-  for (int64_t s : {128, 64, 32})
-    if (!span && rowBytes % s == 0)
-      span = s;
-  if (!span)
+  // Rows of one swizzle span are swizzled over it as they are; longer rows
+  // become column blocks of that span (layout::wgmmaRowSwizzle).
+  std::optional<layout::SmemSwizzle> swizzle =
+      layout::wgmmaRowSwizzle(rowBytes);
+  if (!swizzle)
     return {};
-  return SharedType::get(buffer.getContext(), buffer.getShape(),
-                         buffer.getElementType(), /*perPhase=*/128 / span,
-                         /*maxPhase=*/span / 16,
-                         /*blockCols=*/rowBytes == span
-                             ? 0
-                             : span / buffer.getElementBytes());
+  layout::SwizzleParams params = layout::canonicalSwizzleParams(
+      *swizzle, buffer.getElementBytes(), buffer.getRows(), rowBytes);
+  return SharedType::get(
+      buffer.getContext(), buffer.getShape(), buffer.getElementType(),
+      params.perPhase, params.maxPhase,
+      /*blockCols=*/params.blockBytes / buffer.getElementBytes());
 }
 
 BlockedLayoutAttr flash::gatherChunkLayout(SharedType buffer,
