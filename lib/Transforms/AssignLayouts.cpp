@@ -84,9 +84,10 @@ MmaLayoutAttr mmaForRows(MLIRContext *ctx, int64_t rows, int64_t numWarps,
 /// Why `mma` cannot be a warpgroup MMA (wgmma m64nNk16) of a TiledMMA of
 /// `numWarps` warps along M; empty when it can. Its B operand must be a
 /// load that tile-stage-shared stages into a buffer whose slots are wgmma's
-/// canonical layout (flash::wgmmaOperandBuffer: rows of 32, 64 or 128
-/// bytes swizzled over as many bytes, or 128-byte column blocks of longer
-/// rows), so that wgmma reads it through a descriptor; gathered or not.
+/// canonical layout (flash::wgmmaOperandBuffer: rows, or column blocks of
+/// longer rows, of the widest swizzle span of 128, 64 or 32 bytes that
+/// divides the row), so that wgmma reads it through a descriptor; gathered
+/// or not.
 std::string warpgroupMismatch(MmaOp mma, int64_t numWarps) {
   auto elementOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getElementType();

@@ -30,11 +30,13 @@ inline bool isInsideLoop(mlir::Operation *op) {
 tile::SharedType stagingBufferFor(tile::LoadOp load);
 
 /// `buffer` (stagingBufferFor's choice for a load) in a layout wgmma reads
-/// through a matrix descriptor, or null: rows of 32, 64 or 128 bytes that
-/// the staging swizzle covers whole are the hardware's swizzle as they are;
-/// longer rows of whole 128-byte spans become 128-byte column blocks
-/// (block_cols) with the 128-byte swizzle, the layout CUTLASS gives K-major
-/// tiles of its 128B swizzle atom.
+/// through a matrix descriptor, or null: the widest swizzle span (128, 64
+/// or 32 bytes) that divides a row is the swizzle (a phase per 128 bytes of
+/// rows, span / 16 phases); rows longer than it become column blocks
+/// (block_cols) of one span, the layout CUTLASS gives K-major tiles of that
+/// swizzle atom (96 f16: three 64-byte blocks; 80 f16: five 32-byte
+/// blocks). Rows of an odd number of 16-byte chunks have none. f8e4m3 rows
+/// take 32, 64 or whole 128-byte spans only.
 tile::SharedType wgmmaOperandBuffer(tile::SharedType buffer);
 
 /// The blocked layout (layout::gatherChunkParams) that spreads the 16-byte

@@ -14,6 +14,7 @@
 #include "SharedStaging.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/WarpgroupLayouts.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -97,17 +98,22 @@ SharedType flash::wgmmaOperandBuffer(SharedType buffer) {
                    buffer.getPerPhase() * rowBytes == 128
                ? buffer
                : SharedType();
-  if (rowBytes <= 128)
-    return (rowBytes == 32 || rowBytes == 64 || rowBytes == 128) &&
-                   rowBytes == 16 * buffer.getPerPhase() * buffer.getMaxPhase()
-               ? buffer
-               : SharedType();
-  if (rowBytes % 128 != 0)
+  // Longer f8e4m3 rows take 128-byte column blocks only (the fp8 kernels'
+  // head dims are 128 and 256).
+  if (isa<Float8E4M3FNType>(buffer.getElementType()) && rowBytes % 128 != 0)
     return {};
-  return SharedType::get(buffer.getContext(), buffer.getShape(),
-                         buffer.getElementType(), /*perPhase=*/1,
-                         /*maxPhase=*/8,
-                         /*blockCols=*/128 / buffer.getElementBytes());
+  // Rows of one swizzle span are swizzled over it as they are; longer rows
+  // become column blocks of that span (layout::wgmmaRowSwizzle).
+  std::optional<layout::SmemSwizzle> swizzle =
+      layout::wgmmaRowSwizzle(rowBytes);
+  if (!swizzle)
+    return {};
+  layout::SwizzleParams params = layout::canonicalSwizzleParams(
+      *swizzle, buffer.getElementBytes(), buffer.getRows(), rowBytes);
+  return SharedType::get(
+      buffer.getContext(), buffer.getShape(), buffer.getElementType(),
+      params.perPhase, params.maxPhase,
+      /*blockCols=*/params.blockBytes / buffer.getElementBytes());
 }
 
 BlockedLayoutAttr flash::gatherChunkLayout(SharedType buffer,

@@ -58,12 +58,19 @@ class Case:
     q_scale: float = 1.0
 
 
+# Every head dim the forward kernels take (multiples of 16 up to 256): all
+# of them issue warpgroup MMAs (K and V rows in column blocks of the widest
+# swizzle span that divides them). --d picks among them (default 64, 128,
+# 256).
+WGMMA_DIMS = tuple(range(16, 257, 16))
+
+
 @dataclass(frozen=True)
 class Kernel:
     name: str           # kernels/NAME.tile: the one `--emit=simt` probes
     helper: str         # kernel, variant, inference or backward
     cases: tuple
-    dims: tuple = (64, 128, 256)
+    dims: tuple = WGMMA_DIMS
     bf16: bool = True
     kind: str = ""      # check_inference.py's --kernel
     also: tuple = ()    # the other kernels its helper runs
@@ -123,7 +130,10 @@ KERNELS = [
         # Sequences of several key blocks: sm_90a's producer refills its ring
         # for rounds, every block a TMA box of rows in the packed tensor.
         Case("long sequences, ALiBi [B, H] + window, GQA", ("ALIBI=true", "WINDOW_LEFT=150"),
-             H=4, H_KV=2, q_lengths="200,5,130", lengths="420,300,129")), kind="varlen"),
+             H=4, H_KV=2, q_lengths="200,5,130", lengths="420,300,129")), kind="varlen",
+           # At 240 its paged (gathered) 64-key blocks spill with P V on wgmma:
+           # its 8-key blocks keep P V on mma.sync there.
+           dims=tuple(d for d in WGMMA_DIMS if d != 240)),
     Kernel("flash_attn_kvcache", "inference", (
         Case("decode, GQA packed, pages of 16", ("PACK_GQA=true",), H=4, H_KV=2,
              lengths="1,100,17,0,70", page=16),

@@ -532,20 +532,24 @@ func.func @wgmma_two_warps(%A: !tile.global<[N, 64], f16>, %B: !tile.global<[64,
 
 // -----
 
-// B rows longer than the 128-byte swizzle span are wgmma operands too when
-// they are whole 128-byte spans (tile-stage-shared stores them as 128-byte
-// column blocks): 256- and 512-byte rows (f16 head dims 128 and 256) take
-// the warpgroup layout; 96 columns (192 bytes, not whole spans) keep
-// mma.sync.
+// B rows longer than the 128-byte swizzle span are wgmma operands too
+// (tile-stage-shared stores them as column blocks of the widest span that
+// divides them): 256- and 512-byte rows (f16 head dims 128 and 256, 128-byte
+// blocks) and 192-byte rows (96 columns, 64-byte blocks) take the warpgroup
+// layout; 40 columns (80 bytes, an odd number of 16-byte chunks, which no
+// swizzle span divides) keep mma.sync.
 // CHECK-DAG: #[[WGW:.*]] = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
+// CHECK-DAG: #[[WG4:.*]] = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
 // CHECK-DAG: #[[SYNC:.*]] = #tile.mma<warps = [4, 1, 1], values = [2, 1, 1]>
 // CHECK-LABEL: func.func @wgmma_d128
 // CHECK: tile.mma {{.*}} -> tensor<128x64xf32, #[[WGW]]>
 // CHECK: tile.mma {{.*}} -> tensor<128x128xf32, #[[WGW]]>
 // CHECK-LABEL: func.func @wgmma_d256
 // CHECK: tile.mma {{.*}} -> tensor<128x256xf32, #[[WGW]]>
-// CHECK-LABEL: func.func @wgmma_d96_keeps_mma_sync
-// CHECK: tile.mma {{.*}} -> tensor<128x96xf32, #[[SYNC]]>
+// CHECK-LABEL: func.func @wgmma_d96
+// CHECK: tile.mma {{.*}} -> tensor<128x96xf32, #[[WG4]]>
+// CHECK-LABEL: func.func @odd_chunks_keep_mma_sync
+// CHECK: tile.mma {{.*}} -> tensor<128x40xf32, #[[SYNC]]>
 module attributes {tile.wgmma} {
 func.func @wgmma_d128(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 128], f16>,
                       %V: !tile.global<[N, 128], f16>, %O: !tile.global<[N, 128], f32>)
@@ -572,14 +576,24 @@ func.func @wgmma_d256(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 256],
   tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x256xf32> -> !tile.global<[N, 256], f32>
   return
 }
-func.func @wgmma_d96_keeps_mma_sync(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 96], f16>,
-                                    %O: !tile.global<[N, 96], f32>) attributes {tile.num_warps = 4 : i32} {
+func.func @wgmma_d96(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 96], f16>,
+                     %O: !tile.global<[N, 96], f32>) attributes {tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
   %zero = arith.constant dense<0.0> : tensor<128x96xf32>
   %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
   %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 96], f16> -> tensor<64x96xf16>
   %o = tile.mma %p, %v, %zero : tensor<128x64xf16>, tensor<64x96xf16> -> tensor<128x96xf32>
   tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x96xf32> -> !tile.global<[N, 96], f32>
+  return
+}
+func.func @odd_chunks_keep_mma_sync(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 40], f16>,
+                                    %O: !tile.global<[N, 40], f32>) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x40xf32>
+  %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<128x64xf16>
+  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 40], f16> -> tensor<64x40xf16>
+  %o = tile.mma %p, %v, %zero : tensor<128x64xf16>, tensor<64x40xf16> -> tensor<128x40xf32>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<128x40xf32> -> !tile.global<[N, 40], f32>
   return
 }
 }

@@ -408,12 +408,13 @@ func.func @reread_in_loop(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 
 // -----
 
 // On sm_90a the operands of a warpgroup MMA (dot_op layouts of
-// #tile.mma<warps = [4 G, 1, 1], values = [1, 1, 1]>) whose rows are longer
-// than the 128-byte swizzle span are staged as 128-byte column blocks
-// (block_cols = 64 f16), the layout wgmma's descriptors address; Q too, so
-// that a wgmma may read it from shared memory. Rows that are not whole
-// 128-byte spans (96 f16 = 192 bytes) keep the row-major layout, and so
-// do the same loads without tile.wgmma on the module or with an mma.sync
+// #tile.mma<warps = [4 G, 1, 1], values = [1, 1, 1]>) are staged in column
+// blocks of the widest swizzle span that divides their rows, the layout
+// wgmma's descriptors address; Q too, so that a wgmma may read it from
+// shared memory: 128-byte blocks (block_cols = 64 f16, swizzle [1, 8]) for
+// 256- and 512-byte rows, 64-byte blocks (32 f16, [2, 4]) for 96 f16,
+// 32-byte blocks (16 f16, [4, 2]) for 80 f16. The same loads without
+// tile.wgmma on the module or with an mma.sync layout keep the row-major
 // layout.
 #wg = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
 #wg_a = #tile.dot_op<0, #wg>
@@ -423,26 +424,33 @@ func.func @reread_in_loop(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 
 // CHECK:         tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
 // CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
 // CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 256], f16, swizzle = [1, 8], block_cols = 64>
-// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 96], f16, swizzle = [1, 4]>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 96], f16, swizzle = [2, 4], block_cols = 32>
+// CHECK-NEXT:    tile.local_alloc : !tile.shared<[1, 64, 80], f16, swizzle = [4, 2], block_cols = 16>
 // CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64> -> tensor<64x128xf16, #{{.*}}>
 // CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 256], f16, swizzle = [1, 8], block_cols = 64> -> tensor<64x256xf16, #{{.*}}>
+// CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 96], f16, swizzle = [2, 4], block_cols = 32> -> tensor<64x96xf16, #{{.*}}>
+// CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 80], f16, swizzle = [4, 2], block_cols = 16> -> tensor<64x80xf16, #{{.*}}>
 module attributes {tile.wgmma} {
 func.func @wgmma_blocks(%Q: !tile.global<[N, 128], f16>, %K: !tile.global<[N, 128], f16>,
-                        %V: !tile.global<[N, 256], f16>, %W: !tile.global<[N, 96], f16>)
+                        %V: !tile.global<[N, 256], f16>, %W: !tile.global<[N, 96], f16>,
+                        %X: !tile.global<[N, 80], f16>)
     attributes {tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
   %zero_s = arith.constant dense<0.0> : tensor<64x64xf32, #wg>
   %zero = arith.constant dense<0.0> : tensor<64x256xf32, #wg>
   %zero_w = arith.constant dense<0.0> : tensor<64x96xf32, #wg>
+  %zero_x = arith.constant dense<0.0> : tensor<64x80xf32, #wg>
   %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #wg_a>
   %k = tile.load %K[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 128], f16> -> tensor<64x128xf16, #wg_b_t>
   %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 256], f16> -> tensor<64x256xf16, #wg_b>
   %w = tile.load %W[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 96], f16> -> tensor<64x96xf16, #wg_b>
+  %x = tile.load %X[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 80], f16> -> tensor<64x80xf16, #wg_b>
   %s = tile.mma %q, %k, %zero_s {transpose_b} : tensor<64x128xf16, #wg_a>, tensor<64x128xf16, #wg_b_t> -> tensor<64x64xf32, #wg>
   %p = arith.truncf %s : tensor<64x64xf32, #wg> to tensor<64x64xf16, #wg>
   %pa = tile.convert_layout %p : tensor<64x64xf16, #wg> -> tensor<64x64xf16, #wg_a>
   %o = tile.mma %pa, %v, %zero : tensor<64x64xf16, #wg_a>, tensor<64x256xf16, #wg_b> -> tensor<64x256xf32, #wg>
   %o2 = tile.mma %pa, %w, %zero_w : tensor<64x64xf16, #wg_a>, tensor<64x96xf16, #wg_b> -> tensor<64x96xf32, #wg>
+  %o3 = tile.mma %pa, %x, %zero_x : tensor<64x64xf16, #wg_a>, tensor<64x80xf16, #wg_b> -> tensor<64x80xf32, #wg>
   return
 }
 }
@@ -523,29 +531,30 @@ func.func @wgmma_gathered_and_held(%P: !tile.global<[N, 64], f16>, %V: !tile.glo
 
 // -----
 
-// A B whose buffer is no wgmma layout (192-byte rows: not whole 128-byte
-// spans) is an mma.sync operand even in a warpgroup-shaped layout: read
-// before the loop, it stays in registers across it.
+// A B whose buffer is no wgmma layout (80-byte rows: an odd number of
+// 16-byte chunks, which no swizzle span divides) is an mma.sync operand
+// even in a warpgroup-shaped layout: read before the loop, it stays in
+// registers across it.
 #wg = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
 #wg_a = #tile.dot_op<0, #wg>
 #wg_b = #tile.dot_op<1, #wg>
 // CHECK-LABEL: func.func @held_b_not_wgmma_layout
-// CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 96], f16, swizzle = [1, 4]> -> tensor<64x96xf16, #{{.*}}>
+// CHECK:         tile.local_load {{.*}} : !tile.shared<[1, 64, 40], f16> -> tensor<64x40xf16, #{{.*}}>
 // CHECK:         scf.for
-// CHECK-NOT:       tile.local_load {{.*}} -> tensor<64x96xf16
+// CHECK-NOT:       tile.local_load {{.*}} -> tensor<64x40xf16
 // CHECK:           tile.mma
 module attributes {tile.wgmma} {
-func.func @held_b_not_wgmma_layout(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 96], f16>, %n: i32)
-    -> tensor<64x96xf32, #wg> attributes {tile.num_warps = 4 : i32} {
+func.func @held_b_not_wgmma_layout(%P: !tile.global<[N, 64], f16>, %V: !tile.global<[N, 40], f16>, %n: i32)
+    -> tensor<64x40xf32, #wg> attributes {tile.num_warps = 4 : i32} {
   %c0 = arith.constant 0 : i32
   %c64 = arith.constant 64 : i32
-  %zero = arith.constant dense<0.0> : tensor<64x96xf32, #wg>
-  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 96], f16> -> tensor<64x96xf16, #wg_b>
-  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<64x96xf32, #wg>) : i32 {
+  %zero = arith.constant dense<0.0> : tensor<64x40xf32, #wg>
+  %v = tile.load %V[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 40], f16> -> tensor<64x40xf16, #wg_b>
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<64x40xf32, #wg>) : i32 {
     %p = tile.load %P[%i, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[N, 64], f16> -> tensor<64x64xf16, #wg_a>
-    %o = tile.mma %p, %v, %acc : tensor<64x64xf16, #wg_a>, tensor<64x96xf16, #wg_b> -> tensor<64x96xf32, #wg>
-    scf.yield %o : tensor<64x96xf32, #wg>
+    %o = tile.mma %p, %v, %acc : tensor<64x64xf16, #wg_a>, tensor<64x40xf16, #wg_b> -> tensor<64x40xf32, #wg>
+    scf.yield %o : tensor<64x40xf32, #wg>
   }
-  return %r : tensor<64x96xf32, #wg>
+  return %r : tensor<64x40xf32, #wg>
 }
 }

@@ -206,3 +206,40 @@ func.func @swizzles(%K: !K32, %L: !K16, %M: !K16, %P: !K64, %lb: i32, %ub: i32) 
   return
 }
 }
+
+// -----
+
+// Column-blocked slots take the pattern of one block, each block one box:
+// 96 f16 rows in 64-byte blocks swizzled [2, 4] are three 64B boxes, 80 f16
+// rows in 32-byte blocks swizzled [4, 2] five 32B boxes.
+// CHECK-LABEL: func.func @blocked_swizzles(
+// CHECK:         tile.async_copy {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "64B"} : !tile.global<[N, 96], f16> -> !tile.shared<[2, 64, 96], f16, swizzle = [2, 4], block_cols = 32>
+// CHECK:         tile.async_copy {{.*}} {tile.tma_barrier = 2 : i64, tile.tma_swizzle = "32B"} : !tile.global<[N, 80], f16> -> !tile.shared<[2, 64, 80], f16, swizzle = [4, 2], block_cols = 16>
+!K96 = !tile.global<[N, 96], f16>
+!K80 = !tile.global<[N, 80], f16>
+!b96 = !tile.shared<[1, 64, 96], f16, swizzle = [2, 4], block_cols = 32>
+!b80 = !tile.shared<[1, 64, 80], f16, swizzle = [4, 2], block_cols = 16>
+#b = #tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>>
+module attributes {tile.wgmma} {
+func.func @blocked_swizzles(%K: !K96, %L: !K80, %lb: i32, %ub: i32) attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc : !b96
+  %lbuf = tile.local_alloc : !b80
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %K[%i, %c0] window [0, 1] into %kb[%c0] : !K96 -> !b96
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !b96 -> tensor<64x96xf16, #b>
+  } {flash.keep}
+  scf.for %i = %lb to %ub step %c64 : i32 {
+    tile.async_copy %L[%i, %c0] window [0, 1] into %lbuf[%c0] : !K80 -> !b80
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %l = tile.local_load %lbuf[%c0] : !b80 -> tensor<64x80xf16, #b>
+  } {flash.keep}
+  return
+}
+}

@@ -331,6 +331,85 @@ TEST(CanonicalSmem, IsTheSwizzledBoxImageAndBijective) {
   EXPECT_NE(checkCanonicalSmem(SmemSwizzle::B128, 2, 8, 0), "");
 }
 
+// The swizzle of every f16 head dim (rows of 2 D bytes) is the widest span
+// dividing the row, CUTLASS's atoms for FlashAttention-3's head dims.
+TEST(WgmmaRowSwizzle, WidestSpanDividingTheRow) {
+  const std::map<int64_t, SmemSwizzle> expected = {
+      {16, SmemSwizzle::B32},   {32, SmemSwizzle::B64},
+      {48, SmemSwizzle::B32},   {64, SmemSwizzle::B128},
+      {80, SmemSwizzle::B32},   {96, SmemSwizzle::B64},
+      {112, SmemSwizzle::B32},  {128, SmemSwizzle::B128},
+      {144, SmemSwizzle::B32},  {160, SmemSwizzle::B64},
+      {176, SmemSwizzle::B32},  {192, SmemSwizzle::B128},
+      {208, SmemSwizzle::B32},  {224, SmemSwizzle::B64},
+      {240, SmemSwizzle::B32},  {256, SmemSwizzle::B128}};
+  for (auto [d, s] : expected) {
+    std::optional<SmemSwizzle> got = wgmmaRowSwizzle(2 * d);
+    ASSERT_TRUE(got.has_value()) << "d " << d;
+    EXPECT_EQ(*got, s) << "d " << d << ": " << swizzleName(*got);
+    // The row is whole spans, and no wider span divides it.
+    int64_t span = swizzleSpanBytes(s);
+    EXPECT_EQ(2 * d % span, 0);
+    if (span < 128)
+      EXPECT_NE(2 * d % (2 * span), 0) << "d " << d;
+  }
+  // An odd number of 16-byte chunks (8, 24, 40 f16) has no swizzled layout.
+  for (int64_t rowBytes : {0, 16, 48, 80, 8})
+    EXPECT_FALSE(wgmmaRowSwizzle(rowBytes).has_value()) << rowBytes;
+}
+
+// The staging layout (SwizzleParams: !tile.shared's swizzle and block_cols)
+// of wgmmaRowSwizzle's choice is exactly the canonical layout wgmma and TMA
+// use, at every f16 head dim: the buffer tile-stage-shared allocates is the
+// one the descriptors read.
+TEST(WgmmaRowSwizzle, StagingLayoutIsTheCanonicalLayout) {
+  for (int64_t d = 16; d <= 256; d += 16)
+    for (int64_t rows : {16, 64, 80, 128}) {
+      SmemSwizzle s = *wgmmaRowSwizzle(2 * d);
+      SwizzleParams p = canonicalSwizzleParams(s, 2, rows, 2 * d);
+      EXPECT_EQ(p.blockBytes == 0, 2 * d == swizzleSpanBytes(s));
+      ASSERT_EQ(checkCanonicalSmem(s, 2, rows, d), "");
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < d; ++c)
+          ASSERT_EQ(swizzledOffset<int64_t>(p, r, c),
+                    canonicalSmemOffset(s, 2, rows, d, r, c))
+              << "d " << d << " rows " << rows << " (" << r << ", " << c
+              << ") " << swizzleName(s);
+    }
+}
+
+// At every head dim, the descriptors the lowering builds read the tile:
+// K-major Q and K (k16 slices along the head dim, each inside one column
+// block) and MN-major V (N = the head dim in one descriptor whose LBO steps
+// from one column block to the next; m64nNk16 allows N up to 256).
+TEST(WgmmaRowSwizzle, DescriptorsReadEveryHeadDim) {
+  int64_t tileAddress = 2 * 1024;
+  for (int64_t d = 16; d <= 256; d += 16) {
+    SmemSwizzle s = *wgmmaRowSwizzle(2 * d);
+    for (int64_t keys : {16, 64, 80, 128}) {
+      // Q K^T: B = K [keys, d] K-major; P V: B = V [keys, d] MN-major.
+      for (bool mnMajor : {false, true}) {
+        int64_t mnExtent = mnMajor ? d : keys, kExtent = mnMajor ? keys : d;
+        int64_t mnStep = mnMajor ? d : std::min<int64_t>(keys, 256);
+        for (int64_t k0 = 0; k0 < kExtent; k0 += 16) {
+          WgmmaDescriptor desc = wgmmaOperandDescriptor(
+              s, mnMajor, 2, keys, d, tileAddress, 0, k0);
+          ASSERT_EQ(checkWgmmaDescriptor(desc), "");
+          for (int64_t mn = 0; mn < std::min(mnStep, mnExtent); ++mn)
+            for (int64_t k = 0; k < 16; ++k) {
+              int64_t r = mnMajor ? k0 + k : mn, c = mnMajor ? mn : k0 + k;
+              ASSERT_EQ(wgmmaOperandAddress(desc, mnMajor, 2, mn, k),
+                        tileAddress + canonicalSmemOffset(s, 2, keys, d, r, c))
+                  << "d " << d << " keys " << keys
+                  << (mnMajor ? " MN" : " K") << "-major k0 " << k0 << " ("
+                  << mn << ", " << k << ")";
+            }
+        }
+      }
+    }
+  }
+}
+
 // Why the swizzle exists: the same 16-byte chunk of 8 consecutive rows of a
 // 128B-swizzled tile lies in 8 different 16-byte bank groups.
 TEST(CanonicalSmem, Swizzle128ColumnsOfChunksAreConflictFree) {

@@ -161,6 +161,129 @@ func.func @blocked_mn_major(%P: !tile.global<[64, 64], f16> {tile.name = "P"},
 
 // -----
 
+// Rows of 192 bytes (96 f16) stored as three 64-byte column blocks
+// (block_cols = 32, swizzle [2, 4]: the 64B mode, layout code 2 at bits
+// 62-63). K-major B (K stored N x K): two k16 steps per block (start 0 and
+// 32 bytes into it), the blocks 64 rows x 64 bytes = 4096 bytes (256 units)
+// apart; LBO 16 bytes (unused), SBO 8 rows x 64 bytes = 512 (32 units).
+// MN-major B (V stored K x N, N = 96 over the three blocks): one
+// m64n96k16 per k16 step, LBO = 4096 bytes from block to block (256 units
+// at bit 16), SBO 512, each step 16 rows x 64 bytes = 1024 bytes further.
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#B = #tile.dot_op<1, #mma>
+#BT = #tile.dot_op<1, #mma, transposed = true>
+!blocked64 = !tile.shared<[1, 64, 96], f16, swizzle = [2, 4], block_cols = 32>
+// CHECK-LABEL: gpu.func @blocked64_k_major
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.constant -9223371899415756800 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK: arith.constant -9223371899415756798 : i64
+// CHECK: arith.constant -9223371899415756544 : i64
+// CHECK: arith.constant -9223371899415756542 : i64
+// CHECK: arith.constant -9223371899415756288 : i64
+// CHECK: arith.constant -9223371899415756286 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0;
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-LABEL: gpu.func @blocked64_mn_major
+// CHECK: arith.constant -9223371899399045120 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// CHECK: arith.constant -9223371899399045056 : i64
+// CHECK: arith.constant -9223371899399044992 : i64
+// CHECK: arith.constant -9223371899399044928 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// CHECK-NOT: wgmma.mma_async
+// CHECK-NOT: nvvm.mma.sync
+module attributes {tile.wgmma} {
+func.func @blocked64_k_major(%Q: !tile.global<[64, 96], f16> {tile.name = "Q"},
+                             %O: !tile.global<[64, 64], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 12288 : i64} {
+  %c0 = arith.constant 0 : i32
+  %kbuf = tile.local_alloc {offset = 0 : i64} : !blocked64
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 96], f16> -> tensor<64x96xf16, #A>
+  %k = tile.local_load %kbuf[%c0] : !blocked64 -> tensor<64x96xf16, #BT>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x96xf16, #A>, tensor<64x96xf16, #BT> -> tensor<64x64xf32, #mma>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[64, 64], f32>
+  return
+}
+func.func @blocked64_mn_major(%P: !tile.global<[64, 64], f16> {tile.name = "P"},
+                              %O: !tile.global<[64, 96], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 12288 : i64} {
+  %c0 = arith.constant 0 : i32
+  %vbuf = tile.local_alloc {offset = 0 : i64} : !blocked64
+  %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16, #A>
+  %v = tile.local_load %vbuf[%c0] : !blocked64 -> tensor<64x96xf16, #B>
+  %zero = arith.constant dense<0.0> : tensor<64x96xf32, #mma>
+  %o = tile.mma %p, %v, %zero : tensor<64x64xf16, #A>, tensor<64x96xf16, #B> -> tensor<64x96xf32, #mma>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<64x96xf32, #mma> -> !tile.global<[64, 96], f32>
+  return
+}
+}
+
+// -----
+
+// Rows of 160 bytes (80 f16) stored as five 32-byte column blocks
+// (block_cols = 16, swizzle [4, 2]: the 32B mode, layout code 3). K-major
+// B: each k16 step is one block, 64 rows x 32 bytes = 2048 bytes (128
+// units) after the previous; SBO 8 rows x 32 bytes = 256 (16 units).
+// MN-major B (N = 80 over the five blocks): one m64n80k16 per k16 step,
+// LBO 2048 bytes (128 units at bit 16), each step 16 x 32 = 512 bytes on.
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#B = #tile.dot_op<1, #mma>
+#BT = #tile.dot_op<1, #mma, transposed = true>
+!blocked32 = !tile.shared<[1, 64, 80], f16, swizzle = [4, 2], block_cols = 16>
+// CHECK-LABEL: gpu.func @blocked32_k_major
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.constant -4611685949707845632 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK: arith.constant -4611685949707845504 : i64
+// CHECK: arith.constant -4611685949707845376 : i64
+// CHECK: arith.constant -4611685949707845248 : i64
+// CHECK: arith.constant -4611685949707845120 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0;
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-LABEL: gpu.func @blocked32_mn_major
+// CHECK: arith.constant -4611685949699522560 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// CHECK: arith.constant -4611685949699522528 : i64
+// CHECK: arith.constant -4611685949699522496 : i64
+// CHECK: arith.constant -4611685949699522464 : i64
+// CHECK: wgmma.mma_async.sync.aligned.m64n80k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// CHECK-NOT: wgmma.mma_async
+// CHECK-NOT: nvvm.mma.sync
+module attributes {tile.wgmma} {
+func.func @blocked32_k_major(%Q: !tile.global<[64, 80], f16> {tile.name = "Q"},
+                             %O: !tile.global<[64, 64], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 10240 : i64} {
+  %c0 = arith.constant 0 : i32
+  %kbuf = tile.local_alloc {offset = 0 : i64} : !blocked32
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 80], f16> -> tensor<64x80xf16, #A>
+  %k = tile.local_load %kbuf[%c0] : !blocked32 -> tensor<64x80xf16, #BT>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<64x80xf16, #A>, tensor<64x80xf16, #BT> -> tensor<64x64xf32, #mma>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<64x64xf32, #mma> -> !tile.global<[64, 64], f32>
+  return
+}
+func.func @blocked32_mn_major(%P: !tile.global<[64, 64], f16> {tile.name = "P"},
+                              %O: !tile.global<[64, 80], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 10240 : i64} {
+  %c0 = arith.constant 0 : i32
+  %vbuf = tile.local_alloc {offset = 0 : i64} : !blocked32
+  %p = tile.load %P[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[64, 64], f16> -> tensor<64x64xf16, #A>
+  %v = tile.local_load %vbuf[%c0] : !blocked32 -> tensor<64x80xf16, #B>
+  %zero = arith.constant dense<0.0> : tensor<64x80xf32, #mma>
+  %o = tile.mma %p, %v, %zero : tensor<64x64xf16, #A>, tensor<64x80xf16, #B> -> tensor<64x80xf32, #mma>
+  tile.store %o, %O[%c0, %c0] window [0, 1] : tensor<64x80xf32, #mma> -> !tile.global<[64, 80], f32>
+  return
+}
+}
+
+// -----
+
 // What wgmma cannot take stays mma.sync on sm_90a: B loaded from global
 // memory, and rows of 256 bytes stored row-major (not one swizzle span, no
 // column blocks). Without tile.wgmma the warpgroup-shaped layout is plain

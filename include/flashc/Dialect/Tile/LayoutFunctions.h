@@ -356,7 +356,7 @@ CoordOf<Int> blockedSliceCoord(const BlockedParams &blocked, int64_t dim,
 /// With `blockBytes` > 0 the rows are cut into column blocks of that many
 /// bytes, stored one after another (`rows` rows each, row-major, swizzled
 /// as above within the block): wgmma's operand layout for rows longer than
-/// its 128-byte swizzle span (!tile.shared's block_cols).
+/// its swizzle span of 32, 64 or 128 bytes (!tile.shared's block_cols).
 struct SwizzleParams {
   int64_t rowBytes = 16, elementBytes = 2, perPhase = 1, maxPhase = 1;
   int64_t blockBytes = 0, rows = 0;

@@ -58,8 +58,8 @@ def Tile_SharedType : TypeDef<Tile_Dialect, "Shared"> {
     `block_cols = W` (0, printed as nothing: one block) stores a slot as
     `cols / W` column blocks one after another, each a row-major
     `rows x W` tile swizzled as above over its rows of `W * E` bytes: the
-    layout of a wgmma operand whose rows are longer than the 128-byte
-    swizzle span (each block one TMA box). Byte offset of (s, r, c):
+    layout of a wgmma operand whose rows are longer than its swizzle span
+    of 32, 64 or 128 bytes (each block one TMA box). Byte offset of (s, r, c):
 
     ```
     s * rows * cols * E + (c / W) * rows * W * E + r * W * E

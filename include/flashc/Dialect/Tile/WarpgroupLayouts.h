@@ -31,6 +31,7 @@
 #include "flashc/Dialect/Tile/LayoutFunctions.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace flash::tile::layout {
@@ -230,6 +231,38 @@ inline std::string checkCanonicalSmem(SmemSwizzle s, int64_t elemBytes,
            std::to_string(rows);
   (void)s;
   return {};
+}
+
+/// The swizzle of a wgmma operand tile whose rows hold `rowBytes`: the
+/// widest span (128, 64 or 32 bytes) that divides the row, so that the row
+/// is one span or whole column blocks of one span (CUTLASS's choice of
+/// K-major swizzle atom: 96 f16 = three 64-byte blocks, 80 f16 = five
+/// 32-byte blocks, 256 f16 = four 128-byte blocks). None (no swizzled
+/// layout) for rows of an odd number of 16-byte chunks or none at all.
+inline std::optional<SmemSwizzle> wgmmaRowSwizzle(int64_t rowBytes) {
+  if (rowBytes <= 0)
+    return std::nullopt;
+  for (SmemSwizzle s : {SmemSwizzle::B128, SmemSwizzle::B64, SmemSwizzle::B32})
+    if (rowBytes % swizzleSpanBytes(s) == 0)
+      return s;
+  return std::nullopt;
+}
+
+/// The staging swizzle (SwizzleParams, !tile.shared's swizzle and
+/// block_cols) equal to canonicalSmemOffset under `s`: the phase advances
+/// every 128 / span rows (one 128-byte line), span / 16 phases, column
+/// blocks one span wide (blockBytes 0 when the row is one span).
+inline SwizzleParams canonicalSwizzleParams(SmemSwizzle s, int64_t elemBytes,
+                                            int64_t rows, int64_t rowBytes) {
+  int64_t span = swizzleSpanBytes(s);
+  SwizzleParams p;
+  p.rowBytes = rowBytes;
+  p.elementBytes = elemBytes;
+  p.perPhase = 128 / span;
+  p.maxPhase = span / 16;
+  p.blockBytes = rowBytes == span ? 0 : span;
+  p.rows = rows;
+  return p;
 }
 
 //===----------------------------------------------------------------------===//
