@@ -21,9 +21,12 @@ and type. Each case prints the helper's PASS/FAIL lines, then one line
 
 where the bracket says which MMA the kernel's sm_90a SIMT program issues
 (`flashc --emit=simt` with the case's constants, f16 source): wgmma,
-mma.sync, or wgmma+mma.sync. A kernel marked `wgmma` (every forward
+mma.sync, or wgmma+mma.sync, and `, warp-specialized` where it has a
+producer warpgroup (setmaxnreg). A kernel marked `wgmma` (every forward
 attention kernel) fails a case whose program issues anything but wgmma
-alone. At the end `sm_90a: N cases, M passed`. Exit code 0 when every case
+alone; one marked `specialized` (the flash_attn family) fails a case at its
+default tiles whose program has no producer warpgroup. At the end
+`sm_90a: N cases, M passed, W warp-specialized`. Exit code 0 when every case
 passes (and at least one ran).
 """
 import argparse
@@ -75,6 +78,7 @@ class Kernel:
     kind: str = ""      # check_inference.py's --kernel
     also: tuple = ()    # the other kernels its helper runs
     wgmma: bool = True  # its MMAs must all be warpgroup MMAs (no mma.sync)
+    specialized: object = None  # d -> whether its default tiles have a producer warpgroup
     flags: tuple = ()   # more arguments of its helper
 
 
@@ -89,6 +93,10 @@ WINDOW_CAUSAL = Case("causal + window + soft-cap, GQA, large scores",
                      ("CAUSAL=true", "WINDOW_LEFT=30", "SOFTCAP=10.0"),
                      H=2, H_KV=1, Nq=60, Nk=90, q_scale=4.0)
 ATTENTION = (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY, WINDOW_CAUSAL)
+
+
+def EVERY_DIM(d):
+    return True
 
 KERNELS = [
     # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
@@ -110,12 +118,18 @@ KERNELS = [
         Case("causal, Nq < Nk", ("CAUSAL=true",), H=1, Nq=45, Nk=100),
         Case("causal, Nq > Nk (rows that see no key)", ("CAUSAL=true",), H=1, Nq=70,
              Nk=33)), bf16=False),
-    Kernel("flash_attn", "variant", ATTENTION),
-    Kernel("flash_attn_lse", "variant", (CAUSAL_EMPTY, WINDOW_CAUSAL, TAILS, WINDOW)),
-    Kernel("flash_attn_alibi", "variant", (TAILS, WINDOW_CAUSAL, CAUSAL_GQA)),
-    Kernel("flash_attn_alibi_lse", "variant", (CAUSAL_GQA, TAILS, WINDOW_CAUSAL)),
-    Kernel("flash_attn_bias", "variant", (CAUSAL_GQA, TAILS, WINDOW)),
-    Kernel("flash_attn_key_mask", "variant", (TAILS, CAUSAL_EMPTY, WINDOW)),
+    # HOPPER_TILES at every head dim (flash_attn_bias: below 256).
+    Kernel("flash_attn", "variant", ATTENTION, specialized=EVERY_DIM),
+    Kernel("flash_attn_lse", "variant", (CAUSAL_EMPTY, WINDOW_CAUSAL, TAILS, WINDOW),
+           specialized=EVERY_DIM),
+    Kernel("flash_attn_alibi", "variant", (TAILS, WINDOW_CAUSAL, CAUSAL_GQA),
+           specialized=EVERY_DIM),
+    Kernel("flash_attn_alibi_lse", "variant", (CAUSAL_GQA, TAILS, WINDOW_CAUSAL),
+           specialized=EVERY_DIM),
+    Kernel("flash_attn_bias", "variant", (CAUSAL_GQA, TAILS, WINDOW),
+           specialized=lambda d: d != 256),
+    Kernel("flash_attn_key_mask", "variant", (TAILS, CAUSAL_EMPTY, WINDOW),
+           specialized=EVERY_DIM),
     Kernel("flash_attn_varlen", "inference", (
         Case("lengths 1, 100, 17, 0, 70 (a sequence without keys), GQA",
              H=4, H_KV=2, lengths="1,100,17,0,70"),
@@ -131,6 +145,7 @@ KERNELS = [
         # for rounds, every block a TMA box of rows in the packed tensor.
         Case("long sequences, ALiBi [B, H] + window, GQA", ("ALIBI=true", "WINDOW_LEFT=150"),
              H=4, H_KV=2, q_lengths="200,5,130", lengths="420,300,129")), kind="varlen",
+           specialized=lambda d: d <= 32 or d % 64 == 0,
            # At 240 its paged (gathered) 64-key blocks spill with P V on wgmma:
            # its 8-key blocks keep P V on mma.sync there.
            dims=tuple(d for d in WGMMA_DIMS if d != 240)),
@@ -234,8 +249,20 @@ def mma_path(args, kernel, case, d):
         return "does not compile: " + done.stderr.strip()
     wgmma, sync = "wgmma.mma_async" in done.stdout, "mma.sync" in done.stdout
     if wgmma:
-        return "wgmma+mma.sync" if sync else "wgmma"
-    return "mma.sync" if sync else "no MMA"
+        path = "wgmma+mma.sync" if sync else "wgmma"
+    else:
+        path = "mma.sync" if sync else "no MMA"
+    if "nvvm.setmaxregister" in done.stdout:
+        path += ", warp-specialized"
+    return path
+
+
+def expects_producer(kernel, case, d):
+    """Whether the case's program must have a producer warpgroup: the kernel's
+    `specialized` says so at d and the case keeps the default tiles."""
+    tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=", "PAGED=true")
+    return kernel.specialized is not None and kernel.specialized(d) and \
+        not any(dfn.startswith(tiles) for dfn in case.defines)
 
 
 def selected_cases(args, kernel):
@@ -271,7 +298,7 @@ def parse_args():
 def main():
     args = parse_args()
     kernels = [k for k in KERNELS if not args.kernel or k.name in args.kernel]
-    ran = passed = 0
+    ran = passed = producers = 0
     for kernel in kernels:
         for d, dtype, case in selected_cases(args, kernel):
             cmd = helper_command(args, kernel, case, d, dtype)
@@ -281,8 +308,10 @@ def main():
             path = mma_path(args, kernel, case, d)
             start = time.time()
             done = subprocess.run(cmd, capture_output=True, text=True)
+            mma, _, specialized = path.partition(", ")
             good = done.returncode == 0 and not path.startswith("does not compile") \
-                and (not kernel.wgmma or path == "wgmma")
+                and (not kernel.wgmma or mma == "wgmma") \
+                and (not expects_producer(kernel, case, d) or bool(specialized))
             sys.stdout.write(done.stdout)
             if done.returncode != 0:
                 sys.stdout.write(done.stderr)
@@ -292,8 +321,9 @@ def main():
             sys.stdout.flush()
             ran += 1
             passed += good
+            producers += bool(specialized)
     if not args.list:
-        print("sm_90a: %d cases, %d passed" % (ran, passed))
+        print("sm_90a: %d cases, %d passed, %d warp-specialized" % (ran, passed, producers))
     return 0 if ran and passed == ran else 1
 
 
