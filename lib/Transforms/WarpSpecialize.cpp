@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
+#include "SharedStaging.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
@@ -65,20 +66,16 @@ std::optional<RegisterSplit> registerSplit(int64_t consumerGroups) {
 bool isTma(Operation *op) { return op->hasAttr(kTmaBarrierAttrName); }
 
 /// Whether `op` reads one element of a kernel tensor parameter that no op
-/// of `func` writes (cu_seqlens, a block table): the producer reads it
-/// again and gets the consumers' value, so a copy's row offset or a loop
-/// bound may come from memory. Parameters that something writes, or hands
-/// to an op whose effects are unknown, stay refused: the producer could
-/// read them before or after the consumers' write.
+/// of `func` writes (cu_seqlens, a block table; flash::mayWrite): the
+/// producer reads it again and gets the consumers' value, so a copy's row
+/// offset or a loop bound may come from memory. Parameters that something
+/// may write stay refused: the producer could read them before or after the
+/// consumers' write.
 bool readsUnwrittenParam(Operation *op, func::FuncOp func) {
   auto load = dyn_cast<LoadScalarOp>(op);
   auto arg = load ? dyn_cast<BlockArgument>(load.getSource()) : nullptr;
-  if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
-    return false;
-  return llvm::none_of(arg.getUsers(), [](Operation *user) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(user);
-    return !effects || effects.hasEffect<MemoryEffects::Write>();
-  });
+  return arg && arg.getOwner()->getParentOp() == func.getOperation() &&
+         !flash::mayWrite(func, arg);
 }
 
 struct Plan {
