@@ -93,6 +93,11 @@ WINDOW_CAUSAL = Case("causal + window + soft-cap, GQA, large scores",
                      ("CAUSAL=true", "WINDOW_LEFT=30", "SOFTCAP=10.0"),
                      H=2, H_KV=1, Nq=60, Nk=90, q_scale=4.0)
 ATTENTION = (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY, WINDOW_CAUSAL)
+# V with a head dim of its own (HEAD_DIM_V), narrower and wider than Q/K's.
+V_NARROW = Case("V head dim 64, causal, GQA, tails", ("HEAD_DIM_V=64", "CAUSAL=true"),
+                H=4, H_KV=2, Nq=77, Nk=150)
+V_WIDE = Case("V head dim 256, window, Nq > Nk", ("HEAD_DIM_V=256", "WINDOW_LEFT=30"),
+              B=2, H=2, Nq=90, Nk=70)
 
 
 def EVERY_DIM(d):
@@ -119,16 +124,18 @@ KERNELS = [
         Case("causal, Nq > Nk (rows that see no key)", ("CAUSAL=true",), H=1, Nq=70,
              Nk=33)), bf16=False),
     # HOPPER_TILES at every head dim (flash_attn_bias: below 256).
-    Kernel("flash_attn", "variant", ATTENTION, specialized=EVERY_DIM),
-    Kernel("flash_attn_lse", "variant", (CAUSAL_EMPTY, WINDOW_CAUSAL, TAILS, WINDOW),
+    Kernel("flash_attn", "variant", ATTENTION + (V_NARROW, V_WIDE), specialized=EVERY_DIM),
+    Kernel("flash_attn_lse", "variant", (CAUSAL_EMPTY, WINDOW_CAUSAL, TAILS, WINDOW, V_WIDE,
+                                         V_NARROW),
            specialized=EVERY_DIM),
-    Kernel("flash_attn_alibi", "variant", (TAILS, WINDOW_CAUSAL, CAUSAL_GQA),
+    Kernel("flash_attn_alibi", "variant", (TAILS, WINDOW_CAUSAL, CAUSAL_GQA, V_NARROW, V_WIDE),
            specialized=EVERY_DIM),
-    Kernel("flash_attn_alibi_lse", "variant", (CAUSAL_GQA, TAILS, WINDOW_CAUSAL),
+    Kernel("flash_attn_alibi_lse", "variant", (CAUSAL_GQA, TAILS, WINDOW_CAUSAL, V_WIDE,
+                                               V_NARROW),
            specialized=EVERY_DIM),
-    Kernel("flash_attn_bias", "variant", (CAUSAL_GQA, TAILS, WINDOW),
+    Kernel("flash_attn_bias", "variant", (CAUSAL_GQA, TAILS, WINDOW, V_NARROW, V_WIDE),
            specialized=lambda d: d != 256),
-    Kernel("flash_attn_key_mask", "variant", (TAILS, CAUSAL_EMPTY, WINDOW),
+    Kernel("flash_attn_key_mask", "variant", (TAILS, CAUSAL_EMPTY, WINDOW, V_WIDE, V_NARROW),
            specialized=EVERY_DIM),
     Kernel("flash_attn_varlen", "inference", (
         Case("lengths 1, 100, 17, 0, 70 (a sequence without keys), GQA",

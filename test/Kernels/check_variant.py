@@ -16,8 +16,8 @@ are random and never zero (--q-scale multiplies Q: large scores); outputs are
 poisoned with NaN, so an element the kernel never writes fails. Rows that
 see no key must give O = 0 and LSE = +inf. --mask-rows masks every key of
 batch 0 in the key-padding kernel. --DV gives V and O a head dim of their
-own (HEAD_DIM_V); --dv-undeclared does not tell the kernel (a shape
-mismatch, for --expect-error). --expect-error: each target must fail
+own (HEAD_DIM_V; so does -D HEAD_DIM_V=N without --DV); --dv-undeclared
+does not tell the kernel (a shape mismatch, for --expect-error). --expect-error: each target must fail
 with exit code 1 (a user error); its message is printed for FileCheck.
 
 Tolerances: O as check_kernel.py's fa2 (f16: 2e-3 relative L2, 1e-2 max abs;
@@ -77,6 +77,15 @@ def parse_args():
     ap.add_argument("--expect-error", action="store_true",
                     help="every target must fail with exit code 1; prints its errors")
     return ap.parse_args()
+
+
+def defined_dv(defines):
+    """V's head dim from a -D HEAD_DIM_V=N option (0 without one)."""
+    for dfn in defines:
+        name, _, value = dfn.partition("=")
+        if name == "HEAD_DIM_V":
+            return int(value)
+    return 0
 
 
 def shapes(args):
@@ -150,7 +159,7 @@ def main():
             "right": int(defines.get("WINDOW_RIGHT", -1)),
             "softcap": float(defines.get("SOFTCAP", 0))}
     s = shapes(args)
-    s["DV"] = args.DV or s["D"]
+    s["DV"] = args.DV or defined_dv(args.defines) or s["D"]
     b, h, hkv, nq, nk, d, dv = (s[n] for n in ("B", "H", "H_KV", "Nq", "Nk", "D", "DV"))
     rng = np.random.default_rng(args.seed)
     normal = nonzero_normal(rng, args.bf16)
