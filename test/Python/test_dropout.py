@@ -364,3 +364,36 @@ def test_varlen(target, causal, deterministic, arch):
                               reference(q[None, qs], k[None, ks], v[None, ks], keep[None], p,
                                         causal, dout=dout[None, qs])):
             assert relative_error(g, w[0]) < 5e-3, (name, b)
+
+
+@pytest.mark.parametrize("d,causal,window", [(64, True, -1), (128, False, 50), (192, True, 30)])
+def test_varlen_sm90a_tiles(d, causal, window):
+    """flash_attn_varlen_dropout at sm_90a's warp-specialized tiles (128 x 32,
+    every key block a TMA box of packed rows) over sequences of several key
+    blocks: the kept weights are NumPy's Philox mask, on the emulator as on
+    the interpreter."""
+    from flashc.flash_attn import flash_attn_varlen_func
+
+    lengths_q, lengths_k = [5, 150, 40, 1], [9, 200, 170, 64]
+    cu_q = np.concatenate([[0], np.cumsum(lengths_q)]).astype(np.int32)
+    cu_k = np.concatenate([[0], np.cumsum(lengths_k)]).astype(np.int32)
+    rng = np.random.default_rng(4)
+    h, p = 2, 0.3
+    q, k, v = (rng.standard_normal((n, h, d)).astype(np.float16)
+               for n in (cu_q[-1], cu_k[-1], cu_k[-1]))
+    outs = {}
+    for target in ("interp", "emulate"):
+        np.random.seed(3)
+        outs[target] = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths_q),
+                                              max(lengths_k), p, causal=causal,
+                                              window_size=(window, -1), target=target,
+                                              arch="sm_90a")
+    np.random.seed(3)
+    rng_state = dropout_state(p, dropout_seed(q))
+    for b in range(len(lengths_q)):
+        qs, ks = slice(cu_q[b], cu_q[b + 1]), slice(cu_k[b], cu_k[b + 1])
+        keep = keep_packed(rng_state, h, cu_q[b], lengths_q[b], cu_k[b], lengths_k[b])
+        want = reference(q[None, qs], k[None, ks], v[None, ks], keep[None], p, causal,
+                         (window, -1))[0]
+        for target, out in outs.items():
+            assert relative_error(out[qs], want) < 5e-3, (target, b)
