@@ -152,7 +152,7 @@ KERNELS = [
         # for rounds, every block a TMA box of rows in the packed tensor.
         Case("long sequences, ALiBi [B, H] + window, GQA", ("ALIBI=true", "WINDOW_LEFT=150"),
              H=4, H_KV=2, q_lengths="200,5,130", lengths="420,300,129")), kind="varlen",
-           specialized=lambda d: d <= 32 or d % 64 == 0,
+           specialized=EVERY_DIM,
            # At 240 its paged (gathered) 64-key blocks spill with P V on wgmma:
            # its 8-key blocks keep P V on mma.sync there.
            dims=tuple(d for d in WGMMA_DIMS if d != 240)),
