@@ -9,13 +9,16 @@ the count the tables give.
 
   check_block_mask.py --flashc F --workdir W --n N --docs L1,L2,... [--causal]
       [--q-block QB] [--kv-block KB] [--block-m BM] [--block-n BN]
-      [--batches B] [--heads H] [--head-dim D]
+      [--batches B] [--heads H] [--head-dim D] [--arch sm_90a] [--default-tiles]
 
 The documents of lengths L1, L2, ... are packed in that order into one
 sequence of N tokens (the last one padded to N); the table (B = H = 1)
 serves every batch and head. The mma.sync count per key step assumes
 4 warps of 16 rows each (BLOCK_M a multiple of 64). Outputs are poisoned (NaN, or a sentinel for
-i32) so an element the kernel never writes fails.
+i32) so an element the kernel never writes fails. --arch compiles for that
+target (sm_90a: the emulated program must issue no mma.sync at all, its
+MMAs warpgroup MMAs); --default-tiles leaves BLOCK_M and BLOCK_N at the
+kernel's defaults for the target.
 """
 import argparse
 import os
@@ -68,6 +71,8 @@ def main():
     ap.add_argument("--batches", type=int, default=1)
     ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--head-dim", type=int, default=64)
+    ap.add_argument("--arch", default="")
+    ap.add_argument("--default-tiles", action="store_true")
     args = ap.parse_args()
     if args.block_m % 64:
         ap.error("--block-m must be a multiple of 64 (the MMA count per step assumes it)")
@@ -95,6 +100,8 @@ def main():
     def run(kernel, target, defines, inputs, outputs, stats=False):
         cmd = [args.flashc, "run", os.path.join(kernels, kernel + ".tile"),
                "--target=" + target] + defines
+        if args.arch:
+            cmd.append("--arch=" + args.arch)
         for name, value in inputs.items():
             if isinstance(value, (int, float)):
                 cmd += ["--arg", "%s=%r" % (name, value)]
@@ -138,8 +145,9 @@ def main():
         good = all(np.array_equal(built[name], t) for name, t in tables.items())
         print("%s %s on %s: tables" % ("PASS" if good else "FAIL", what, target))
         ok = ok and good
-        defines = blocks + causal + ["-D", "HEAD_DIM=%d" % D, "-D", "BLOCK_M=%d" % args.block_m,
-                                     "-D", "BLOCK_N=%d" % args.block_n]
+        defines = blocks + causal + ["-D", "HEAD_DIM=%d" % D]
+        if not args.default_tiles:
+            defines += ["-D", "BLOCK_M=%d" % args.block_m, "-D", "BLOCK_N=%d" % args.block_n]
         result, printed = run("flex_block_sparse", target, defines,
                               dict(Q=q, K=k, V=v, Doc=doc, sm_scale=0.125, **built),
                               {"O": np.full(q.shape, np.nan, np.float16),
@@ -151,7 +159,13 @@ def main():
         print("%s %s on %s: O rel %.2e, LSE abs %.2e" % ("PASS" if good else "FAIL", what,
                                                           target, err, lse_err))
         ok = ok and good
-        if target == "emulate":
+        if target == "emulate" and args.arch == "sm_90a":
+            found = int(re.search(r"mma\.sync \(warp instrs\)\s+(\d+)", printed).group(1))
+            good = found == 0
+            print("%s %s: mma.sync %d on sm_90a (warpgroup MMAs only)" % (
+                "PASS" if good else "FAIL", what, found))
+            ok = ok and good
+        elif target == "emulate":
             # Per key step: S = Q K^T and O += P V in m16n8k16 atoms.
             bm, bn = args.block_m, args.block_n
             per_step = (bm // 16) * (bn // 8) * (D // 16) + (bm // 16) * (D // 8) * (bn // 16)
