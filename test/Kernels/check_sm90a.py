@@ -79,6 +79,10 @@ class Kernel:
     also: tuple = ()    # the other kernels its helper runs
     wgmma: bool = True  # its MMAs must all be warpgroup MMAs (no mma.sync)
     specialized: object = None  # d -> whether its default tiles have a producer warpgroup
+    unspecialized: tuple = ()   # case defines whose mode its producer tiles leave out
+    # (name, d, defines) -> whether the `also` kernel NAME's default tiles
+    # have a producer warpgroup in the case
+    also_specialized: object = None
     flags: tuple = ()   # more arguments of its helper
 
 
@@ -234,10 +238,10 @@ def helper_command(args, kernel, case, d, dtype):
     return cmd
 
 
-def mma_path(args, kernel, case, d):
+def mma_path(args, kernel, case, d, name=None):
     """'wgmma', 'mma.sync', 'wgmma+mma.sync' or 'no MMA': what the kernel's
-    sm_90a SIMT program issues."""
-    cmd = [args.flashc, os.path.join(KERNELS_DIR, kernel.name + ".tile"), ARCH,
+    (or its `also` kernel NAME's) sm_90a SIMT program issues."""
+    cmd = [args.flashc, os.path.join(KERNELS_DIR, (name or kernel.name) + ".tile"), ARCH,
            "--emit=simt", "-o", "-"]
     defines = list(case.defines)
     if kernel.kind in ("kvcache", "split", "append", "varlen") and case.page:
@@ -262,7 +266,19 @@ def expects_producer(kernel, case, d):
     `specialized` says so at d and the case keeps the default tiles."""
     tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=", "PAGED=true")
     return kernel.specialized is not None and kernel.specialized(d) and \
-        not any(dfn.startswith(tiles) for dfn in case.defines)
+        not any(dfn.startswith(tiles) for dfn in case.defines) and \
+        not any(dfn.startswith(kernel.unspecialized) for dfn in case.defines
+                if kernel.unspecialized)
+
+
+def also_producers(args, kernel, case, d):
+    """[(name, has a producer)] for the `also` kernels that must have one in
+    the case (also_specialized) at their default tiles."""
+    tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=")
+    if kernel.also_specialized is None or any(dfn.startswith(tiles) for dfn in case.defines):
+        return []
+    return [(name, mma_path(args, kernel, case, d, name).endswith(", warp-specialized"))
+            for name in kernel.also if kernel.also_specialized(name, d, case.defines)]
 
 
 def selected_cases(args, kernel):
@@ -309,9 +325,13 @@ def main():
             start = time.time()
             done = subprocess.run(cmd, capture_output=True, text=True)
             mma, _, specialized = path.partition(", ")
+            others = also_producers(args, kernel, case, d)
             good = done.returncode == 0 and not path.startswith("does not compile") \
                 and (not kernel.wgmma or mma == "wgmma") \
-                and (not expects_producer(kernel, case, d) or bool(specialized))
+                and (not expects_producer(kernel, case, d) or bool(specialized)) \
+                and all(has for _, has in others)
+            path += "".join("; %s%s warp-specialized" % (name, "" if has else " not")
+                            for name, has in others)
             sys.stdout.write(done.stdout)
             if done.returncode != 0:
                 sys.stdout.write(done.stderr)
