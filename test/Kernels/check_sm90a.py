@@ -24,8 +24,11 @@ where the bracket says which MMA the kernel's sm_90a SIMT program issues
 mma.sync, or wgmma+mma.sync, and `, warp-specialized` where it has a
 producer warpgroup (setmaxnreg). A kernel marked `wgmma` (every forward
 attention kernel) fails a case whose program issues anything but wgmma
-alone; one marked `specialized` (the flash_attn family) fails a case at its
-default tiles whose program has no producer warpgroup. At the end
+alone; one marked `specialized` (the flash_attn family, the backward's
+dK/dV kernels) fails a case at its default tiles whose program has no
+producer warpgroup (unless the case sets a define of its `unspecialized`),
+and one with `also_specialized` (the backward's deterministic dQ) when one of
+its `also` kernels has none; their brackets say which. At the end
 `sm_90a: N cases, M passed, W warp-specialized`. Exit code 0 when every case
 passes (and at least one ran).
 """
@@ -101,6 +104,16 @@ ATTENTION = (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY, WINDOW_CAUSAL)
 
 def EVERY_DIM(d):
     return True
+
+
+def BWD_DIMS(d):
+    """The dK/dV kernels' head dims with a producer at their default tiles."""
+    return d <= 96 or d == 128
+
+
+def DQ_DIMS(name, d, defines):
+    """The deterministic dQ kernels (NAME ends in _dq) up to 144."""
+    return name.endswith("_dq") and d <= 144
 
 KERNELS = [
     # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
@@ -182,14 +195,18 @@ KERNELS = [
         Case("GPT-NeoX halves over 64 features, all tokens at cache_seqlens",
              ("ROTARY_DIM=64", "INTERLEAVED=false", "PER_TOKEN=false"), H=3,
              lengths="7,0")), kind="rotary", wgmma=False),
+    # HOPPER_TILES (not with a left window; at 112 and 144 only with
+    # DETERMINISTIC, which the probe does not set); the deterministic dQ's up to 144.
     Kernel("flash_attn_bwd", "backward", (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY,
                                           WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
-                 "flash_attn_bwd_dq"), wgmma=False),
+                 "flash_attn_bwd_dq"), wgmma=False, specialized=BWD_DIMS,
+           unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
     # ALiBi slopes [B, H] (check_backward.py --alibi).
     Kernel("flash_attn_bwd_alibi", "backward", (TAILS, CAUSAL_GQA, WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
-                 "flash_attn_bwd_dq_alibi"), wgmma=False, flags=("--alibi",)),
+                 "flash_attn_bwd_dq_alibi"), wgmma=False, flags=("--alibi",),
+           specialized=BWD_DIMS, unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
     # Packed sequences (check_backward.py --varlen q_lengths lengths).
     Kernel("flash_attn_varlen_bwd", "backward", (
         Case("q lengths 1, 70, 30, 0; k lengths 20, 100, 17, 5, GQA", H=4, H_KV=2,
