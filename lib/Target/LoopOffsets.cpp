@@ -166,7 +166,9 @@ void recomputeInLoop(Loop &loop, Value *root,
 /// uniform register, and `inner`, which the GEPs off other bases share (K's
 /// and V's copies), instead of one per-thread 64-bit pointer per base.
 bool reassociateInvariantGEPs(Loop &loop) {
-  SmallVector<Instruction *> hoisted;
+  // Weak handles: one hoisted GEP may feed several outer ones, and deleting
+  // one inner chain may delete another's operands.
+  SmallVector<WeakTrackingVH> hoisted;
   for (BasicBlock *block : loop.blocks())
     for (Instruction &inst : *block) {
       auto *outer = dyn_cast<GetElementPtrInst>(&inst);
@@ -189,9 +191,9 @@ bool reassociateInvariantGEPs(Loop &loop) {
       hoisted.push_back(inner);
     }
   // Left in place, NVPTX's NaryReassociate would find them and undo this.
-  for (Instruction *inner : hoisted)
-    RecursivelyDeleteTriviallyDeadInstructions(inner);
-  return !hoisted.empty();
+  bool changed = !hoisted.empty();
+  RecursivelyDeleteTriviallyDeadInstructionsPermissive(hoisted);
+  return changed;
 }
 
 bool rematerializeInLoop(Loop &loop) {

@@ -24,8 +24,11 @@ where the bracket says which MMA the kernel's sm_90a SIMT program issues
 mma.sync, or wgmma+mma.sync, and `, warp-specialized` where it has a
 producer warpgroup (setmaxnreg). A kernel marked `wgmma` (every forward
 attention kernel) fails a case whose program issues anything but wgmma
-alone; one marked `specialized` (the flash_attn family) fails a case at its
-default tiles whose program has no producer warpgroup. At the end
+alone; one marked `specialized` (the flash_attn family, the backward's
+dK/dV kernels) fails a case at its default tiles whose program has no
+producer warpgroup (unless the case sets a define of its `unspecialized`),
+and one with `also_specialized` (the backward's deterministic dQ) when one of
+its `also` kernels has none; their brackets say which. At the end
 `sm_90a: N cases, M passed, W warp-specialized`. Exit code 0 when every case
 passes (and at least one ran).
 """
@@ -79,6 +82,10 @@ class Kernel:
     also: tuple = ()    # the other kernels its helper runs
     wgmma: bool = True  # its MMAs must all be warpgroup MMAs (no mma.sync)
     specialized: object = None  # d -> whether its default tiles have a producer warpgroup
+    unspecialized: tuple = ()   # case defines whose mode its producer tiles leave out
+    # (name, d, defines) -> whether the `also` kernel NAME's default tiles
+    # have a producer warpgroup in the case
+    also_specialized: object = None
     flags: tuple = ()   # more arguments of its helper
 
 
@@ -102,6 +109,16 @@ V_WIDE = Case("V head dim 256, window, Nq > Nk", ("HEAD_DIM_V=256", "WINDOW_LEFT
 
 def EVERY_DIM(d):
     return True
+
+
+def BWD_DIMS(d):
+    """The dK/dV kernels' head dims with a producer at their default tiles."""
+    return d <= 96 or d == 128
+
+
+def DQ_DIMS(name, d, defines):
+    """The deterministic dQ kernels (NAME ends in _dq) up to 144."""
+    return name.endswith("_dq") and d <= 144
 
 KERNELS = [
     # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
@@ -185,14 +202,18 @@ KERNELS = [
         Case("GPT-NeoX halves over 64 features, all tokens at cache_seqlens",
              ("ROTARY_DIM=64", "INTERLEAVED=false", "PER_TOKEN=false"), H=3,
              lengths="7,0")), kind="rotary", wgmma=False),
+    # HOPPER_TILES (not with a left window; at 112 and 144 only with
+    # DETERMINISTIC, which the probe does not set); the deterministic dQ's up to 144.
     Kernel("flash_attn_bwd", "backward", (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY,
                                           WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
-                 "flash_attn_bwd_dq"), wgmma=False),
+                 "flash_attn_bwd_dq"), wgmma=False, specialized=BWD_DIMS,
+           unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
     # ALiBi slopes [B, H] (check_backward.py --alibi).
     Kernel("flash_attn_bwd_alibi", "backward", (TAILS, CAUSAL_GQA, WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
-                 "flash_attn_bwd_dq_alibi"), wgmma=False, flags=("--alibi",)),
+                 "flash_attn_bwd_dq_alibi"), wgmma=False, flags=("--alibi",),
+           specialized=BWD_DIMS, unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
     # Packed sequences (check_backward.py --varlen q_lengths lengths).
     Kernel("flash_attn_varlen_bwd", "backward", (
         Case("q lengths 1, 70, 30, 0; k lengths 20, 100, 17, 5, GQA", H=4, H_KV=2,
@@ -201,7 +222,8 @@ KERNELS = [
              ("CAUSAL=true", "WINDOW_LEFT=40", "SOFTCAP=10.0"), H=3, H_KV=1,
              q_lengths="1,70,30,5", lengths="1,100,17,9", q_scale=4.0)),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
-                 "flash_attn_varlen_bwd_dq"), wgmma=False),
+                 "flash_attn_varlen_bwd_dq"), wgmma=False, specialized=lambda d: d <= 64,
+           unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
 ]
 
 
@@ -241,10 +263,10 @@ def helper_command(args, kernel, case, d, dtype):
     return cmd
 
 
-def mma_path(args, kernel, case, d):
+def mma_path(args, kernel, case, d, name=None):
     """'wgmma', 'mma.sync', 'wgmma+mma.sync' or 'no MMA': what the kernel's
-    sm_90a SIMT program issues."""
-    cmd = [args.flashc, os.path.join(KERNELS_DIR, kernel.name + ".tile"), ARCH,
+    (or its `also` kernel NAME's) sm_90a SIMT program issues."""
+    cmd = [args.flashc, os.path.join(KERNELS_DIR, (name or kernel.name) + ".tile"), ARCH,
            "--emit=simt", "-o", "-"]
     defines = list(case.defines)
     if kernel.kind in ("kvcache", "split", "append", "varlen") and case.page:
@@ -269,7 +291,19 @@ def expects_producer(kernel, case, d):
     `specialized` says so at d and the case keeps the default tiles."""
     tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=", "PAGED=true")
     return kernel.specialized is not None and kernel.specialized(d) and \
-        not any(dfn.startswith(tiles) for dfn in case.defines)
+        not any(dfn.startswith(tiles) for dfn in case.defines) and \
+        not any(dfn.startswith(kernel.unspecialized) for dfn in case.defines
+                if kernel.unspecialized)
+
+
+def also_producers(args, kernel, case, d):
+    """[(name, has a producer)] for the `also` kernels that must have one in
+    the case (also_specialized) at their default tiles."""
+    tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=")
+    if kernel.also_specialized is None or any(dfn.startswith(tiles) for dfn in case.defines):
+        return []
+    return [(name, mma_path(args, kernel, case, d, name).endswith(", warp-specialized"))
+            for name in kernel.also if kernel.also_specialized(name, d, case.defines)]
 
 
 def selected_cases(args, kernel):
@@ -316,9 +350,13 @@ def main():
             start = time.time()
             done = subprocess.run(cmd, capture_output=True, text=True)
             mma, _, specialized = path.partition(", ")
+            others = also_producers(args, kernel, case, d)
             good = done.returncode == 0 and not path.startswith("does not compile") \
                 and (not kernel.wgmma or mma == "wgmma") \
-                and (not expects_producer(kernel, case, d) or bool(specialized))
+                and (not expects_producer(kernel, case, d) or bool(specialized)) \
+                and all(has for _, has in others)
+            path += "".join("; %s%s warp-specialized" % (name, "" if has else " not")
+                            for name, has in others)
             sys.stdout.write(done.stdout)
             if done.returncode != 0:
                 sys.stdout.write(done.stderr)

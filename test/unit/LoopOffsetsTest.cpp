@@ -150,6 +150,44 @@ TEST(LoopOffsets, AddsTheInnerIndexOfAHoistedGEPInTheLoop) {
   EXPECT_FALSE(named(f, "kcol"));
 }
 
+TEST(LoopOffsets, OneHoistedGEPUnderTwoCopyAddresses) {
+  // K's copies at two rows share LICM's hoisted `gep %k, %col`: both are
+  // rewritten, and the hoisted GEP is deleted once.
+  auto parsed = parseIR(R"(
+define i32 @kernel(ptr addrspace(1) %k, i64 %col, i32 %n) {
+entry:
+  %kcol = getelementptr half, ptr addrspace(1) %k, i64 %col
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %acc = phi i32 [ 0, %entry ], [ %sum, %loop ]
+  %row = zext i32 %i to i64
+  %row8 = add i64 %row, 8
+  %kp0 = getelementptr half, ptr addrspace(1) %kcol, i64 %row
+  %kp8 = getelementptr half, ptr addrspace(1) %kcol, i64 %row8
+  %a = load i32, ptr addrspace(1) %kp0
+  %b = load i32, ptr addrspace(1) %kp8
+  %ab = add i32 %a, %b
+  %sum = add i32 %acc, %ab
+  %next = add i32 %i, 1
+  %done = icmp eq i32 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i32 %sum
+}
+)");
+  ASSERT_TRUE(parsed->function);
+  Function &f = *parsed->function;
+  Value *k = f.getArg(0);
+  auto *kp0 = cast<GetElementPtrInst>(named(f, "kp0"));
+  auto *kp8 = cast<GetElementPtrInst>(named(f, "kp8"));
+  EXPECT_TRUE(flash::rematerializeLoopOffsets(f));
+  EXPECT_FALSE(verifyFunction(f, &errs()));
+  EXPECT_EQ(kp0->getPointerOperand(), k);
+  EXPECT_EQ(kp8->getPointerOperand(), k);
+  EXPECT_FALSE(named(f, "kcol"));
+}
+
 // A vector built lane by lane from one root (the masked loop's column
 // indices `col | c`), used in the loop: recomputed there, lanes and all.
 constexpr const char *kVectorLoop = R"(
