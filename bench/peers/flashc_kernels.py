@@ -59,4 +59,7 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir, kernel=KERNEL):
         meta["dtype"] = "e4m3"
     if kernel == BWD_KERNEL:
         meta["pass"] = "backward"
+        # dK (and dQ's share) and dV in two passes over the query blocks.
+        if constants.get("SPLIT_TILES"):
+            meta["passes"] = 2
     return cubin, meta

@@ -34,8 +34,55 @@ def loop_profile(loop, machine, useful_flop=None, tma_bytes=0.0, tma_fed=False):
     return result
 
 
+def merged_passes(loops, useful_flop):
+    """One entry for a kernel that makes its product in two passes over the
+    same blocks, one after the other (flashc's backward at head dims over
+    128: dK and dQ's share, then dV): the leanest loop of each pass (the
+    passes' loops told apart by their MMA count), their cycles added, per
+    `useful_flop` (the whole product's work) -- the work both passes redo
+    (S = Q K^T twice) counts once. Each pass runs alone, so the overlapped
+    bound is the sum of the two loops' own; None unless there are exactly
+    two passes."""
+    by_count = collections.OrderedDict()
+    for n, loop in enumerate(loops):
+        by_count.setdefault(loop["tensor_instructions"], []).append(n)
+    if len(by_count) != 2 or not useful_flop:
+        return None
+    picks = [min(group, key=lambda n: loops[n]["no_overlap"] / loops[n]["flop"])
+             for group in by_count.values()]
+    parts = [loops[n] for n in picks]
+    # TFLOP/s per (FLOP per cycle), from any loop's own ceiling.
+    scale = parts[0]["ceiling_overlapped_tflops"] * parts[0]["overlapped"] / parts[0]["flop"]
+
+    def total(key):
+        return sum(part[key] for part in parts)
+
+    def counts(key):
+        out = collections.Counter()
+        for part in parts:
+            out.update(part[key])
+        return dict(out)
+
+    overlapped, no_overlap = total("overlapped"), total("no_overlap")
+    return {
+        "range": "+".join(part["range"] for part in parts),
+        "passes": picks,
+        "blocks": total("blocks"), "conditional_instructions": total("conditional_instructions"),
+        "classes": counts("classes"), "mnemonics": counts("mnemonics"),
+        "instructions": total("instructions"), "tensor_instructions": total("tensor_instructions"),
+        "flop": useful_flop, "mma_flop": total("mma_flop"), "smem_bytes": total("smem_bytes"),
+        "cycles": {r: sum(part["cycles"][r] for part in parts) for r in parts[0]["cycles"]},
+        "overlapped": overlapped,
+        "binding": sorted({r for part in parts for r in part["binding"]}),
+        "no_overlap": no_overlap, "tensor_plus_issue": total("tensor_plus_issue"),
+        "in_order": total("in_order"), "two_warpgroups": None,
+        "ceiling_overlapped_tflops": useful_flop / overlapped * scale,
+        "ceiling_no_overlap_tflops": useful_flop / no_overlap * scale,
+    }
+
+
 def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None,
-                     useful_flop=None, tma_bytes=None, mma_warps=None):
+                     useful_flop=None, tma_bytes=None, mma_warps=None, passes=1):
     """The profile of a parsed function: every MMA loop, the primary one (the
     leanest: fewest no-overlap cycles per FLOP, the steady-state loop where a
     kernel splits masked and unmasked blocks), occupancy and ceilings.
@@ -47,7 +94,9 @@ def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None
     has no MMA and is not profiled: its instructions are not the consumers'
     issue); the CTA's warps count for occupancy only. With fewer MMA warps
     than the CTA's, the TMA bytes count in every MMA loop (the producer's
-    loads, one set per consumer iteration), shared by the MMA warps."""
+    loads, one set per consumer iteration), shared by the MMA warps.
+    `passes`: 2 for a kernel that makes its product in two passes
+    (merged_passes); the merged entry is then the primary loop."""
     machine = machine_mod.for_arch(arch)
     graph = cfg_mod.CFG(function)
     mma_warps = mma_warps or warps_per_cta
@@ -59,6 +108,13 @@ def profile_function(function, arch, warps_per_cta, smem_per_cta, resources=None
         raise ValueError("%s: no loop with MMA instructions" % function.name)
     loops.sort(key=lambda l: l["range"])
     primary = min(range(len(loops)), key=lambda n: loops[n]["no_overlap"] / loops[n]["flop"])
+    if passes == 2:
+        merged = merged_passes(loops, useful_flop)
+        if merged is None:
+            raise ValueError("%s: two passes expected, but the MMA loops are not two kinds"
+                             % function.name)
+        loops.append(merged)
+        primary = len(loops) - 1
     registers = (resources or {}).get("registers", function.registers)
     result = collections.OrderedDict([
         ("function", function.name), ("arch", arch), ("machine", machine.name),
