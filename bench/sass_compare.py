@@ -305,7 +305,7 @@ ALIASES = {"fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
 # Head dims each kernel builds (FlashAttention-2's tiles, the one backward of
 # flash-attn3-jax, Triton's tutorial
 # space; the others report what they cannot build as a row).
-HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 256),
+HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 192, 256),
              "FlashAttention-3 bwd": (128,)}
 
 
