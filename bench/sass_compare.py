@@ -365,9 +365,11 @@ def parse_args(argv):
     for arch in args.archs:
         if arch not in ("sm_80", "sm_90"):
             ap.error("unsupported arch %s (sm_80, sm_90)" % arch)
+    # The backward also at 160 and 192 (flashc's two-pass tiles; FlashAttention-2's hdim192).
+    dims = (64, 128, 160, 192, 256) if backward else (64, 128, 256)
     for d in args.head_dims:
-        if d not in (64, 128, 256):
-            ap.error("unsupported head dim %d (64, 128, 256)" % d)
+        if d not in dims:
+            ap.error("unsupported head dim %d (%s)" % (d, ", ".join(map(str, dims))))
     for k in args.kernels:
         if k not in compare_render.KERNELS:
             ap.error("unknown kernel %s (%s)" % (k, ", ".join(compare_render.KERNELS)))

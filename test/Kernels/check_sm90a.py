@@ -24,8 +24,9 @@ where the bracket says which MMA the kernel's sm_90a SIMT program issues
 mma.sync, or wgmma+mma.sync, and `, warp-specialized` where it has a
 producer warpgroup (setmaxnreg). A kernel marked `wgmma` (every forward
 attention kernel) fails a case whose program issues anything but wgmma
-alone; one marked `specialized` (the flash_attn family) fails a case at its
-default tiles whose program has no producer warpgroup. At the end
+alone; one marked `specialized` (the flash_attn family, flash_attn_bwd)
+fails a case at its default tiles whose program has no producer
+warpgroup. At the end
 `sm_90a: N cases, M passed, W warp-specialized`. Exit code 0 when every case
 passes (and at least one ran).
 """
@@ -79,6 +80,8 @@ class Kernel:
     also: tuple = ()    # the other kernels its helper runs
     wgmma: bool = True  # its MMAs must all be warpgroup MMAs (no mma.sync)
     specialized: object = None  # d -> whether its default tiles have a producer warpgroup
+    # Constants (name= prefixes) whose cases leave those tiles, as the tile ones do.
+    unspecialized_by: tuple = ()
     flags: tuple = ()   # more arguments of its helper
 
 
@@ -178,10 +181,14 @@ KERNELS = [
         Case("GPT-NeoX halves over 64 features, all tokens at cache_seqlens",
              ("ROTARY_DIM=64", "INTERLEAVED=false", "PER_TOKEN=false"), H=3,
              lengths="7,0")), kind="rotary", wgmma=False),
+    # 128-key wgmma tiles with a producer warpgroup at 64, 128 and (two
+    # passes) 160, 192 and 256, but with a left window (mma.sync tiles).
     Kernel("flash_attn_bwd", "backward", (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY,
                                           WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
-                 "flash_attn_bwd_dq"), wgmma=False),
+                 "flash_attn_bwd_dq"), wgmma=False,
+           specialized=lambda d: d in (64, 128, 160, 192, 256),
+           unspecialized_by=("WINDOW_LEFT=",)),
     # ALiBi slopes [B, H] (check_backward.py --alibi).
     Kernel("flash_attn_bwd_alibi", "backward", (TAILS, CAUSAL_GQA, WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
@@ -260,7 +267,8 @@ def mma_path(args, kernel, case, d):
 def expects_producer(kernel, case, d):
     """Whether the case's program must have a producer warpgroup: the kernel's
     `specialized` says so at d and the case keeps the default tiles."""
-    tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=", "PAGED=true")
+    tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=", "PAGED=true") + \
+        kernel.unspecialized_by
     return kernel.specialized is not None and kernel.specialized(d) and \
         not any(dfn.startswith(tiles) for dfn in case.defines)
 
