@@ -36,9 +36,10 @@ with its five GEMMs, S = Q K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q and
 dQ += dS K; per backward FLOP, 10 * BLOCK_M * BLOCK_N * D per iteration):
   - `flashc-sm_90a-bwd`, `flashc-bwd`: kernels/flash_attn_bwd.tile at its
     defaults for sm_90a and sm_90; where it makes dK and dV in two passes
-    (SPLIT_TILES: sm_90a at head dim 256), the primary "loop" is the leanest
-    loop of each pass, their cycles added per backward FLOP
-    (sassprof.profile.merged_passes);
+    (SPLIT_TILES: sm_90a at head dims 160, 192 and 256), the primary "loop"
+    is the leanest loop of each pass, their cycles added per backward FLOP
+    of a BLOCK_M query block (the dV pass's BLOCK_M_DV blocks weighted by
+    BLOCK_M / BLOCK_M_DV; sassprof.profile.merged_passes);
   - `fa2-bwd`: the dq_dk_dv kernel run_mha_bwd_hdimD launches, from the same
     sdist (bench/peers/fa2.py: the H100's traits; several minutes per nvcc);
   - `fa3-bwd`: FlashAttention-3's backward kernel from flash-attn3-jax (f16,
@@ -132,7 +133,7 @@ def profile_flashc(args, d, causal, arch, flashc_arch=None, kernel=flashc_kernel
         tma = sidecar_tma_bytes(meta["sidecar"])
     prof = profile_cubin(cubin, flashc_arch, meta["num_warps"], meta["smem"],
                          useful_flop=useful, tma_bytes=tma, mma_warps=meta["mma_warps"],
-                         passes=meta.get("passes", 1))
+                         passes=meta.get("passes"))
     out = summarize(prof, meta)
     out["flashc_arch"] = flashc_arch
     return out

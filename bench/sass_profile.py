@@ -44,7 +44,7 @@ def sidecar_launch(sidecar):
 
 
 def profile_cubin(cubin, arch, warps, smem, function=None, useful_flop=None, tma_bytes=None,
-                  mma_warps=None, passes=1):
+                  mma_warps=None, passes=None):
     listing = tools.disassemble(cubin)
     fn = sass.find_function(sass.parse(listing), function)
     resources = tools.resource_usage(cubin).get(fn.name)
