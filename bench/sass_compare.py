@@ -35,7 +35,11 @@ at head dims 64, 128 and 256 (one primary loop: the walk over query blocks
 with its five GEMMs, S = Q K^T, dP = dO V^T, dV += P^T dO, dK += dS^T Q and
 dQ += dS K; per backward FLOP, 10 * BLOCK_M * BLOCK_N * D per iteration):
   - `flashc-sm_90a-bwd`, `flashc-bwd`: kernels/flash_attn_bwd.tile at its
-    defaults for sm_90a and sm_90;
+    defaults for sm_90a and sm_90; where it makes dK and dV in two passes
+    (SPLIT_TILES: sm_90a at head dims 160, 192 and 256), the primary "loop"
+    is the leanest loop of each pass, their cycles added per backward FLOP
+    of a BLOCK_M query block (the dV pass's BLOCK_M_DV blocks weighted by
+    BLOCK_M / BLOCK_M_DV; sassprof.profile.merged_passes);
   - `fa2-bwd`: the dq_dk_dv kernel run_mha_bwd_hdimD launches, from the same
     sdist (bench/peers/fa2.py: the H100's traits; several minutes per nvcc);
   - `fa3-bwd`: FlashAttention-3's backward kernel from flash-attn3-jax (f16,
@@ -128,7 +132,8 @@ def profile_flashc(args, d, causal, arch, flashc_arch=None, kernel=flashc_kernel
         useful = model.attention_flop(meta["block_m"], meta["block_n"], d, meta["mma_warps"])
         tma = sidecar_tma_bytes(meta["sidecar"])
     prof = profile_cubin(cubin, flashc_arch, meta["num_warps"], meta["smem"],
-                         useful_flop=useful, tma_bytes=tma, mma_warps=meta["mma_warps"])
+                         useful_flop=useful, tma_bytes=tma, mma_warps=meta["mma_warps"],
+                         passes=meta.get("passes"))
     out = summarize(prof, meta)
     out["flashc_arch"] = flashc_arch
     return out
@@ -301,7 +306,7 @@ ALIASES = {"fa2": "FlashAttention-2", "fa3": "FlashAttention-3",
 # Head dims each kernel builds (FlashAttention-2's tiles, the one backward of
 # flash-attn3-jax, Triton's tutorial
 # space; the others report what they cannot build as a row).
-HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 256),
+HEAD_DIMS = {"FlashAttention-2": (64, 128), "FlashAttention-2 bwd": (64, 128, 192, 256),
              "FlashAttention-3 bwd": (128,)}
 
 
@@ -361,9 +366,11 @@ def parse_args(argv):
     for arch in args.archs:
         if arch not in ("sm_80", "sm_90"):
             ap.error("unsupported arch %s (sm_80, sm_90)" % arch)
+    # The backward also at 160 and 192 (flashc's two-pass tiles; FlashAttention-2's hdim192).
+    dims = (64, 128, 160, 192, 256) if backward else (64, 128, 256)
     for d in args.head_dims:
-        if d not in (64, 128, 256):
-            ap.error("unsupported head dim %d (64, 128, 256)" % d)
+        if d not in dims:
+            ap.error("unsupported head dim %d (%s)" % (d, ", ".join(map(str, dims))))
     for k in args.kernels:
         if k not in compare_render.KERNELS:
             ap.error("unknown kernel %s (%s)" % (k, ", ".join(compare_render.KERNELS)))

@@ -44,12 +44,12 @@ def sidecar_launch(sidecar):
 
 
 def profile_cubin(cubin, arch, warps, smem, function=None, useful_flop=None, tma_bytes=None,
-                  mma_warps=None):
+                  mma_warps=None, passes=None):
     listing = tools.disassemble(cubin)
     fn = sass.find_function(sass.parse(listing), function)
     resources = tools.resource_usage(cubin).get(fn.name)
     return profile.profile_function(fn, arch, warps, smem, resources, useful_flop, tma_bytes,
-                                    mma_warps)
+                                    mma_warps, passes)
 
 
 def sidecar_attention_flop(sidecar):

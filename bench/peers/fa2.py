@@ -161,8 +161,10 @@ def compile_cubin(name, text, arch, meta, nvcc, log):
 # the opt-in shared memory of the A100 (164 KB) and the H100 (227 KB): only
 # d256 differs, without the second Q buffer on the A100.
 BWD_NUM_WARPS = 8
-# head dim -> (BM, BN, AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ)
-BWD_TILES = {64: (128, 128, 4, 4, 4), 128: (64, 128, 2, 4, 2), 256: (64, 64, 4, 2, 2)}
+# head dim -> (BM, BN, AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ); on
+# the H100 hdim192's traits are hdim256's.
+BWD_TILES = {64: (128, 128, 4, 4, 4), 128: (64, 128, 2, 4, 2), 192: (64, 64, 4, 2, 2),
+             256: (64, 64, 4, 2, 2)}
 
 
 def bwd_no_double_buffer(head_dim, arch):

@@ -59,4 +59,8 @@ def build(repo_root, flashc, head_dim, causal, arch, out_dir, kernel=KERNEL):
         meta["dtype"] = "e4m3"
     if kernel == BWD_KERNEL:
         meta["pass"] = "backward"
+        # dK (and dQ's share), then dV over query blocks of BLOCK_M_DV rows:
+        # each pass's iterations per BLOCK_M query rows.
+        if constants.get("SPLIT_TILES"):
+            meta["passes"] = [1.0, constants["BLOCK_M"] / constants["BLOCK_M_DV"]]
     return cubin, meta

@@ -105,6 +105,14 @@ std::optional<OverlapCandidate> match(scf::ForOp loop) {
   for (Operation *user : acc.getUsers())
     if (user->getBlock() != body || !qk->isBeforeInBlock(user))
       return std::nullopt;
+  // O is read before P V (the rescale): that read waits for the moved P V,
+  // which orders the next P's conversion after it. With P V its only reader
+  // (a backward's dv += P^T dO) nothing would, the conversion would write P
+  // V's A registers while it runs, and ptxas would serialize every wgmma of
+  // the kernel (C7513).
+  if (llvm::all_of(acc.getUsers(),
+                   [&](Operation *user) { return user == pv.getOperation(); }))
+    return std::nullopt;
   return OverlapCandidate{qk, pv, v, wait, accIndex};
 }
 

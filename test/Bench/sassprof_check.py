@@ -347,4 +347,34 @@ check(model.two_warpgroups_or_none(deadlock, sm90a, {"tensor": 8.0}) is None,
 check(model.two_warpgroups_or_none([sync] + group + ffma + [arv], sm90a, {"tensor": 8.0})
       is not None, "two_warpgroups: kept for turns")
 
+# Two passes (flashc's backward at d256: dK and dQ's share, then dV over
+# query blocks twice as tall): the leanest loop of each pass (told apart by
+# MMA count, most first), cycles added with the passes' weights, per the
+# whole product's FLOP; not two kinds of loop, nothing merged.
+def fake_loop(rng, mmas, flop, ovl, serial, tflops):
+    return {"range": rng, "blocks": 2, "conditional_instructions": 1,
+            "classes": {"tensor": mmas, "fma": 3}, "mnemonics": {"HGMMA": mmas},
+            "instructions": 10 * mmas, "tensor_instructions": mmas, "flop": flop,
+            "mma_flop": flop, "smem_bytes": 100.0,
+            "cycles": {"tensor": ovl, "smem": ovl / 2}, "overlapped": ovl,
+            "binding": ["tensor"], "no_overlap": serial, "tensor_plus_issue": serial,
+            "in_order": serial, "two_warpgroups": None,
+            "ceiling_overlapped_tflops": tflops * flop / ovl,
+            "ceiling_no_overlap_tflops": tflops * flop / serial}
+passes = [fake_loop("0100-0200", 2, 400.0, 4.0, 5.0, 2.0),     # dv, masked
+          fake_loop("0300-0400", 9, 400.0, 10.0, 12.0, 2.0),   # dk, masked
+          fake_loop("0500-0600", 9, 400.0, 9.0, 11.0, 2.0),    # dk
+          fake_loop("0700-0800", 2, 400.0, 3.0, 4.0, 2.0)]     # dv
+merged = profile.merged_passes(passes, 500.0, [1.0, 0.5])
+equal((merged["passes"], merged["range"]), ([2, 3], "0500-0600+0700-0800"),
+      "merged passes: the leanest loop of each kind, the most MMAs first")
+equal((merged["flop"], merged["overlapped"], merged["no_overlap"], merged["cycles"]["smem"],
+       merged["tensor_instructions"], merged["classes"]["tensor"]),
+      (500.0, 10.5, 13.0, 5.25, 10.0, 10.0),
+      "merged passes: cycles and counts added with the weights, the product's FLOP")
+close(merged["ceiling_overlapped_tflops"], 2.0 * 500.0 / 10.5, "merged passes: ceiling per FLOP")
+check(profile.merged_passes(passes[1:3], 500.0, [1.0, 0.5]) is None,
+      "one kind of loop: no passes to merge")
+equal(fa2.BWD_TILES[192], fa2.BWD_TILES[256], "FlashAttention-2 d192 takes d256's H100 tiles")
+
 print("sassprof: %d checks passed" % checks.count)

@@ -74,7 +74,9 @@ module attributes {tile.arch = 90 : i64, tile.wgmma} {
 
 // Left alone: a loop whose consumers issue their own copies (cp.async
 // refills the slot of block k - 1 during iteration k, which the rotated
-// P V still reads), and a loop that reads O before Q K^T.
+// P V still reads), a loop that reads O before Q K^T, and a loop where P V
+// is O's only reader (no rescale would wait for the rotated P V before the
+// next P's conversion writes its A registers).
 #mma = #tile.mma<warps = [8, 1, 1], values = [1, 1, 1]>
 #dot_a = #tile.dot_op<0, #mma>
 #dot_b = #tile.dot_op<1, #mma>
@@ -84,6 +86,9 @@ module attributes {tile.arch = 90 : i64, tile.wgmma} {
 // CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x64xf32, #mma>)
 // CHECK-NOT:     tma_release_lag
 // CHECK-LABEL: func.func @early_read(
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x64xf32, #mma>)
+// CHECK-NOT:     tma_release_lag
+// CHECK-LABEL: func.func @no_rescale(
 // CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x64xf32, #mma>)
 // CHECK-NOT:     tma_release_lag
 module attributes {tile.arch = 90 : i64, tile.wgmma} {
@@ -129,6 +134,28 @@ module attributes {tile.arch = 90 : i64, tile.wgmma} {
       %h = arith.truncf %s : tensor<128x128xf32, #mma> to tensor<128x128xf16, #mma>
       %p = tile.convert_layout %h : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #dot_a>
       %o = tile.mma %p, %v, %acc2 : tensor<128x128xf16, #dot_a>, tensor<128x64xf16, #dot_b> -> tensor<128x64xf32, #mma>
+      scf.yield %o : tensor<128x64xf32, #mma>
+    } {tile.num_stages = 2 : i64}
+    return %r : tensor<128x64xf32, #mma>
+  }
+  func.func @no_rescale(%q: tensor<128x64xf16, #dot_a>, %lb: i32, %ub: i32) -> tensor<128x64xf32, #mma> attributes {tile.num_warps = 8 : i32} {
+    %c2_i32 = arith.constant 2 : i32
+    %c128_i32 = arith.constant 128 : i32
+    %zs = arith.constant dense<0.000000e+00> : tensor<128x128xf32, #mma>
+    %zo = arith.constant dense<0.000000e+00> : tensor<128x64xf32, #mma>
+    %kb = tile.local_alloc {offset = 0 : i64} : !buf
+    %vb = tile.local_alloc {offset = 32768 : i64} : !buf
+    %r = scf.for %iv = %lb to %ub step %c128_i32 iter_args(%acc = %zo) -> (tensor<128x64xf32, #mma>) : i32 {
+      %k0 = arith.divui %iv, %c128_i32 : i32
+      %slot = arith.remui %k0, %c2_i32 : i32
+      tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_release, tile.tma_stages = 2 : i64}
+      %k = tile.local_load %kb[%slot] : !buf -> tensor<128x64xf16, #dot_b_t>
+      %v = tile.local_load %vb[%slot] : !buf -> tensor<128x64xf16, #dot_b>
+      %s = tile.mma %q, %k, %zs {transpose_b} : tensor<128x64xf16, #dot_a>, tensor<128x64xf16, #dot_b_t> -> tensor<128x128xf32, #mma>
+      %e = math.exp2 %s : tensor<128x128xf32, #mma>
+      %h = arith.truncf %e : tensor<128x128xf32, #mma> to tensor<128x128xf16, #mma>
+      %p = tile.convert_layout %h : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #dot_a>
+      %o = tile.mma %p, %v, %acc : tensor<128x128xf16, #dot_a>, tensor<128x64xf16, #dot_b> -> tensor<128x64xf32, #mma>
       scf.yield %o : tensor<128x64xf32, #mma>
     } {tile.num_stages = 2 : i64}
     return %r : tensor<128x64xf32, #mma>
