@@ -65,11 +65,13 @@ namespace {
 struct RegisterSplit {
   int64_t producer, consumer;
 };
-/// A cp.async producer warpgroup and one consumer warpgroup (FlashAttention-3's
-/// split for one consumer warpgroup): the producer computes each thread's
-/// share of the gathered rows' addresses, the consumers keep all they had
-/// at entry (256 for 256 threads).
-constexpr RegisterSplit kCpAsyncRegisters{56, 256};
+/// A cp.async producer warpgroup and one consumer warpgroup: the consumers
+/// keep all they had at entry (256 for 256 threads); the producer computes
+/// each thread's share of the gathered rows' addresses and page indices.
+/// ptxas 13 spills the paged kernels (flash_attn_kvcache, _split) with the
+/// producer at 56 (split at d128, 4 bytes), 64 (12 bytes) and 72 (LEFTPAD
+/// at d128, 4 bytes), none at 80 over their variants and head dims.
+constexpr RegisterSplit kCpAsyncRegisters{80, 256};
 std::optional<RegisterSplit> registerSplit(int64_t consumerGroups) {
   switch (consumerGroups) {
   case 2:
