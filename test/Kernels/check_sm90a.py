@@ -106,8 +106,9 @@ def PAGES_OF_16(d, case):
     """The paged kernels' cp.async producer warpgroup: every key block gathered,
     as with pages of 16 (BLOCK_N is 16 at HEAD_DIM 256, whose full blocks are
     then TMA boxes of one page and keep 4 warps; at the other head dims the
-    page sizes that split blocks are gathered too, but checked as they come)."""
-    return case.page == 16 and d != 256
+    page sizes that split blocks are gathered too, but checked as they come),
+    in a ring of two stages or more (HEAD_DIM 224 has one)."""
+    return case.page == 16 and d not in (224, 256)
 
 KERNELS = [
     # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
