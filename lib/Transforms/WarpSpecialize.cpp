@@ -125,9 +125,6 @@ struct Plan {
   SmallVector<std::pair<AsyncWaitOp, BarrierOp>> waits;
   /// tile.barrier ops before a ring's first copies.
   llvm::SmallPtrSet<Operation *, 4> handovers;
-  /// cp.async rings: the producer warpgroup's commits (each becomes the
-  /// arrival of its threads' copies on the slot's full barrier).
-  SmallVector<AsyncCommitOp> commits;
 };
 
 /// A pipelined cp.async loop (tile-pipeline-copies' form, as
@@ -320,6 +317,8 @@ Value i32(OpBuilder &b, Location loc, int64_t v) {
 
 struct TileWarpSpecializePass
     : flash::impl::TileWarpSpecializeBase<TileWarpSpecializePass> {
+  using TileWarpSpecializeBase::TileWarpSpecializeBase;
+
   /// cp.async mode: marks the rings (their copies and commits
   /// tile.cp_async_barrier = I, their waits as tile-tma-copies marks a TMA
   /// ring's) and records the full barriers' counts, the producer
@@ -382,7 +381,8 @@ struct TileWarpSpecializePass
     // producer warpgroup that runs the consumers' copy layouts, hence one
     // consumer warpgroup.
     bool cpAsync = !func->hasAttr(kTmaBarriersAttrName);
-    if (cpAsync && (warps.getInt() != 4 || !markCpAsyncRings(func)))
+    if (cpAsync &&
+        (!cpAsyncRings || warps.getInt() != 4 || !markCpAsyncRings(func)))
       return;
     std::optional<RegisterSplit> regs =
         cpAsync ? std::optional(kCpAsyncRegisters)
