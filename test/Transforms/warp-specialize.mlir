@@ -1,4 +1,5 @@
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies,tile-allocate-shared,tile-warp-specialize))' | FileCheck %s
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies,tile-allocate-shared,tile-warp-specialize{cp-async-rings=false}))' | FileCheck %s --check-prefix=NOCP
 
 // The input is tile-stage-shared's output; tile-pipeline-copies makes the
 // two-stage ring, tile-tma-copies moves it to the TMA unit and
@@ -347,6 +348,13 @@ func.func @written_offsets(%K: !K, %V: !K, %cu: !cu, %b: i32, %h: i32, %ub: i32)
 // threads; the producer's threads wait for their last copies before they
 // exit. The consumers keep the full wait, now a barrier wait that
 // releases the slot and is marked as landed by cp.async.
+// With cp-async-rings=false (persistent kernels) the paged ring stays.
+// NOCP-LABEL: func.func @paged(
+// NOCP-NOT:     tile.warp_specialize
+// NOCP-NOT:     tile.cp_async_barrier
+// NOCP-NOT:     nvvm.
+// NOCP:         tile.async_commit
+// NOCP:         return
 // CHECK-LABEL: func.func @paged(
 // CHECK-SAME:      tile.tma_barriers = array<i64: 128, 128>
 // CHECK-SAME:      tile.warp_specialize = {consumer_regs = 256 : i64, consumer_warps = 4 : i32, producer_regs = 80 : i64}
