@@ -160,7 +160,6 @@ std::optional<CpAsyncRing> matchCpAsyncRing(scf::ForOp loop, Block &entry) {
           (ring.stages && slots != ring.stages) || isTma(copy))
         return std::nullopt;
       ring.stages = slots;
-      ring.gathered |= copy.isGathered();
       ring.copies.push_back(copy);
       buffers.insert(copy.getDest());
     } else if (auto commit = dyn_cast<AsyncCommitOp>(op)) {
@@ -176,6 +175,15 @@ std::optional<CpAsyncRing> matchCpAsyncRing(scf::ForOp loop, Block &entry) {
   }
   if (ring.copies.empty() || ring.commits.size() != 1 || !ring.wait)
     return std::nullopt;
+  // Rows gathered through a table the loop reads (a paged cache's pages):
+  // varlen's gathers of its own rows keep their four warps (at HEAD_DIM 224
+  // its dropout variant spilled 44 bytes with a producer).
+  loop.getBody()->walk([&](LoadOp load) {
+    if (isa<IntegerType>(load.getType().getElementType()))
+      ring.gathered = true;
+  });
+  ring.gathered &= llvm::any_of(ring.copies,
+                                [](AsyncCopyOp c) { return c.isGathered(); });
   size_t body = ring.copies.size();
   for (Value buffer : buffers)
     for (Operation *user : buffer.getUsers()) {
