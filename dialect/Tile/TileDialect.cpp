@@ -410,6 +410,16 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kCpAsyncBarrierAttrName) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op) || !index ||
+        !index.getType().isInteger(64) || index.getInt() < 0)
+      return op->emitError()
+             << "'" << name << "' must be an i64 barrier index >= 0 on a "
+             << "tile.async_copy, tile.async_commit or tile.async_wait, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kTmaSwizzleAttrName) {
     auto swizzle = dyn_cast<StringAttr>(attr.getValue());
     if (!isa<AsyncCopyOp>(op) || !swizzle ||

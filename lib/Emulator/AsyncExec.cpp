@@ -72,6 +72,20 @@ bool execMbarrierArrive(Executor &ex, const Instr &I,
   return true;
 }
 
+bool execCpAsyncArrive(Executor &ex, const Instr &I,
+                       const ActiveThreads &threads) {
+  AsyncUnit &u = ex.memory.async();
+  const Cell *P = ex.cellsOf(I.a);
+  for (int64_t t = 0; t < ex.T; ++t)
+    if (threads.mask[t] &&
+        !u.cpAsyncArrive(I, t, sharedOffset(P, t), I.imm != 0))
+      return false;
+  // An arrival with nothing in flight may complete a phase the other side
+  // waits for.
+  yieldCurrentRole();
+  return true;
+}
+
 bool execMbarrierTx(Executor &ex, const Instr &I,
                     const ActiveThreads &threads) {
   AsyncUnit &u = ex.memory.async();
@@ -318,7 +332,8 @@ bool isAsyncExec(ExecFn fn) {
       execMbarrierInit, execMbarrierInval, execMbarrierArrive,
       execMbarrierTx,   execMbarrierWait,  execNamedBarrier,
       execElect,        execTmaLoad,       execSetMaxNReg,
-      execTmaStore,     execBulkCommit,    execBulkWait};
+      execTmaStore,     execBulkCommit,    execBulkWait,
+      execCpAsyncArrive};
   return std::find(std::begin(all), std::end(all), fn) != std::end(all);
 }
 

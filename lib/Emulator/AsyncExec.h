@@ -19,6 +19,8 @@ bool execMbarrierInval(Executor &, const Instr &, const ActiveThreads &);
 /// arrive on barrier a (count b, or 1 if b < 0) after expect-tx of c bytes
 /// (c >= 0); imm: arrive_drop; res: the state (or -1); imm2: pred.
 bool execMbarrierArrive(Executor &, const Instr &, const ActiveThreads &);
+/// cp.async.mbarrier.arrive on barrier a; imm: .noinc.
+bool execCpAsyncArrive(Executor &, const Instr &, const ActiveThreads &);
 /// expect-tx (imm 0) or complete-tx (imm 1) of b bytes on barrier a.
 bool execMbarrierTx(Executor &, const Instr &, const ActiveThreads &);
 /// A wait on barrier a for parity b (imm2: b is an arrive's state); imm:

@@ -77,6 +77,17 @@ Status Mbarrier::arrive(int64_t count, bool drop) {
   return Status::success();
 }
 
+Status Mbarrier::expectArrival() {
+  if (!live_)
+    return Status::failure("cp.async.mbarrier.arrive on a barrier that is "
+                           "not initialised");
+  if (pending_ + 1 > kMbarrierMaxCount)
+    return Status::failure("cp.async.mbarrier.arrive overflows the pending "
+                           "arrival count (" + describe(*this) + ")");
+  ++pending_;
+  return Status::success();
+}
+
 Status Mbarrier::expectTx(int64_t bytes) {
   if (bytes < 0 || tx_ + bytes > kMbarrierMaxCount)
     return Status::failure("mbarrier expect-tx of " + std::to_string(bytes) +

@@ -28,6 +28,7 @@ void AsyncUnit::beginCTA() {
   namedWaiting = {};
   namedRounds = {};
   loads.clear();
+  cpArrivals.clear();
   bulkCurrent.assign(program.T, {});
   bulkGroups.assign(program.T, {});
   bytes.assign(program.shared.limit, ByteState());
@@ -75,7 +76,8 @@ bool AsyncUnit::genericAccess(const Instr &I, int64_t t, uint32_t off,
         barriers[b.publisher].seen[t] <= b.publishedPhase)
       return errors.fail(
           I, "read of shared byte " + hex(off + k) + " by " + threadName(t) +
-                 ", which a TMA load wrote, before the thread waited for "
+                 ", which a TMA load or a cp.async its mbarrier tracked wrote, "
+                 "before the thread waited for "
                  "phase " +
                  std::to_string(b.publishedPhase) + " of " +
                  barrierName(b.publisher) + " (missing mbarrier wait?)");
@@ -241,6 +243,68 @@ bool AsyncUnit::landLoads(const Instr &I, int slot) {
   return true;
 }
 
+bool AsyncUnit::cpAsyncArrive(const Instr &I, int64_t t, uint32_t bar,
+                              bool noinc) {
+  int slot = -1;
+  if (!liveBarrier(I, t, bar, "cp.async.mbarrier.arrive", slot))
+    return false;
+  if (!noinc) {
+    Status s = barriers[slot].state.expectArrival();
+    if (!s.ok())
+      return errors.fail(I, s.error() + " on " + barrierName(slot) + " by " +
+                                threadName(t));
+  }
+  CpArrival a{slot, t, memory.takeCopies(t)};
+  ++stats.cpAsyncArrives;
+  // Nothing in flight: the arrival fires now.
+  if (a.copies.empty())
+    return landCpArrival(I, a);
+  cpArrivals.push_back(std::move(a));
+  return true;
+}
+
+bool AsyncUnit::landCpArrival(const Instr &I, const CpArrival &a) {
+  if (!memory.landTaken(I, a.thread, a.copies))
+    return false;
+  int64_t publishedPhase = barriers[a.slot].state.phase();
+  for (const CpAsyncState::Copy &c : a.copies)
+    for (uint32_t k = 0; k < c.size; ++k) {
+      bytes[c.dst + k].publisher = a.slot;
+      bytes[c.dst + k].publishedPhase = publishedPhase;
+    }
+  int64_t phase;
+  return mbarrierArrive(I, a.thread, barriers[a.slot].offset, 1, false, 0,
+                        phase);
+}
+
+bool AsyncUnit::landCpArrivals(const Instr &I, int slot) {
+  for (auto it = cpArrivals.begin(); it != cpArrivals.end();) {
+    if (it->slot != slot) {
+      ++it;
+      continue;
+    }
+    CpArrival a = std::move(*it);
+    it = cpArrivals.erase(it);
+    if (!landCpArrival(I, a))
+      return false;
+  }
+  return true;
+}
+
+bool AsyncUnit::landCpArrivalsOf(const Instr &I, int64_t t) {
+  for (auto it = cpArrivals.begin(); it != cpArrivals.end();) {
+    if (it->thread != t) {
+      ++it;
+      continue;
+    }
+    CpArrival a = std::move(*it);
+    it = cpArrivals.erase(it);
+    if (!landCpArrival(I, a))
+      return false;
+  }
+  return true;
+}
+
 bool AsyncUnit::waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
                         int64_t meant, bool blocking, bool &done) {
   Barrier &b = barriers[slot];
@@ -258,7 +322,7 @@ bool AsyncUnit::waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
   done = meant < cur;
   while (true) {
     if (!done) {
-      if (!landLoads(I, slot))
+      if (!landLoads(I, slot) || !landCpArrivals(I, slot))
         return false;
       cur = b.state.phase();
       done = meant < cur;
@@ -277,7 +341,8 @@ bool AsyncUnit::waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
                ", which cannot complete: " + std::to_string(m.pending()) +
                " of " + std::to_string(m.expected()) +
                " arrivals pending, tx-count " + std::to_string(m.tx()) +
-               ", no TMA load in flight on it, and every other thread of the "
+               ", no TMA load or cp.async in flight on it, and every other "
+               "thread of the "
                "CTA is blocked or has run past");
   }
   if (done) {

@@ -10,6 +10,8 @@
 //     needs them, as late as the hardware may deliver them, so a read before
 //     the wait, or a phase that completes without them (a missing expect_tx),
 //     is caught;
+//   * cp.async.mbarrier.arrive: each arrival keeps its thread's copies in
+//     flight and fires when they land, which is as late as a TMA load's;
 //   * each thread's bulk async-groups of TMA stores, whose shared source
 //     bytes must not be written before cp.async.bulk.wait_group.read;
 //   * per shared byte: which mbarrier phase published a TMA write (a reader
@@ -29,6 +31,7 @@
 #include "Program.h"
 
 #include "flashc/Emulator/AsyncOps.h"
+#include "flashc/Emulator/WarpOps.h"
 
 #include <deque>
 #include <map>
@@ -85,6 +88,16 @@ public:
   bool namedBarrier(const Instr &I, const ActiveThreads &threads,
                     int64_t id, int64_t count, bool wait);
 
+  /// cp.async.mbarrier.arrive{.noinc} of thread t on the barrier at `bar`:
+  /// the arrival fires when the thread's copies so far have landed, which
+  /// they do as late as the hardware may deliver them: when a wait on the
+  /// barrier needs them, or at the thread's cp.async.wait_group 0. Without
+  /// .noinc the current phase expects one more arrival first.
+  bool cpAsyncArrive(const Instr &I, int64_t t, uint32_t bar, bool noinc);
+  /// Lands thread t's tracked copies and fires their arrivals (its
+  /// cp.async.wait_group 0 or wait_all).
+  bool landCpArrivalsOf(const Instr &I, int64_t t);
+
   /// Thread t's TMA load of the box at `coords` through `map` into shared
   /// `dst`, signalling the mbarrier at `bar`.
   bool tmaLoad(const Instr &I, int64_t t, const TensorMap &map,
@@ -117,6 +130,12 @@ private:
     uint32_t elemBytes;
     std::vector<uint32_t> clock; ///< the issuer's warp's, at the issue
   };
+  /// A cp.async.mbarrier.arrive whose copies have not landed.
+  struct CpArrival {
+    int slot;
+    int64_t thread;
+    std::vector<CpAsyncState::Copy> copies;
+  };
   /// A TMA store's shared source bytes, still being read.
   struct Store {
     std::vector<uint32_t> addr;
@@ -139,6 +158,11 @@ private:
   void phaseClocks(int slot);
   /// Lands every load in flight on barrier `slot`, in issue order.
   bool landLoads(const Instr &I, int slot);
+  /// Lands `a`'s copies (published by phase `slot` completes next, as a
+  /// TMA load's) and fires its arrival.
+  bool landCpArrival(const Instr &I, const CpArrival &a);
+  /// Every arrival in flight on barrier `slot`, in issue order.
+  bool landCpArrivals(const Instr &I, int slot);
   /// Thread t's wait for phase `meant` (through `parity`, -1 for a state).
   bool waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
                int64_t meant, bool blocking, bool &done);
@@ -158,6 +182,7 @@ private:
   std::array<std::vector<int64_t>, kNumNamedBarriers> namedWaiting;
   std::array<uint64_t, kNumNamedBarriers> namedRounds{};
   std::deque<Load> loads;
+  std::deque<CpArrival> cpArrivals;
   std::vector<std::vector<Store>> bulkCurrent;             ///< per thread
   std::vector<std::deque<std::vector<Store>>> bulkGroups;  ///< per thread
   std::vector<ByteState> bytes;

@@ -202,6 +202,15 @@ static bool compileTmaStore(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
+static bool compileCpAsyncArrive(ProgramBuilder &b, Operation *op) {
+  auto o = cast<NVVM::CpAsyncMBarrierArriveOp>(op);
+  Instr I = ProgramBuilder::instr(op, execCpAsyncArrive);
+  I.a = b.idOf(o.getAddr());
+  I.imm = o.getNoinc();
+  b.emit(I);
+  return true;
+}
+
 static bool compileBulkCommit(ProgramBuilder &b, Operation *op) {
   b.emit(ProgramBuilder::instr(op, execBulkCommit));
   return true;
@@ -247,6 +256,7 @@ void addAsyncOps(OpHandlers &handlers) {
   handlers.add<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(compileTmaLoad);
   handlers.add<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(compileTmaStore);
   handlers.add<NVVM::CpAsyncBulkCommitGroupOp>(compileBulkCommit);
+  handlers.add<NVVM::CpAsyncMBarrierArriveOp>(compileCpAsyncArrive);
   handlers.add<NVVM::CpAsyncBulkWaitGroupOp>(compileBulkWait);
   handlers.add<LLVM::AddrSpaceCastOp>(compileAddrSpaceCast);
 }

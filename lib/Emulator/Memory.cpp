@@ -400,14 +400,21 @@ bool Memory::checkOverwrite(const Instr &I, int64_t t, uint32_t off,
 
 void Memory::fenceProxyAsync(const uint8_t *mask) {
   for (ByteShadow &b : shadow)
-    if (b.genericWriter >= 0 && mask[b.genericWriter])
+    if (b.genericWriter == kAnyFence ||
+        (b.genericWriter >= 0 && mask[b.genericWriter]))
       b.genericWriter = -1;
 }
 
 bool Memory::checkAsyncProxyRead(const Instr &I, uint32_t off, uint32_t bytes,
                                  const char *what) {
   for (uint32_t k = 0; k < bytes; ++k)
-    if (int32_t w = shadow[off + k].genericWriter; w >= 0)
+    if (shadow[off + k].genericWriter == kAnyFence)
+      return errors.fail(I, std::string(what) + " reads shared byte " +
+                                hex(off + k) +
+                                ", which a cp.async an mbarrier tracked "
+                                "wrote through the generic proxy, with no "
+                                "fence.proxy.async since it landed");
+    else if (int32_t w = shadow[off + k].genericWriter; w >= 0)
       return errors.fail(I, std::string(what) + " reads shared byte " +
                                 hex(off + k) + " written by " +
                                 threadName(w) +
@@ -478,6 +485,31 @@ bool Memory::waitCopies(const Instr &I, int64_t t, uint32_t n) {
     groups.front().clear();
     spareRanges.push_back(std::move(groups.front()));
     groups.pop_front();
+  }
+  return true;
+}
+
+std::vector<CpAsyncState::Copy> Memory::takeCopies(int64_t t) {
+  cpCurrent[t].clear();
+  for (std::vector<Range> &group : cpGroups[t])
+    group.clear();
+  return cpStates[t].takePending();
+}
+
+bool Memory::landTaken(const Instr &I, int64_t t,
+                       const std::vector<CpAsyncState::Copy> &copies) {
+  for (const CpAsyncState::Copy &c : copies) {
+    Status s = smem->write(c.dst, c.data.data(), c.size);
+    if (!s.ok())
+      return errors.fail(I, "cp.async to " + hex(c.dst) +
+                                " landing for its mbarrier arrival: " +
+                                s.error() + " (" + threadName(t) + ")");
+    for (uint32_t k = 0; k < c.size; ++k)
+      --shadow[c.dst + k].pending;
+    if (!trackShared(I, t, c.dst, c.size, true, /*fromCpAsync=*/true))
+      return false;
+    for (uint32_t k = 0; k < c.size; ++k)
+      shadow[c.dst + k].genericWriter = kAnyFence;
   }
   return true;
 }

@@ -105,6 +105,7 @@ public:
   /// `what` naming the reader) a byte of the range still unfenced;
   /// markAsyncProxyWrite records an async-proxy write (needs no fence).
   void fenceProxyAsync(const uint8_t *mask);
+  static constexpr int32_t kAnyFence = -2;
   bool checkAsyncProxyRead(const Instr &I, uint32_t off, uint32_t bytes,
                            const char *what);
   void markAsyncProxyWrite(uint32_t off, uint32_t bytes);
@@ -140,6 +141,13 @@ public:
                  uint32_t size, uint32_t srcSize);
   /// cp.async.commit_group of thread t.
   void commitCopies(int64_t t);
+  /// cp.async.mbarrier.arrive of thread t: its copies in flight, taken out
+  /// of its groups (the arrival tracks them; their bytes stay pending).
+  std::vector<CpAsyncState::Copy> takeCopies(int64_t t);
+  /// Lands copies taken from thread t (a write of t's to each byte), marked
+  /// for a proxy fence by any thread (markReaderFence).
+  bool landTaken(const Instr &I, int64_t t,
+                 const std::vector<CpAsyncState::Copy> &copies);
   /// cp.async.wait_group n of thread t: lands all but its n newest groups.
   bool waitCopies(const Instr &I, int64_t t, uint32_t n);
 
@@ -178,6 +186,8 @@ private:
     uint16_t pending = 0;         ///< cp.async copies in flight to this byte
     /// The thread of the last generic-proxy write not yet fenced for the
     /// async proxy, or -1.
+    /// kAnyFence: landed by a cp.async an mbarrier arrival tracked, whose
+    /// readers acquire it through the barrier: a fence of any thread since.
     int32_t genericWriter = -1;
     /// Async-proxy reads in flight (wgmma operands) of this byte.
     uint16_t asyncReads = 0;

@@ -47,6 +47,8 @@ const CounterField kCounterFields[] = {
     {"cp_async_commits", "cp.async commit_group (warp)",
      &Stats::cpAsyncCommits},
     {"cp_async_waits", "cp.async wait_group (warp)", &Stats::cpAsyncWaits},
+    {"cp_async_arrives", "cp.async.mbarrier.arrive (threads)",
+     &Stats::cpAsyncArrives},
     {"global_loads", "global loads (warp instrs)", &Stats::globalLoads},
     {"global_stores", "global stores (warp instrs)", &Stats::globalStores},
     {"global_atomics", "global atomics (warp instrs)", &Stats::globalAtomics},

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AsyncUnit.h"
 #include "ExecHandlers.h"
 #include "Executor.h"
 
@@ -303,6 +304,12 @@ bool execCpAsyncWait(Executor &ex, const Instr &I,
   for (int64_t t = 0; t < ex.T; ++t)
     if (threads.mask[t] && !ex.memory.waitCopies(I, t, n))
       return false;
+  // Every copy of the thread has landed: so have those its
+  // cp.async.mbarrier.arrive ops track, and their arrivals fire.
+  if (n == 0 && ex.memory.async().active())
+    for (int64_t t = 0; t < ex.T; ++t)
+      if (threads.mask[t] && !ex.memory.async().landCpArrivalsOf(I, t))
+        return false;
   return true;
 }
 

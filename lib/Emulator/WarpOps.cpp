@@ -382,6 +382,17 @@ Status CpAsyncState::waitGroup(SharedMemory &smem, uint32_t n) {
   return first;
 }
 
+std::vector<CpAsyncState::Copy> CpAsyncState::takePending() {
+  std::vector<Copy> taken;
+  for (std::vector<Copy> &group : groups_) {
+    taken.insert(taken.end(), group.begin(), group.end());
+    group.clear();
+  }
+  taken.insert(taken.end(), current_.begin(), current_.end());
+  current_.clear();
+  return taken;
+}
+
 Status CpAsyncState::waitAll(SharedMemory &smem) {
   commitGroup();
   return waitGroup(smem, 0);

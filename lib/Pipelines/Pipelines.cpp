@@ -77,8 +77,13 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   allocate.arch = options.arch;
   kernel.addPass(createTileAllocateShared(allocate));
   // After the buffers are placed: the split moves the body into regions.
-  if (options.compile.warpSpecialize)
-    kernel.addPass(createTileWarpSpecialize());
+  // Not the cp.async rings of persistent kernels: their barrier phases, as
+  // the TMA rings', would restart with every tile.
+  if (options.compile.warpSpecialize) {
+    TileWarpSpecializeOptions warpSpecialize;
+    warpSpecialize.cpAsyncRings = !options.compile.persistent;
+    kernel.addPass(createTileWarpSpecialize(warpSpecialize));
+  }
   // On the consumers' loops, whose slots the producer refills.
   if (options.compile.wgmmaOverlap)
     kernel.addPass(createTileOverlapWgmma());

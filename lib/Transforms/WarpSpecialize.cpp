@@ -13,6 +13,19 @@
 // pure ops, and scalar reads of kernel tensors nothing writes (a packed
 // batch's cu_seqlens, which place a sequence's rows and bound its loops).
 //
+// Rings the TMA unit cannot fill (a paged KV cache's gathered rows, which
+// must stay zero past the sequence: FlashAttention-3's PagedKVNonTMA) keep
+// cp.async: with one consumer warpgroup (4 warps) and no TMA ring, a
+// producer WARPGROUP runs the copies in the consumers' layouts, all 128 of
+// its threads, and re-reads the block table (a tile load of a tensor
+// nothing writes). Each stage's commit becomes every producer thread's
+// cp.async.mbarrier.arrive.noinc on the slot's full barrier (count 128),
+// which fires once that thread's copies have landed; the consumers wait on
+// full, fence the generic proxy's writes for wgmma, and release the slot on
+// its empty barrier, as for TMA rings. Only kernels with a gathered ring
+// split so: a dense cp.async ring on sm_90a is one whose copies did not
+// qualify for TMA for other reasons, and keeps its four warps.
+//
 // The split is structural and happens at the tile level, after
 // tile-allocate-shared (which needs the single-block body and places the
 // buffers): the body moves into the consumer side of an scf.if on the
@@ -52,6 +65,13 @@ namespace {
 struct RegisterSplit {
   int64_t producer, consumer;
 };
+/// A cp.async producer warpgroup and one consumer warpgroup: the consumers
+/// keep all they had at entry (256 for 256 threads); the producer computes
+/// each thread's share of the gathered rows' addresses and page indices.
+/// ptxas 13 spills the paged kernels (flash_attn_kvcache, _split) with the
+/// producer at 56 (split at d128, 4 bytes), 64 (12 bytes) and 72 (LEFTPAD
+/// at d128, 4 bytes), none at 80 over their variants and head dims.
+constexpr RegisterSplit kCpAsyncRegisters{80, 256};
 std::optional<RegisterSplit> registerSplit(int64_t consumerGroups) {
   switch (consumerGroups) {
   case 2:
@@ -70,12 +90,30 @@ bool isTma(Operation *op) { return op->hasAttr(kTmaBarrierAttrName); }
 /// producer reads it again and gets the consumers' value, so a copy's row
 /// offset or a loop bound may come from memory. Parameters that something
 /// may write stay refused: the producer could read them before or after the
-/// consumers' write.
-bool readsUnwrittenParam(Operation *op, func::FuncOp func) {
-  auto load = dyn_cast<LoadScalarOp>(op);
-  auto arg = load ? dyn_cast<BlockArgument>(load.getSource()) : nullptr;
-  return arg && arg.getOwner()->getParentOp() == func.getOperation() &&
-         !flash::mayWrite(func, arg);
+/// consumers' write. `tiles` (a cp.async producer warpgroup): tile loads
+/// too, not just scalars.
+bool readsUnwrittenParam(Operation *op, func::FuncOp func, bool tiles) {
+  Value source;
+  if (auto load = dyn_cast<LoadScalarOp>(op))
+    source = load.getSource();
+  // A tile of them (a block table's pages for a gathered copy's rows), for
+  // a producer warpgroup that runs the consumers' layouts.
+  else if (auto load = dyn_cast<LoadOp>(op); load && tiles)
+    source = load.getSource();
+  auto arg = source ? dyn_cast<BlockArgument>(source) : nullptr;
+  if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
+    return false;
+  if (!tiles)
+    return !flash::mayWrite(func, arg);
+  // A device_assert stops the kernel and writes no tensor (the paged
+  // kernels check their block table's size with one).
+  WalkResult written = func.walk([&](Operation *op) {
+    if (op->getNumRegions() || isa<DeviceAssertOp>(op) ||
+        !flash::mayWrite(op, arg))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return !written.wasInterrupted();
 }
 
 struct Plan {
@@ -89,14 +127,93 @@ struct Plan {
   llvm::SmallPtrSet<Operation *, 4> handovers;
 };
 
+/// A pipelined cp.async loop (tile-pipeline-copies' form, as
+/// tile-tma-copies' matchRing): in the body `async_wait; barrier`, copies of
+/// a later iteration into slotted buffers and one commit after them; before
+/// the loop, in the body of the kernel, the prologue's copies into the same
+/// buffers, each stage's followed by its commit.
+struct CpAsyncRing {
+  scf::ForOp loop;
+  SmallVector<AsyncCopyOp> copies;
+  SmallVector<AsyncCommitOp> commits;
+  AsyncWaitOp wait;
+  int64_t stages = 0;
+  bool gathered = false;
+};
+
+std::optional<CpAsyncRing> matchCpAsyncRing(scf::ForOp loop, Block &entry) {
+  CpAsyncRing ring;
+  ring.loop = loop;
+  bool nested = false;
+  loop.getBody()->walk([&](Operation *op) {
+    if (isa<AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op) &&
+        op->getBlock() != loop.getBody())
+      nested = true;
+  });
+  if (nested || loop->getBlock() != &entry)
+    return std::nullopt;
+  llvm::SmallPtrSet<Value, 4> buffers;
+  for (Operation &op : *loop.getBody()) {
+    if (auto copy = dyn_cast<AsyncCopyOp>(op)) {
+      int64_t slots = copy.getDest().getType().getSlots();
+      if (!copy.getDest().getDefiningOp<LocalAllocOp>() || slots < 2 ||
+          (ring.stages && slots != ring.stages) || isTma(copy))
+        return std::nullopt;
+      ring.stages = slots;
+      ring.copies.push_back(copy);
+      buffers.insert(copy.getDest());
+    } else if (auto commit = dyn_cast<AsyncCommitOp>(op)) {
+      if (!ring.commits.empty() ||
+          !isa_and_nonnull<AsyncCopyOp>(commit->getPrevNode()))
+        return std::nullopt;
+      ring.commits.push_back(commit);
+    } else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+      if (ring.wait || !isa_and_nonnull<BarrierOp>(wait->getNextNode()))
+        return std::nullopt;
+      ring.wait = wait;
+    }
+  }
+  if (ring.copies.empty() || ring.commits.size() != 1 || !ring.wait)
+    return std::nullopt;
+  // Rows gathered through a table the loop reads (a paged cache's pages):
+  // varlen's gathers of its own rows keep their four warps (at HEAD_DIM 224
+  // its dropout variant spilled 44 bytes with a producer).
+  loop.getBody()->walk([&](LoadOp load) {
+    if (isa<IntegerType>(load.getType().getElementType()))
+      ring.gathered = true;
+  });
+  ring.gathered &= llvm::any_of(ring.copies,
+                                [](AsyncCopyOp c) { return c.isGathered(); });
+  size_t body = ring.copies.size();
+  for (Value buffer : buffers)
+    for (Operation *user : buffer.getUsers()) {
+      if (loop->isProperAncestor(user))
+        continue;
+      auto copy = dyn_cast<AsyncCopyOp>(user);
+      if (!copy || copy->getBlock() != &entry || !copy->isBeforeInBlock(loop))
+        return std::nullopt;
+      ring.copies.push_back(copy);
+    }
+  for (AsyncCopyOp copy : ArrayRef(ring.copies).drop_front(body))
+    if (auto commit = dyn_cast_or_null<AsyncCommitOp>(copy->getNextNode()))
+      ring.commits.push_back(commit);
+  if (ring.copies.size() != size_t(ring.stages) * body ||
+      ring.commits.size() != size_t(ring.stages))
+    return std::nullopt;
+  return ring;
+}
+
 /// Why the kernel stays as it is, or the plan.
-FailureOr<Plan> planSplit(func::FuncOp func, std::string &why) {
+FailureOr<Plan> planSplit(func::FuncOp func, bool cpAsync, std::string &why) {
   Plan plan;
   Block &entry = func.getBody().front();
   SmallVector<AsyncCopyOp> copies;
   bool nested = false;
+  auto producerCopy = [&](Operation *copy) {
+    return cpAsync ? copy->hasAttr(kCpAsyncBarrierAttrName) : isTma(copy);
+  };
   func.walk([&](AsyncCopyOp copy) {
-    if (!isTma(copy))
+    if (!producerCopy(copy))
       return;
     copies.push_back(copy);
     Operation *parent = copy->getParentOp();
@@ -129,7 +246,9 @@ FailureOr<Plan> planSplit(func::FuncOp func, std::string &why) {
     }
     bool writes = false;
     loop.getBody()->walk([&](Operation *op) {
-      if (isa<AsyncCopyOp, AsyncCommitOp>(op) && !isTma(op))
+      if (isa<AsyncCopyOp>(op) && !producerCopy(op))
+        writes = true;
+      if (isa<AsyncCommitOp>(op) && !(cpAsync && producerCopy(op)))
         writes = true;
     });
     if (writes) {
@@ -171,7 +290,8 @@ FailureOr<Plan> planSplit(func::FuncOp func, std::string &why) {
                     (isa<scf::ForOp>(parent) &&
                      llvm::is_contained(plan.loops, cast<scf::ForOp>(parent)));
       if (!placed || def->getNumRegions() ||
-          !(isMemoryEffectFree(def) || readsUnwrittenParam(def, func))) {
+          !(isMemoryEffectFree(def) ||
+            readsUnwrittenParam(def, func, cpAsync))) {
         why = "a copy operand computed by '" +
               def->getName().getStringRef().str() + "'";
         return failure();
@@ -181,7 +301,7 @@ FailureOr<Plan> planSplit(func::FuncOp func, std::string &why) {
   }
   // Keep the consumers' order (program order, the loops' bodies in place).
   func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (seen.contains(op))
+    if (seen.contains(op) || (isa<AsyncCommitOp>(op) && producerCopy(op)))
       plan.producer.insert(op);
   });
 
@@ -205,22 +325,84 @@ Value i32(OpBuilder &b, Location loc, int64_t v) {
 
 struct TileWarpSpecializePass
     : flash::impl::TileWarpSpecializeBase<TileWarpSpecializePass> {
+  using TileWarpSpecializeBase::TileWarpSpecializeBase;
+
+  /// cp.async mode: marks the rings (their copies and commits
+  /// tile.cp_async_barrier = I, their waits as tile-tma-copies marks a TMA
+  /// ring's) and records the full barriers' counts, the producer
+  /// warpgroup's threads. Nothing, and false, unless a ring gathers its rows
+  /// (a paged KV cache, which the TMA unit cannot read).
+  bool markCpAsyncRings(func::FuncOp func) {
+    Block &entry = func.getBody().front();
+    SmallVector<CpAsyncRing> rings;
+    bool gathered = false;
+    for (auto loop : entry.getOps<scf::ForOp>()) {
+      bool copies = false;
+      loop.getBody()->walk([&](AsyncCopyOp) { copies = true; });
+      if (!copies)
+        continue;
+      std::optional<CpAsyncRing> ring = matchCpAsyncRing(loop, entry);
+      if (!ring)
+        return false;
+      gathered |= ring->gathered;
+      rings.push_back(std::move(*ring));
+    }
+    if (!gathered)
+      return false;
+    Builder b(func.getContext());
+    SmallVector<int64_t> counts;
+    for (CpAsyncRing &ring : rings) {
+      auto first = b.getI64IntegerAttr(counts.size());
+      counts.append(ring.stages, kProducerThreads);
+      for (AsyncCopyOp copy : ring.copies)
+        copy->setAttr(kCpAsyncBarrierAttrName, first);
+      for (AsyncCommitOp commit : ring.commits)
+        commit->setAttr(kCpAsyncBarrierAttrName, first);
+      ring.wait->setAttr(kTmaBarrierAttrName, first);
+      ring.wait->setAttr(kTmaStagesAttrName, b.getI64IntegerAttr(ring.stages));
+      ring.wait->setAttr(kCpAsyncBarrierAttrName, first);
+    }
+    func->setAttr(kTmaBarriersAttrName, b.getDenseI64ArrayAttr(counts));
+    return true;
+  }
+
+  void unmarkCpAsyncRings(func::FuncOp func) {
+    func->removeAttr(kTmaBarriersAttrName);
+    func.walk([](Operation *op) {
+      if (op->removeAttr(kCpAsyncBarrierAttrName)) {
+        op->removeAttr(kTmaBarrierAttrName);
+        op->removeAttr(kTmaStagesAttrName);
+      }
+    });
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!targetsWgmma(func) || !func->hasAttr(kTmaBarriersAttrName) ||
-        func->hasAttr(kWarpSpecializeAttrName) ||
+    if (!targetsWgmma(func) || func->hasAttr(kWarpSpecializeAttrName) ||
         !llvm::hasSingleElement(func.getBody()))
       return;
     auto warps = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
     if (!warps || warps.getInt() % 4 != 0)
       return;
-    std::optional<RegisterSplit> regs = registerSplit(warps.getInt() / 4);
+    // TMA rings: one producer warp beside two or three consumer
+    // warpgroups. cp.async rings (no TMA ring, some copy gathered): a
+    // producer warpgroup that runs the consumers' copy layouts, hence one
+    // consumer warpgroup.
+    bool cpAsync = !func->hasAttr(kTmaBarriersAttrName);
+    if (cpAsync &&
+        (!cpAsyncRings || warps.getInt() != 4 || !markCpAsyncRings(func)))
+      return;
+    std::optional<RegisterSplit> regs =
+        cpAsync ? std::optional(kCpAsyncRegisters)
+                : registerSplit(warps.getInt() / 4);
     if (!regs)
       return;
     std::string why;
-    FailureOr<Plan> plan = planSplit(func, why);
+    FailureOr<Plan> plan = planSplit(func, cpAsync, why);
     if (failed(plan)) {
       LLVM_DEBUG(llvm::dbgs() << "not specialized: " << why << "\n");
+      if (cpAsync)
+        unmarkCpAsyncRings(func);
       return;
     }
     int64_t consumers = warps.getInt() * 32;
@@ -246,19 +428,23 @@ struct TileWarpSpecializePass
     for (Operation *op : body)
       op->moveBefore(consumerBlock->getTerminator());
 
-    // Producer: fewer registers; warp 0 of the warpgroup runs the copies.
+    // Producer: fewer registers; warp 0 of the warpgroup runs the TMA
+    // copies, all of its threads the cp.async ones.
+    int64_t issuers = cpAsync ? kProducerThreads : 32;
     b.setInsertionPointToStart(&roles.getThenRegion().front());
     NVVM::SetMaxRegisterOp::create(b, loc, regs->producer,
                                    NVVM::SetMaxRegisterAction::decrease);
-    Value issuer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
-                                         i32(b, loc, consumers + 32));
-    auto warp0 = scf::IfOp::create(b, loc, issuer, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&warp0.getThenRegion().front());
+    if (!cpAsync) {
+      Value issuer = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, tid, i32(b, loc, consumers + 32));
+      auto warp0 = scf::IfOp::create(b, loc, issuer, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&warp0.getThenRegion().front());
+    }
     IRMapping map;
     for (Operation &op : *consumerBlock) {
       if (plan->handovers.contains(&op)) {
         NVVM::BarrierOp::create(b, loc, Type(), i32(b, loc, kHandoverBarrierId),
-                                i32(b, loc, consumers + 32),
+                                i32(b, loc, consumers + issuers),
                                 NVVM::BarrierReductionAttr(), Value());
         continue;
       }
@@ -267,7 +453,7 @@ struct TileWarpSpecializePass
       auto loop = dyn_cast<scf::ForOp>(op);
       if (!loop) {
         Operation *clone = b.clone(op, map);
-        if (isa<AsyncCopyOp>(clone))
+        if (isa<AsyncCopyOp>(clone) && !cpAsync)
           clone->setAttr(kTmaProducerAttrName, b.getUnitAttr());
         continue;
       }
@@ -281,10 +467,13 @@ struct TileWarpSpecializePass
         if (!plan->producer.contains(&inner))
           continue;
         Operation *clone = b.clone(inner, map);
-        if (isa<AsyncCopyOp>(clone))
+        if (isa<AsyncCopyOp>(clone) && !cpAsync)
           clone->setAttr(kTmaProducerAttrName, b.getUnitAttr());
       }
     }
+    // Each thread's last copies land before it exits.
+    if (cpAsync)
+      AsyncWaitOp::create(b, loc, 0);
 
     // Consumers: more registers, no copies; the hand-over arrives, the
     // in-loop barriers give way to the empty barriers.
@@ -295,14 +484,14 @@ struct TileWarpSpecializePass
       b.setInsertionPointAfter(barrier);
       NVVM::BarrierArriveOp::create(b, barrier->getLoc(),
                                     i32(b, loc, kHandoverBarrierId),
-                                    i32(b, loc, consumers + 32));
+                                    i32(b, loc, consumers + issuers));
     }
     for (auto [wait, barrier] : plan->waits) {
       wait->setAttr(kTmaReleaseAttrName, b.getUnitAttr());
       barrier.erase();
     }
     for (Operation *op : llvm::reverse(plan->producer)) {
-      if (isa<AsyncCopyOp>(op) ||
+      if (isa<AsyncCopyOp, AsyncCommitOp>(op) ||
           (!isa<scf::ForOp>(op) && op->use_empty()))
         op->erase();
     }

@@ -25,10 +25,12 @@ mma.sync, or wgmma+mma.sync, and `, warp-specialized` where it has a
 producer warpgroup (setmaxnreg). A kernel marked `wgmma` (every forward
 attention kernel) fails a case whose program issues anything but wgmma
 alone; one marked `specialized` (the flash_attn family, the backward's
-dK/dV kernels) fails a case at its default tiles whose program has no
-producer warpgroup (unless the case sets a define of its `unspecialized`),
-and one with `also_specialized` (the backward's deterministic dQ) when one of
-its `also` kernels has none; their brackets say which. At the end
+dK/dV kernels; the paged kernels with pages of 16, whose producer
+warpgroup issues cp.async) fails a case at its default tiles whose
+program has no producer warpgroup (unless the case sets a define of its
+`unspecialized`), and one with `also_specialized` (the backward's
+deterministic dQ) when one of its `also` kernels has none; their brackets
+say which. At the end
 `sm_90a: N cases, M passed, W warp-specialized`. Exit code 0 when every case
 passes (and at least one ran).
 """
@@ -81,7 +83,9 @@ class Kernel:
     kind: str = ""      # check_inference.py's --kernel
     also: tuple = ()    # the other kernels its helper runs
     wgmma: bool = True  # its MMAs must all be warpgroup MMAs (no mma.sync)
-    specialized: object = None  # d -> whether its default tiles have a producer warpgroup
+    # d -> whether its default tiles have a producer warpgroup, or (d, case) ->
+    # whether the case's program has one
+    specialized: object = None
     unspecialized: tuple = ()   # case defines whose mode its producer tiles leave out
     # (name, d, defines) -> whether the `also` kernel NAME's default tiles
     # have a producer warpgroup in the case
@@ -119,6 +123,15 @@ def BWD_DIMS(d):
 def DQ_DIMS(name, d, defines):
     """The deterministic dQ kernels (NAME ends in _dq) up to 144."""
     return name.endswith("_dq") and d <= 144
+
+
+def PAGES_OF_16(d, case):
+    """The paged kernels' cp.async producer warpgroup: every key block gathered,
+    as with pages of 16 (BLOCK_N is 16 at HEAD_DIM 256, whose full blocks are
+    then TMA boxes of one page and keep 4 warps; at the other head dims the
+    page sizes that split blocks are gathered too, but checked as they come),
+    in a ring of two stages or more (HEAD_DIM 224 has one)."""
+    return case.page == 16 and d not in (224, 256)
 
 KERNELS = [
     # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
@@ -183,7 +196,8 @@ KERNELS = [
              H=4, H_KV=1, nq=3, lengths="70,1,33", page=32),
         Case("decode, GQA packed, left padding + ALiBi", ("PACK_GQA=true", "LEFTPAD=true",
                                                           "ALIBI=true"),
-             H=4, H_KV=2, lengths="1,100,17,0,70", page=16)), kind="kvcache"),
+             H=4, H_KV=2, lengths="1,100,17,0,70", page=16)), kind="kvcache",
+           specialized=PAGES_OF_16),
     Kernel("flash_attn_kvcache_split", "inference", (
         Case("decode, GQA packed, S = 1, 3", H=4, H_KV=2, lengths="1,100,17,0,70", page=16,
              splits="1,3"),
@@ -192,7 +206,8 @@ KERNELS = [
         Case("Nq 3 plain, causal, left padding + ALiBi, S = 3",
              ("PACK_GQA=false", "CAUSAL=true", "LEFTPAD=true", "ALIBI=true"), H=4, H_KV=2,
              nq=3, lengths="100,17,0,2", page=48, splits="3")),
-           kind="split", also=("flash_attn_kvcache_combine", "flash_attn_kvcache")),
+           kind="split", also=("flash_attn_kvcache_combine", "flash_attn_kvcache"),
+           specialized=PAGES_OF_16),
     Kernel("kvcache_append", "inference", (
         Case("3 new tokens at page boundaries and inside pages", H=4, H_KV=2,
              lengths="1,47,17,0,32", page=16),), kind="append", wgmma=False),
@@ -291,10 +306,13 @@ def expects_producer(kernel, case, d):
     """Whether the case's program must have a producer warpgroup: the kernel's
     `specialized` says so at d and the case keeps the default tiles."""
     tiles = ("WARPS=", "BLOCK_M=", "BLOCK_N=", "HOPPER_TILES=", "PAGED=true")
-    return kernel.specialized is not None and kernel.specialized(d) and \
-        not any(dfn.startswith(tiles) for dfn in case.defines) and \
-        not any(dfn.startswith(kernel.unspecialized) for dfn in case.defines
-                if kernel.unspecialized)
+    if kernel.specialized is None or any(dfn.startswith(tiles) for dfn in case.defines):
+        return False
+    if kernel.unspecialized and any(dfn.startswith(kernel.unspecialized) for dfn in case.defines):
+        return False
+    if kernel.specialized.__code__.co_argcount == 2:
+        return kernel.specialized(d, case)
+    return kernel.specialized(d)
 
 
 def also_producers(args, kernel, case, d):

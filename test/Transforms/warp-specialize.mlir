@@ -1,4 +1,5 @@
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies,tile-allocate-shared,tile-warp-specialize))' | FileCheck %s
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies,tile-allocate-shared,tile-warp-specialize{cp-async-rings=false}))' | FileCheck %s --check-prefix=NOCP
 
 // The input is tile-stage-shared's output; tile-pipeline-copies makes the
 // two-stage ring, tile-tma-copies moves it to the TMA unit and
@@ -331,6 +332,163 @@ func.func @written_offsets(%K: !K, %V: !K, %cu: !cu, %b: i32, %h: i32, %ub: i32)
   } {flash.keep}
   %ones = arith.constant dense<7> : tensor<4xi32, #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>>
   tile.store %ones, %cu[%c0] window [0] : tensor<4xi32, #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>> -> !cu
+  return
+}
+}
+
+// -----
+
+// A paged ring (cp.async: gathered rows, zero past the sequence, which the
+// TMA unit cannot read) on one consumer warpgroup: a producer warpgroup,
+// threads [128, 256), setmaxnreg 80 / 256, all of whose threads run the
+// prologue's and the loop's copies in the consumers' layouts, reading the
+// block table again (a tile load of a tensor nothing writes, under the
+// kernel's device_assert). Copies and commits carry the ring's first full
+// barrier (tile.cp_async_barrier), whose count is the producer's 128
+// threads; the producer's threads wait for their last copies before they
+// exit. The consumers keep the full wait, now a barrier wait that
+// releases the slot and is marked as landed by cp.async.
+// With cp-async-rings=false (persistent kernels) the paged ring stays.
+// NOCP-LABEL: func.func @paged(
+// NOCP-NOT:     tile.warp_specialize
+// NOCP-NOT:     tile.cp_async_barrier
+// NOCP-NOT:     nvvm.
+// NOCP:         tile.async_commit
+// NOCP:         return
+// CHECK-LABEL: func.func @paged(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 128, 128>
+// CHECK-SAME:      tile.warp_specialize = {consumer_regs = 256 : i64, consumer_warps = 4 : i32, producer_regs = 80 : i64}
+// CHECK:         %[[KB:.*]] = tile.local_alloc {offset = 0 : i64}
+// CHECK:         %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK:         %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128_i32
+// CHECK:         scf.if %[[PRODUCER]] {
+// CHECK-NEXT:      nvvm.setmaxregister decrease 80
+// CHECK-NOT:       scf.if
+// CHECK:           %[[PAGES:.*]] = tile.load %arg2
+// CHECK:           tile.async_copy %arg0{{.*}} gather [0, 1] (%[[PAGES]], {{.*}} into %[[KB]]{{.*}} {tile.cp_async_barrier = 0 : i64}
+// CHECK-NEXT:      tile.async_commit {tile.cp_async_barrier = 0 : i64}
+// CHECK:           scf.for
+// CHECK:             tile.load %arg2
+// CHECK:             tile.async_copy %arg0{{.*}} {tile.cp_async_barrier = 0 : i64}
+// CHECK-NEXT:        tile.async_commit {tile.cp_async_barrier = 0 : i64}
+// CHECK-NEXT:      }
+// CHECK-NEXT:      tile.async_wait 0{{$}}
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      nvvm.setmaxregister increase 256
+// CHECK:           tile.device_assert
+// CHECK-NOT:       tile.async_copy
+// CHECK-NOT:       tile.load %arg2
+// CHECK:           scf.for
+// CHECK:             tile.async_wait 0 {tile.cp_async_barrier = 0 : i64, tile.tma_barrier = 0 : i64, tile.tma_release, tile.tma_stages = 2 : i64}
+// CHECK-NEXT:        tile.local_load %[[KB]]
+// CHECK-NEXT:        scf.yield
+// CHECK:         } {tile.warp_roles}
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+#blocked = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<1, #blocked>
+!KC = !tile.global<[Pages, 16, 128], f16>
+!table = !tile.global<[B, MaxPages], i32>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @paged(%K: !KC, %seqlens: !tile.global<[B], i32>, %table: !table, %b: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %len = tile.load_scalar %seqlens[%b] pad 0 : i32 : !tile.global<[B], i32> -> i32
+  %ok = arith.cmpi sle, %len, %ub : i32
+  tile.device_assert %ok, "past the table" : i1
+  %c64 = arith.constant 64 : i32
+  %c16 = arith.constant dense<16> : tensor<64xi32, #rows>
+  %iota = tile.iota : tensor<64xi32, #rows>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %c0 to %len step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    %n0 = tile.splat %i : i32 -> tensor<64xi32, #rows>
+    %n = arith.addi %n0, %iota : tensor<64xi32, #rows>
+    %p = arith.divsi %n, %c16 : tensor<64xi32, #rows>
+    %pages = tile.load %table[%b, %c0] window [] gather [1] (%p : tensor<64xi32, #rows>) pad 0 : i32 : !table -> tensor<64xi32, #rows>
+    %slots = arith.remsi %n, %c16 : tensor<64xi32, #rows>
+    tile.barrier
+    tile.async_copy %K[%c0, %c0, %c0] window [2] gather [0, 1] (%pages, %slots : tensor<64xi32, #rows>, tensor<64xi32, #rows>) into %kb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
+
+// -----
+
+// Left alone, its marks dropped: a paged ring whose block table the kernel
+// also writes (the producer's read could see either value), and a paged ring
+// on eight warps (the producer warpgroup runs the consumers' layouts, which
+// span 256 threads there).
+// CHECK-LABEL: func.func @paged_written_table(
+// CHECK-NOT:     tile.warp_specialize
+// CHECK-NOT:     tile.cp_async_barrier
+// CHECK-NOT:     tile.tma_barrier
+// CHECK-NOT:     nvvm.
+// CHECK:         tile.async_commit
+// CHECK-LABEL: func.func @paged_eight_warps(
+// CHECK-NOT:     tile.warp_specialize
+// CHECK-NOT:     tile.cp_async_barrier
+// CHECK-NOT:     nvvm.
+// CHECK:         tile.async_commit
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+#rows4 = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+#rows8 = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [8, 1], order = [1, 0]>>
+!KC = !tile.global<[Pages, 16, 128], f16>
+!table = !tile.global<[B, MaxPages], i32>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @paged_written_table(%K: !KC, %table: !table, %b: i32, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %c16 = arith.constant dense<16> : tensor<64xi32, #rows4>
+  %iota = tile.iota : tensor<64xi32, #rows4>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    %n0 = tile.splat %i : i32 -> tensor<64xi32, #rows4>
+    %n = arith.addi %n0, %iota : tensor<64xi32, #rows4>
+    %p = arith.divsi %n, %c16 : tensor<64xi32, #rows4>
+    %pages = tile.load %table[%b, %c0] window [] gather [1] (%p : tensor<64xi32, #rows4>) pad 0 : i32 : !table -> tensor<64xi32, #rows4>
+    %slots = arith.remsi %n, %c16 : tensor<64xi32, #rows4>
+    tile.barrier
+    tile.async_copy %K[%c0, %c0, %c0] window [2] gather [0, 1] (%pages, %slots : tensor<64xi32, #rows4>, tensor<64xi32, #rows4>) into %kb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  tile.store %iota, %table[%b, %c0] window [1] : tensor<64xi32, #rows4> -> !table
+  return
+}
+func.func @paged_eight_warps(%K: !KC, %pages: tensor<64xi32, #rows8>, %lb: i32, %ub: i32)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %kb = tile.local_alloc : !buf
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%c0, %c0, %c0] window [2] gather [0, 1] (%pages, %pages : tensor<64xi32, #rows8>, tensor<64xi32, #rows8>) into %kb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
   return
 }
 }

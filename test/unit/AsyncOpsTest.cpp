@@ -37,6 +37,23 @@ TEST(Mbarrier, InitSetsPhaseZeroAndCounts) {
   EXPECT_EQ(b.tx(), 0);
 }
 
+TEST(Mbarrier, ExpectArrivalAddsOneToThePhase) {
+  // cp.async.mbarrier.arrive without .noinc: one more arrival expected in
+  // this phase only, which the tracked copies' arrival takes back.
+  Mbarrier b;
+  ASSERT_TRUE(b.init(1).ok());
+  ASSERT_TRUE(b.expectArrival().ok());
+  EXPECT_EQ(b.pending(), 2);
+  EXPECT_EQ(b.expected(), 1);
+  ASSERT_TRUE(b.arrive(1).ok());
+  EXPECT_EQ(b.phase(), 0);
+  ASSERT_TRUE(b.arrive(1).ok());
+  EXPECT_EQ(b.phase(), 1);
+  EXPECT_EQ(b.pending(), 1);
+  Mbarrier dead;
+  EXPECT_TRUE(has(dead.expectArrival(), "not initialised"));
+}
+
 TEST(Mbarrier, InitRangeAndLiveness) {
   Mbarrier b;
   EXPECT_TRUE(has(b.init(0), "outside [1, 2^20 - 1]"));

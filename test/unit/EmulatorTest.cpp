@@ -507,6 +507,85 @@ TEST_F(EmulatorTest, OverwriteBeforeOthersReadIsARace) {
       << err;
 }
 
+// A producer warp (threads 32..63) copies X into shared memory with cp.async
+// and arrives on an mbarrier of count 32 with cp.async.mbarrier.arrive.noinc;
+// the consumer warp waits on it and copies shared memory to Y (readFirst:
+// reads before its wait).
+std::string cpAsyncProducer(const std::string &noinc, bool readFirst) {
+  std::string read = R"(
+    %p = llvm.getelementptr %base[%tid] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i32
+    %v = llvm.load %p : !llvm.ptr<3> -> i32
+    %o = llvm.getelementptr %Y[%tid] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+    llvm.store %v, %o : i32, !llvm.ptr<1>)";
+  std::string waitOp = R"(
+    nvvm.mbarrier.try_wait.parity %bar, %c0, %ticks : !llvm.ptr<3>, i32, i32)";
+  return std::string(R"(
+  %tid = nvvm.read.ptx.sreg.tid.x : i32
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %ticks = arith.constant 1000 : i32
+  %base = llvm.mlir.addressof @smem : !llvm.ptr<3>
+  %bar = llvm.getelementptr %base[256] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  %first = arith.cmpi eq, %tid, %c0 : i32
+  scf.if %first {
+    nvvm.mbarrier.init %bar, %c32 : !llvm.ptr<3>, i32
+  }
+  nvvm.barrier0
+  %producer = arith.cmpi uge, %tid, %c32 : i32
+  scf.if %producer {
+    %i = arith.subi %tid, %c32 : i32
+    %src = llvm.getelementptr %X[%i] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+    %dst = llvm.getelementptr %base[%i] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i32
+    nvvm.cp.async.shared.global %dst, %src, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+    nvvm.cp.async.mbarrier.arrive %bar )") +
+         noinc + R"( : !llvm.ptr<3>
+  } else {)" +
+         (readFirst ? read + waitOp : waitOp + read) + R"(
+  } {tile.warp_roles})";
+}
+
+TEST_F(EmulatorTest, CpAsyncArriveFiresWhenTheCopiesLand) {
+  std::vector<int32_t> x(32);
+  for (int i = 0; i < 32; ++i)
+    x[i] = 100 + i;
+  ASSERT_EQ(run(kernel("%X: !llvm.ptr<1>, %Y: !llvm.ptr<1>",
+                       cpAsyncProducer("{noinc = true}", false), 64, 264),
+                {bytes(x), std::vector<uint8_t>(64 * 4)}),
+            "");
+  auto y = as<int32_t>(1);
+  for (int t = 0; t < 32; ++t)
+    EXPECT_EQ(y[t], 100 + t) << t;
+  EXPECT_EQ(stats.cpAsyncArrives, 32);
+}
+
+TEST_F(EmulatorTest, CpAsyncArriveLeavesTheCopiesInFlight) {
+  // A read of the slot before the wait: the copies land only when a wait on
+  // the barrier needs them.
+  std::vector<int32_t> x(32, 7);
+  std::string err = run(kernel("%X: !llvm.ptr<1>, %Y: !llvm.ptr<1>",
+                               cpAsyncProducer("{noinc = true}", true), 64, 264),
+                        {bytes(x), std::vector<uint8_t>(64 * 4)});
+  EXPECT_NE(err.find("error: llvm.load: read of shared byte 0x0 by thread 0 "
+                     "(warp 0, lane 0) while a cp.async to it is still in "
+                     "flight"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(EmulatorTest, CpAsyncArriveWithoutNoincExpectsOneMoreArrival) {
+  // Each thread's arrive adds one to the count, its own arrival takes it
+  // back: 32 arrivals stay pending.
+  std::vector<int32_t> x(32, 7);
+  std::string err = run(kernel("%X: !llvm.ptr<1>, %Y: !llvm.ptr<1>",
+                               cpAsyncProducer("", false), 64, 264),
+                        {bytes(x), std::vector<uint8_t>(64 * 4)});
+  EXPECT_NE(err.find("deadlock: thread 0 (warp 0, lane 0) waits for phase 0 "
+                     "of the mbarrier at shared 0x100, which cannot complete: "
+                     "32 of 32 arrivals pending"),
+            std::string::npos)
+      << err;
+}
+
 TEST_F(EmulatorTest, UninitialisedSharedReadIsReported) {
   std::string body = std::string(kSmemPtr) + R"(
   %r = llvm.load %mine : !llvm.ptr<3> -> f32

@@ -673,6 +673,31 @@ TEST(WarpOpsCpAsync, InvisibleBeforeWait) {
   EXPECT_EQ(*late, 0x12345678u);
 }
 
+TEST(WarpOpsCpAsync, TakePendingKeepsTheGroups) {
+  // cp.async.mbarrier.arrive takes every copy in flight, committed or not;
+  // wait_group still counts the (now empty) groups and lands nothing.
+  SharedMemory smem(64);
+  CpAsyncState cp;
+  std::vector<uint8_t> one(16, 1), two(16, 2), three(16, 3);
+  ASSERT_TRUE(cp.issue(0, one, 16).ok());
+  cp.commitGroup();
+  ASSERT_TRUE(cp.issue(16, two, 16).ok());
+  cp.commitGroup();
+  ASSERT_TRUE(cp.issue(32, three, 16).ok());
+  std::vector<CpAsyncState::Copy> taken = cp.takePending();
+  ASSERT_EQ(taken.size(), 3u);
+  EXPECT_EQ(taken[0].dst, 0u);
+  EXPECT_EQ(taken[1].dst, 16u);
+  EXPECT_EQ(taken[2].dst, 32u);
+  EXPECT_EQ(taken[2].data[0], 3);
+  EXPECT_EQ(cp.numPendingGroups(), 2u);
+  EXPECT_EQ(cp.numUncommittedCopies(), 0u);
+  EXPECT_FALSE(cp.overlapsPending(0, 48));
+  ASSERT_TRUE(cp.waitGroup(smem, 0).ok());
+  EXPECT_FALSE(smem.isWritten(0));
+  EXPECT_EQ(cp.numPendingGroups(), 0u);
+}
+
 TEST(WarpOpsCpAsync, WaitGroupRetiresOnlyOlderGroups) {
   SharedMemory smem(64);
   CpAsyncState cp;

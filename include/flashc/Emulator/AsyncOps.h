@@ -59,6 +59,10 @@ public:
   /// observed yet (an arrival on the next phase before any thread saw the
   /// previous one complete: PTX requires one successful wait per phase).
   Status arrive(int64_t count, bool drop = false);
+  /// One more arrival expected in the current phase (cp.async.mbarrier.arrive
+  /// without .noinc, whose own arrival follows when the copies land); error
+  /// past the largest count.
+  Status expectArrival();
   /// expect-tx(bytes): tx += bytes; error outside the tx range.
   Status expectTx(int64_t bytes);
   /// complete-tx(bytes): tx -= bytes; error outside the tx range; may

@@ -80,6 +80,7 @@ struct Stats {
   int64_t cpAsyncBytes = 0; ///< bytes copied by cp.async (incl. zero fill)
   int64_t cpAsyncBytesRead = 0; ///< of them read from global memory
   int64_t cpAsyncCommits = 0, cpAsyncWaits = 0; ///< warp instructions
+  int64_t cpAsyncArrives = 0; ///< cp.async.mbarrier.arrive (threads)
   int64_t globalLoads = 0, globalStores = 0;    ///< warp instructions
   int64_t globalAtomics = 0; ///< warp instructions (bytes count as read and written)
   int64_t globalBytesRead = 0, globalBytesWritten = 0;

@@ -337,12 +337,18 @@ public:
   /// wait, writing it a race with the copy.
   bool overlapsPending(uint32_t address, uint32_t bytes) const;
 
-private:
+  /// A copy in flight: `size` bytes for shared address `dst`.
   struct Copy {
     uint32_t dst;
     std::array<uint8_t, 16> data;
     uint32_t size;
   };
+  /// cp.async.mbarrier.arrive: every copy not yet landed (committed or not),
+  /// in issue order, taken out of its group; the groups stay, empty, so that
+  /// wait_group counts them as before. The arrival owns the copies now.
+  std::vector<Copy> takePending();
+
+private:
   std::vector<Copy> current_;
   std::deque<std::vector<Copy>> groups_; // oldest first
   std::vector<std::vector<Copy>> spare_; // retired groups' storage, reused

@@ -390,7 +390,22 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
     with another number of warps (one warpgroup has 255 registers per
     thread already: nothing to gain), rings in nested regions, or copies whose
     operands need loop-carried or side-effecting values are left alone.
+
+    cp.async rings (`cp-async-rings`): a kernel with no TMA ring, one
+    warpgroup and a pipelined cp.async ring that gathers its rows (a paged
+    KV cache) gets a producer warpgroup whose 128 threads run the copies in
+    the consumers' layouts (re-reading tiles of tensors the kernel does not
+    write, such as a block table), each commit marked
+    `tile.cp_async_barrier` for convert-tile-to-simt to make it the thread's
+    `cp.async.mbarrier.arrive.noinc` on the slot's full barrier (count 128
+    in `tile.tma_barriers`); setmaxnreg 80 / 256.
   }];
+  let options = [
+    Option<"cpAsyncRings", "cp-async-rings", "bool", /*default=*/"true",
+           "Split kernels whose gathered rings keep cp.async (off for "
+           "persistent kernels, whose barrier phases would restart with "
+           "every tile)">,
+  ];
   let dependentDialects = ["mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
 }

@@ -33,6 +33,20 @@
 //                         a wgmma.wait_group 0 since iteration k - L
 //                         retired its reads of that slot
 //
+// cp.async rings of a warp-specialized kernel (tile.cp_async_barrier = I,
+// the full barriers counting the producer warpgroup's threads):
+//
+//   tile.async_copy     under its predicate as a whole (else it would
+//     {cp_async_barrier}  zero-fill a slot unwaited), and in a loop after
+//                         the producer's threads wait on empty[I + slot]
+//                         as above; the copy stays for the conversion
+//                         (cp.async in the consumers' layout, the
+//                         producer's threads counted from the split)
+//   tile.async_commit   if the predicate of the copy before it: each thread
+//     {cp_async_barrier}  cp.async.mbarrier.arrive.noinc on full[I + slot]
+//   tile.async_wait     the TMA wait above, then fence.proxy.async: the
+//     {cp_async_barrier}  slot was written through the generic proxy
+//
 // Rows past the tensor's end arrive as zeros from the TMA unit and count in
 // the transaction bytes like the others. Predicated-off copies (past the
 // loop's end) are not issued: nothing waits for them.
@@ -83,6 +97,67 @@ struct TmaLowering {
     Value since = arith::SubIOp::create(b, loc, loop.getInductionVar(),
                                         loop.getLowerBound());
     return arith::DivUIOp::create(b, loc, since, loop.getStep());
+  }
+
+  /// The producer's wait, before the copies of iteration j = k + S - 1 of
+  /// `loop`, for the release of their slot's round j / S - 1.
+  void waitEmpty(OpBuilder &b, Location loc, scf::ForOp loop, int64_t stages,
+                 int64_t first, Value slot) {
+    Value j = arith::AddIOp::create(b, loc, iteration(b, loc, loop),
+                                    i32Const(b, loc, stages - 1));
+    Value round = arith::DivUIOp::create(b, loc, j, i32Const(b, loc, stages));
+    Value parity = arith::XOrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1)),
+        i32Const(b, loc, 1));
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, loc, barrierAddress(b, loc, emptyFirst + first, slot), parity,
+        i32Const(b, loc, kWaitTicks));
+  }
+
+  /// A cp.async ring's copy on the producer side, under its predicate as a
+  /// whole (a predicated-off copy would still zero-fill its slot, unwaited
+  /// and into a slot the consumers may be reading): in the loop, the slot's
+  /// empty wait first; the copy stays for the conversion.
+  LogicalResult lowerCpAsyncCopy(AsyncCopyOp copy, int64_t first) {
+    if (emptyFirst < 0)
+      return copy.emitOpError("cp.async ring copy in a kernel that is not "
+                              "warp-specialized");
+    copy->removeAttr(kCpAsyncBarrierAttrName);
+    auto loop = dyn_cast<scf::ForOp>(copy->getParentOp());
+    Value pred = copy.getPred();
+    if (!loop && !pred)
+      return success();
+    OpBuilder b(copy);
+    Location loc = copy.getLoc();
+    if (pred) {
+      auto guard = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
+      copy->moveBefore(guard.getThenRegion().front().getTerminator());
+      copy.getPredMutable().clear();
+      b.setInsertionPoint(copy);
+    }
+    if (loop)
+      waitEmpty(b, loc, loop, copy.getDest().getType().getSlots(), first,
+                copy.getSlot());
+    return success();
+  }
+
+  /// A cp.async ring's commit: each producer thread's arrival on the full
+  /// barrier of the slot the copy before it filled, once its copies so far
+  /// have landed (.noinc: the count holds the arrivals).
+  LogicalResult lowerCpAsyncCommit(AsyncCommitOp commit, int64_t first) {
+    auto copy = dyn_cast_or_null<AsyncCopyOp>(commit->getPrevNode());
+    if (!copy || emptyFirst < 0)
+      return commit.emitOpError("cp.async ring commit must follow its slot's "
+                                "copies in a warp-specialized kernel");
+    OpBuilder b(commit);
+    Location loc = commit.getLoc();
+    emitGuarded(b, loc, copy.getPred(), [&] {
+      NVVM::CpAsyncMBarrierArriveOp::create(
+          b, loc, barrierAddress(b, loc, first, copy.getSlot()),
+          /*noinc=*/true);
+    });
+    commit.erase();
+    return success();
   }
 
   FailureOr<Value> mapFor(AsyncCopyOp copy, ArrayRef<int64_t> box,
@@ -170,19 +245,8 @@ struct TmaLowering {
         auto guard = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
         b.setInsertionPointToStart(&guard.getThenRegion().front());
       }
-      if (auto loop = dyn_cast<scf::ForOp>(copy->getParentOp())) {
-        int64_t stages = type.getSlots();
-        Value j = arith::AddIOp::create(b, loc, iteration(b, loc, loop),
-                                        i32Const(b, loc, stages - 1));
-        Value round = arith::DivUIOp::create(b, loc, j,
-                                             i32Const(b, loc, stages));
-        Value parity = arith::XOrIOp::create(
-            b, loc, arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1)),
-            i32Const(b, loc, 1));
-        NVVM::MBarrierTryWaitParityOp::create(
-            b, loc, barrierAddress(b, loc, emptyFirst + first, slot), parity,
-            i32Const(b, loc, kWaitTicks));
-      }
+      if (auto loop = dyn_cast<scf::ForOp>(copy->getParentOp()))
+        waitEmpty(b, loc, loop, type.getSlots(), first, slot);
     } else if (Value pred = copy.getPred()) {
       issue = arith::AndIOp::create(b, loc, issue, pred);
     }
@@ -269,6 +333,13 @@ struct TmaLowering {
     NVVM::MBarrierTryWaitParityOp::create(b, loc,
                                           barrierAddress(b, loc, first, slot),
                                           parity, i32Const(b, loc, kWaitTicks));
+    // cp.async wrote the slot through the generic proxy, wgmma reads it
+    // through the async one: the reader's proxy fence, after the acquire.
+    if (wait->hasAttr(kCpAsyncBarrierAttrName))
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
     wait.erase();
     return success();
   }
@@ -327,6 +398,27 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   NVVM::FenceMbarrierInitOp::create(b, loc);
   barrier(b, loc);
 
+  // The commits first: each reads the slot and predicate of the copy
+  // before it, which then moves under its predicate.
+  SmallVector<AsyncCommitOp> commits;
+  SmallVector<AsyncCopyOp> copies;
+  kernel.walk([&](Operation *op) {
+    if (!op->hasAttr(kCpAsyncBarrierAttrName))
+      return;
+    if (auto commit = dyn_cast<AsyncCommitOp>(op))
+      commits.push_back(commit);
+    else if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      copies.push_back(copy);
+  });
+  auto firstOf = [](Operation *op) {
+    return op->getAttrOfType<IntegerAttr>(kCpAsyncBarrierAttrName).getInt();
+  };
+  for (AsyncCommitOp commit : commits)
+    if (failed(lowering.lowerCpAsyncCommit(commit, firstOf(commit))))
+      return failure();
+  for (AsyncCopyOp copy : copies)
+    if (failed(lowering.lowerCpAsyncCopy(copy, firstOf(copy))))
+      return failure();
   SmallVector<Operation *> marked;
   kernel.walk([&](Operation *op) {
     if (op->hasAttr(kTmaBarrierAttrName))

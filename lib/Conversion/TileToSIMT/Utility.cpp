@@ -1,5 +1,7 @@
 //===- Utility.cpp - what every tile -> SIMT pattern builds on ------------===//
 #include "Utility.h"
+#include "flashc/Dialect/Tile/TmaAttributes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -92,7 +94,52 @@ static Value warpSplitOf(Value tid, Block &entry) {
   return {};
 }
 
+/// The role split (tile.warp_roles) whose producer side holds `op`, if any.
+static scf::IfOp producerSideOf(Operation *op) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    auto roles = dyn_cast<scf::IfOp>(p);
+    if (roles && roles->hasAttr(flash::tile::kWarpRolesAttrName))
+      return roles.getThenRegion().isAncestor(op->getParentRegion()) ? roles
+                                                                     : nullptr;
+  }
+  return nullptr;
+}
+
+static ThreadIds entryThreadIds(OpBuilder &builder, Operation *op);
+
 ThreadIds flash::simt::getThreadIds(OpBuilder &builder, Operation *op) {
+  // A cp.async producer warpgroup runs the consumers' layouts over its own
+  // threads: they count from the split (the condition's tid >= C).
+  scf::IfOp roles = producerSideOf(op);
+  auto split = roles ? roles.getCondition().getDefiningOp<arith::CmpIOp>()
+                     : nullptr;
+  auto first = split ? split.getRhs().getDefiningOp<arith::ConstantIntOp>()
+                     : nullptr;
+  if (!first)
+    return entryThreadIds(builder, op);
+  Block &side = roles.getThenRegion().front();
+  for (auto sub : side.getOps<arith::SubIOp>()) {
+    if (!sub->hasAttr(kProducerTidAttrName))
+      continue;
+    Value tid = sub.getResult();
+    Value warp = warpSplitOf<arith::DivUIOp>(tid, side);
+    Value lane = warpSplitOf<arith::RemUIOp>(tid, side);
+    if (warp && lane)
+      return {tid, warp, lane};
+  }
+  ThreadIds entry = entryThreadIds(builder, op);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&side);
+  Location loc = roles.getLoc();
+  auto tid = arith::SubIOp::create(builder, loc, entry.tid, first.getResult());
+  tid->setAttr(kProducerTidAttrName, builder.getUnitAttr());
+  Value c32 = arith::ConstantIntOp::create(builder, loc, kWarp, 32);
+  Value warp = arith::DivUIOp::create(builder, loc, tid, c32);
+  Value lane = arith::RemUIOp::create(builder, loc, tid, c32);
+  return {tid, warp, lane};
+}
+
+static ThreadIds entryThreadIds(OpBuilder &builder, Operation *op) {
   auto func = op->getParentOfType<FunctionOpInterface>();
   Block &entry = func.getFunctionBody().front();
   // Found by what they compute, not where they sit: other patterns may have

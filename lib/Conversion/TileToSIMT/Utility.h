@@ -77,11 +77,15 @@ IndexValue linearIndex(IndexBuilder *ib, llvm::ArrayRef<int64_t> shape,
 
 int64_t getNumWarps(mlir::Operation *op);
 
+/// On the producer side of a role split: its threads' index from the split.
+inline constexpr llvm::StringLiteral kProducerTidAttrName = "simt.producer_tid";
 struct ThreadIds {
   mlir::Value tid, warp, lane;
 };
 /// tid.x, warp = tid / 32 and lane = tid % 32, created once at the top of the
-/// kernel's entry block.
+/// kernel's entry block; on the producer side of a role split (a cp.async
+/// producer warpgroup runs the consumers' layouts) tid counts from the split,
+/// created once at the top of that side.
 ThreadIds getThreadIds(mlir::OpBuilder &builder, mlir::Operation *op);
 
 mlir::Value i32Const(mlir::OpBuilder &b, mlir::Location loc, int64_t v);

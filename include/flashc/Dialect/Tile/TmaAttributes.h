@@ -34,6 +34,17 @@ inline constexpr llvm::StringLiteral kWarpSpecializeAttrName =
 inline constexpr llvm::StringLiteral kTmaProducerAttrName = "tile.tma_producer";
 inline constexpr llvm::StringLiteral kTmaReleaseAttrName = "tile.tma_release";
 inline constexpr llvm::StringLiteral kWarpRolesAttrName = "tile.warp_roles";
+/// tile-warp-specialize, cp.async rings (gathered rows the TMA unit cannot
+/// read): on a ring's copies and commits (i64), the index of the kernel's
+/// full mbarrier for slot 0 of the ring, as tile.tma_barrier; the producer
+/// warpgroup's threads wait on the slot's empty barrier before its copies
+/// and each commit becomes the issuing thread's
+/// cp.async.mbarrier.arrive.noinc on the slot's full barrier (whose count,
+/// in tile.tma_barriers, is the producer's threads). On the ring's wait,
+/// beside the TMA marks: the slot's bytes were written through the generic
+/// proxy, so the consumers fence.proxy.async after their full wait.
+inline constexpr llvm::StringLiteral kCpAsyncBarrierAttrName =
+    "tile.cp_async_barrier";
 /// tile-overlap-wgmma: on a releasing wait (i64, default 1), how many
 /// iterations back the slot it releases was read: iteration k releases the
 /// slot of k - lag (lag 2: block k - 1's V is read by P V in iteration k).
