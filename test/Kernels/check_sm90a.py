@@ -133,6 +133,7 @@ def PAGES_OF_16(d, case):
     in a ring of two stages or more (HEAD_DIM 224 has one)."""
     return case.page == 16 and d not in (224, 256)
 
+
 KERNELS = [
     # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
     Kernel("fa2", "kernel", (
