@@ -359,7 +359,7 @@ def TilePingPongWarpgroups
 }
 
 def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
-  let summary = "On sm_90a, a producer warpgroup issues the TMA rings' copies";
+  let summary = "On sm_90a, a producer warpgroup issues the TMA rings' (or gathered cp.async rings') copies";
   let description = [{
     A kernel whose TMA rings (tile-tma-copies) all qualify is split into
     two roles by thread index: the existing warps (2 or 3 warpgroups) are
