@@ -277,9 +277,10 @@ bool AsyncUnit::landCpArrival(const Instr &I, const CpArrival &a) {
                         phase);
 }
 
-bool AsyncUnit::landCpArrivals(const Instr &I, int slot) {
+bool AsyncUnit::landCpArrivalsIf(
+    const Instr &I, llvm::function_ref<bool(const CpArrival &)> which) {
   for (auto it = cpArrivals.begin(); it != cpArrivals.end();) {
-    if (it->slot != slot) {
+    if (!which(*it)) {
       ++it;
       continue;
     }
@@ -291,18 +292,13 @@ bool AsyncUnit::landCpArrivals(const Instr &I, int slot) {
   return true;
 }
 
+bool AsyncUnit::landCpArrivals(const Instr &I, int slot) {
+  return landCpArrivalsIf(I,
+                          [&](const CpArrival &a) { return a.slot == slot; });
+}
+
 bool AsyncUnit::landCpArrivalsOf(const Instr &I, int64_t t) {
-  for (auto it = cpArrivals.begin(); it != cpArrivals.end();) {
-    if (it->thread != t) {
-      ++it;
-      continue;
-    }
-    CpArrival a = std::move(*it);
-    it = cpArrivals.erase(it);
-    if (!landCpArrival(I, a))
-      return false;
-  }
-  return true;
+  return landCpArrivalsIf(I, [&](const CpArrival &a) { return a.thread == t; });
 }
 
 bool AsyncUnit::waitOne(const Instr &I, int64_t t, int slot, int64_t parity,

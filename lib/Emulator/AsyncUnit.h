@@ -33,6 +33,8 @@
 #include "flashc/Emulator/AsyncOps.h"
 #include "flashc/Emulator/WarpOps.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <deque>
 #include <map>
 #include <vector>
@@ -163,6 +165,9 @@ private:
   bool landCpArrival(const Instr &I, const CpArrival &a);
   /// Every arrival in flight on barrier `slot`, in issue order.
   bool landCpArrivals(const Instr &I, int slot);
+  /// Every arrival in flight that `which` selects, in issue order.
+  bool landCpArrivalsIf(const Instr &I,
+                        llvm::function_ref<bool(const CpArrival &)> which);
   /// Thread t's wait for phase `meant` (through `parity`, -1 for a state).
   bool waitOne(const Instr &I, int64_t t, int slot, int64_t parity,
                int64_t meant, bool blocking, bool &done);

@@ -135,19 +135,10 @@ def main():
     if args.probs:
         return check_probs(args, q, k, slopes, state, sm_scale, s, keep, lse_ref, half, path,
                            tag, (b, h, nq, nk, d, hkv))
-    base = [args.flashc, "run", os.path.join(args.kernels_dir, "flash_attn_dropout.tile")]
-    base += args.flashc_flags
-    if args.bf16:
-        base += ["-D", "T=bf16"]
-    for dfn in args.defines + (["ALIBI=true"] if args.alibi else []):
-        base += ["-D", dfn]
-    if d != 64:
-        base += ["-D", "HEAD_DIM=%d" % d]
+    base = run_command(args, "flash_attn_dropout.tile", d, path,
+                       (("Q", q), ("K", k), ("V", v), ("Slopes", slopes), ("Rng", state)))
     if dv != d:
         base += ["-D", "HEAD_DIM_V=%d" % dv]
-    for name, value in (("Q", q), ("K", k), ("V", v), ("Slopes", slopes), ("Rng", state)):
-        np.save(path(name), value)
-        base += ["--arg", "%s=%s" % (name, path(name))]
     np.save(path("poison-O"), np.full((b, h, nq, dv), np.nan, half))
     np.save(path("poison-LSE"), np.full((b, h, nq), np.nan, np.float32))
     base += ["--arg", "O=" + path("poison-O"), "--arg", "LSE=" + path("poison-LSE"),
@@ -201,12 +192,11 @@ def main():
     return 0 if good else 1
 
 
-def check_probs(args, q, k, slopes, state, sm_scale, s, keep, lse_ref, half, path, tag, dims):
-    """flash_attn_dropout_probs against the reference scores s and keep mask."""
-    b, h, nq, nk, d, hkv = dims
-    block = 32
-    nqr, nkr = -(-nq // 128) * 128, -(-nk // block) * block
-    base = [args.flashc, "run", os.path.join(args.kernels_dir, "flash_attn_dropout_probs.tile")]
+def run_command(args, kernel_file, d, path, inputs):
+    """`flashc run` of KERNEL_FILE with the options, type and defines asked
+    for and HEAD_DIM d, each (name, array) of INPUTS saved to path(name) and
+    passed as that argument."""
+    base = [args.flashc, "run", os.path.join(args.kernels_dir, kernel_file)]
     base += args.flashc_flags
     if args.bf16:
         base += ["-D", "T=bf16"]
@@ -214,9 +204,19 @@ def check_probs(args, q, k, slopes, state, sm_scale, s, keep, lse_ref, half, pat
         base += ["-D", dfn]
     if d != 64:
         base += ["-D", "HEAD_DIM=%d" % d]
-    for name, value in (("Q", q), ("K", k), ("Slopes", slopes), ("Rng", state)):
+    for name, value in inputs:
         np.save(path(name), value)
         base += ["--arg", "%s=%s" % (name, path(name))]
+    return base
+
+
+def check_probs(args, q, k, slopes, state, sm_scale, s, keep, lse_ref, half, path, tag, dims):
+    """flash_attn_dropout_probs against the reference scores s and keep mask."""
+    b, h, nq, nk, d, hkv = dims
+    block = 32
+    nqr, nkr = -(-nq // 128) * 128, -(-nk // block) * block
+    base = run_command(args, "flash_attn_dropout_probs.tile", d, path,
+                       (("Q", q), ("K", k), ("Slopes", slopes), ("Rng", state)))
     np.save(path("poison-S"), np.full((b, h, nqr, nkr), np.nan, half))
     base += ["--arg", "S=" + path("poison-S"), "--arg", "rng_row=0", "--arg", "rng_col=0",
              "--arg", "sm_scale=%r" % sm_scale]
