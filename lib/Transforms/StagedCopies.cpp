@@ -266,3 +266,67 @@ void flash::eraseStagedCopies(StagedLoop &staged) {
     if (op->use_empty())
       op->erase();
 }
+
+std::optional<PipelinedRing>
+flash::matchPipelinedRing(scf::ForOp loop,
+                          llvm::function_ref<bool(AsyncCopyOp)> qualifies) {
+  PipelinedRing ring;
+  ring.loop = loop;
+  bool nested = false;
+  loop.getBody()->walk([&](Operation *op) {
+    if (isa<AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op) &&
+        op->getBlock() != loop.getBody())
+      nested = true;
+  });
+  if (nested)
+    return std::nullopt;
+  SmallVector<AsyncCopyOp> body;
+  for (Operation &op : *loop.getBody()) {
+    if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      body.push_back(copy);
+    else if (auto commit = dyn_cast<AsyncCommitOp>(op))
+      ring.commits.push_back(commit);
+    else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
+      if (ring.wait)
+        return std::nullopt;
+      ring.wait = wait;
+    }
+  }
+  if (body.empty() || !ring.wait || ring.commits.size() != 1 ||
+      !isa_and_nonnull<BarrierOp>(ring.wait->getNextNode()) ||
+      !isa_and_nonnull<AsyncCopyOp>(ring.commits[0]->getPrevNode()) ||
+      !ring.wait->isBeforeInBlock(ring.commits[0]))
+    return std::nullopt;
+  llvm::SmallPtrSet<Value, 4> buffers;
+  for (AsyncCopyOp copy : body) {
+    auto alloc = copy.getDest().getDefiningOp<LocalAllocOp>();
+    int64_t slots = copy.getDest().getType().getSlots();
+    if (!alloc || slots < 2 || (ring.stages && slots != ring.stages) ||
+        !qualifies(copy))
+      return std::nullopt;
+    ring.stages = slots;
+    buffers.insert(copy.getDest());
+  }
+  ring.perSlot = body.size();
+  // Every other use of the buffers: the prologue's copies, reads in the body.
+  for (Value buffer : buffers)
+    for (Operation *user : buffer.getUsers()) {
+      if (loop->isProperAncestor(user))
+        continue;
+      auto copy = dyn_cast<AsyncCopyOp>(user);
+      if (!copy || copy->getBlock() != loop->getBlock() ||
+          !copy->isBeforeInBlock(loop) || !qualifies(copy))
+        return std::nullopt;
+      ring.copies.push_back(copy);
+    }
+  for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode())
+    if (auto commit = dyn_cast<AsyncCommitOp>(op))
+      if (auto copy = dyn_cast_or_null<AsyncCopyOp>(commit->getPrevNode());
+          copy && llvm::is_contained(ring.copies, copy))
+        ring.commits.push_back(commit);
+  if (ring.copies.size() != size_t(ring.stages - 1) * body.size() ||
+      ring.commits.size() != size_t(ring.stages))
+    return std::nullopt;
+  ring.copies.append(body.begin(), body.end());
+  return ring;
+}

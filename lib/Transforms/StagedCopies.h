@@ -80,6 +80,24 @@ void emitStagedCopies(mlir::OpBuilder &builder, mlir::scf::ForOp loop,
 
 /// Erases the original copies, their sync ops and the slice ops left unused.
 void eraseStagedCopies(StagedLoop &staged);
+/// A loop in the form tile-pipeline-copies leaves: in the body one
+/// `async_wait; barrier`, then the copies of a later iteration into slotted
+/// buffers (2 slots or more, one count for all) and one commit after them;
+/// before the loop, in its block, the prologue's copies into the same
+/// buffers, each stage's run followed by its commit.
+struct PipelinedRing {
+  mlir::scf::ForOp loop;
+  llvm::SmallVector<tile::AsyncCopyOp> copies; // prologue and body
+  llvm::SmallVector<tile::AsyncCommitOp> commits;
+  tile::AsyncWaitOp wait;
+  int64_t stages = 0, perSlot = 0;
+};
+
+/// The ring of `loop` when it has that form and `qualifies` accepts each of
+/// its copies.
+std::optional<PipelinedRing>
+matchPipelinedRing(mlir::scf::ForOp loop,
+                   llvm::function_ref<bool(tile::AsyncCopyOp)> qualifies);
 } // namespace flash
 
 #endif // FLASH_LIB_TRANSFORMS_STAGEDCOPIES_H

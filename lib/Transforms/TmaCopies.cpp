@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
 #include "SharedStaging.h"
+#include "StagedCopies.h"
 #include "flashc/Dialect/Tile/TmaAttributes.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
@@ -97,80 +98,6 @@ std::optional<StringRef> tmaCopyOf(AsyncCopyOp copy) {
   return tmaSwizzleOf(type);
 }
 
-struct Ring {
-  scf::ForOp loop;
-  SmallVector<AsyncCopyOp> copies; // prologue and body
-  SmallVector<AsyncCommitOp> commits;
-  AsyncWaitOp wait;
-  int64_t stages = 0, perSlot = 0;
-};
-
-/// The pipelined form tile-pipeline-copies leaves: in the body one
-/// `async_wait; barrier`, then the copies of a later iteration and one
-/// commit; before the loop the prologue's copies into the same buffers,
-/// each run with its commit.
-std::optional<Ring> matchRing(scf::ForOp loop) {
-  Ring ring;
-  ring.loop = loop;
-  SmallVector<Operation *> nested;
-  loop.getBody()->walk([&](Operation *op) {
-    if (isa<AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op) &&
-        op->getBlock() != loop.getBody())
-      nested.push_back(op);
-  });
-  if (!nested.empty())
-    return std::nullopt;
-  SmallVector<AsyncCopyOp> body;
-  for (Operation &op : *loop.getBody()) {
-    if (auto copy = dyn_cast<AsyncCopyOp>(op))
-      body.push_back(copy);
-    else if (auto commit = dyn_cast<AsyncCommitOp>(op))
-      ring.commits.push_back(commit);
-    else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
-      if (ring.wait)
-        return std::nullopt;
-      ring.wait = wait;
-    }
-  }
-  if (body.empty() || !ring.wait || ring.commits.size() != 1 ||
-      !isa_and_nonnull<BarrierOp>(ring.wait->getNextNode()) ||
-      !isa_and_nonnull<AsyncCopyOp>(ring.commits[0]->getPrevNode()) ||
-      ring.wait->isBeforeInBlock(ring.commits[0]) == false)
-    return std::nullopt;
-  llvm::SmallPtrSet<Value, 4> buffers;
-  for (AsyncCopyOp copy : body) {
-    auto alloc = copy.getDest().getDefiningOp<LocalAllocOp>();
-    int64_t slots = copy.getDest().getType().getSlots();
-    if (!alloc || slots < 2 || (ring.stages && slots != ring.stages) ||
-        !tmaCopyOf(copy))
-      return std::nullopt;
-    ring.stages = slots;
-    buffers.insert(copy.getDest());
-  }
-  ring.perSlot = body.size();
-  // Every other use of the buffers: the prologue's copies, reads in the body.
-  for (Value buffer : buffers)
-    for (Operation *user : buffer.getUsers()) {
-      if (loop->isProperAncestor(user))
-        continue;
-      auto copy = dyn_cast<AsyncCopyOp>(user);
-      if (!copy || copy->getBlock() != loop->getBlock() ||
-          !copy->isBeforeInBlock(loop) || !tmaCopyOf(copy))
-        return std::nullopt;
-      ring.copies.push_back(copy);
-    }
-  for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode())
-    if (auto commit = dyn_cast<AsyncCommitOp>(op))
-      if (auto copy = dyn_cast_or_null<AsyncCopyOp>(commit->getPrevNode());
-          copy && llvm::is_contained(ring.copies, copy))
-        ring.commits.push_back(commit);
-  if (ring.copies.size() != size_t(ring.stages - 1) * body.size() ||
-      ring.commits.size() != size_t(ring.stages))
-    return std::nullopt;
-  ring.copies.append(body.begin(), body.end());
-  return ring;
-}
-
 struct TileTmaCopiesPass
     : flash::impl::TileTmaCopiesBase<TileTmaCopiesPass> {
   void runOnOperation() override {
@@ -185,7 +112,8 @@ struct TileTmaCopiesPass
     Builder b(&getContext());
     SmallVector<int64_t> counts;
     for (scf::ForOp loop : loops) {
-      std::optional<Ring> ring = matchRing(loop);
+      std::optional<flash::PipelinedRing> ring = flash::matchPipelinedRing(
+          loop, [](AsyncCopyOp copy) { return tmaCopyOf(copy).has_value(); });
       if (!ring) {
         LLVM_DEBUG(llvm::dbgs() << "keeps cp.async: " << loop.getLoc() << "\n");
         continue;

@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
 #include "SharedStaging.h"
+#include "StagedCopies.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
 #include "flashc/Dialect/Tile/TileDialect.h"
@@ -127,80 +128,20 @@ struct Plan {
   llvm::SmallPtrSet<Operation *, 4> handovers;
 };
 
-/// A pipelined cp.async loop (tile-pipeline-copies' form, as
-/// tile-tma-copies' matchRing): in the body `async_wait; barrier`, copies of
-/// a later iteration into slotted buffers and one commit after them; before
-/// the loop, in the body of the kernel, the prologue's copies into the same
-/// buffers, each stage's followed by its commit.
-struct CpAsyncRing {
-  scf::ForOp loop;
-  SmallVector<AsyncCopyOp> copies;
-  SmallVector<AsyncCommitOp> commits;
-  AsyncWaitOp wait;
-  int64_t stages = 0;
-  bool gathered = false;
-};
-
-std::optional<CpAsyncRing> matchCpAsyncRing(scf::ForOp loop, Block &entry) {
-  CpAsyncRing ring;
-  ring.loop = loop;
-  bool nested = false;
-  loop.getBody()->walk([&](Operation *op) {
-    if (isa<AsyncCopyOp, AsyncCommitOp, AsyncWaitOp>(op) &&
-        op->getBlock() != loop.getBody())
-      nested = true;
-  });
-  if (nested || loop->getBlock() != &entry)
-    return std::nullopt;
-  llvm::SmallPtrSet<Value, 4> buffers;
-  for (Operation &op : *loop.getBody()) {
-    if (auto copy = dyn_cast<AsyncCopyOp>(op)) {
-      int64_t slots = copy.getDest().getType().getSlots();
-      if (!copy.getDest().getDefiningOp<LocalAllocOp>() || slots < 2 ||
-          (ring.stages && slots != ring.stages) || isTma(copy))
-        return std::nullopt;
-      ring.stages = slots;
-      ring.copies.push_back(copy);
-      buffers.insert(copy.getDest());
-    } else if (auto commit = dyn_cast<AsyncCommitOp>(op)) {
-      if (!ring.commits.empty() ||
-          !isa_and_nonnull<AsyncCopyOp>(commit->getPrevNode()))
-        return std::nullopt;
-      ring.commits.push_back(commit);
-    } else if (auto wait = dyn_cast<AsyncWaitOp>(op)) {
-      if (ring.wait || !isa_and_nonnull<BarrierOp>(wait->getNextNode()))
-        return std::nullopt;
-      ring.wait = wait;
-    }
-  }
-  if (ring.copies.empty() || ring.commits.size() != 1 || !ring.wait)
-    return std::nullopt;
-  // Rows gathered through a table the loop reads (a paged cache's pages):
-  // varlen's gathers of its own rows keep their four warps (at HEAD_DIM 224
-  // its dropout variant spilled 44 bytes with a producer).
+/// Whether a pipelined cp.async ring gathers its rows through a table the
+/// loop reads (a paged cache's pages): varlen's gathers of its own rows keep
+/// their four warps (at HEAD_DIM 224 its dropout variant spilled 44 bytes
+/// with a producer).
+bool gathersThroughTable(const flash::PipelinedRing &ring) {
+  bool tableLoads = false;
+  scf::ForOp loop = ring.loop;
   loop.getBody()->walk([&](LoadOp load) {
     if (isa<IntegerType>(load.getType().getElementType()))
-      ring.gathered = true;
+      tableLoads = true;
   });
-  ring.gathered &= llvm::any_of(ring.copies,
-                                [](AsyncCopyOp c) { return c.isGathered(); });
-  size_t body = ring.copies.size();
-  for (Value buffer : buffers)
-    for (Operation *user : buffer.getUsers()) {
-      if (loop->isProperAncestor(user))
-        continue;
-      auto copy = dyn_cast<AsyncCopyOp>(user);
-      if (!copy || copy->getBlock() != &entry || !copy->isBeforeInBlock(loop))
-        return std::nullopt;
-      ring.copies.push_back(copy);
-    }
-  for (AsyncCopyOp copy : ArrayRef(ring.copies).drop_front(body))
-    if (auto commit = dyn_cast_or_null<AsyncCommitOp>(copy->getNextNode()))
-      ring.commits.push_back(commit);
-  if (ring.copies.size() != size_t(ring.stages) * body ||
-      ring.commits.size() != size_t(ring.stages))
-    return std::nullopt;
-  return ring;
+  return tableLoads && llvm::any_of(ring.copies, [](AsyncCopyOp c) {
+           return c.isGathered();
+         });
 }
 
 /// Why the kernel stays as it is, or the plan.
@@ -334,24 +275,25 @@ struct TileWarpSpecializePass
   /// (a paged KV cache, which the TMA unit cannot read).
   bool markCpAsyncRings(func::FuncOp func) {
     Block &entry = func.getBody().front();
-    SmallVector<CpAsyncRing> rings;
+    SmallVector<flash::PipelinedRing> rings;
     bool gathered = false;
     for (auto loop : entry.getOps<scf::ForOp>()) {
       bool copies = false;
       loop.getBody()->walk([&](AsyncCopyOp) { copies = true; });
       if (!copies)
         continue;
-      std::optional<CpAsyncRing> ring = matchCpAsyncRing(loop, entry);
+      std::optional<flash::PipelinedRing> ring = flash::matchPipelinedRing(
+          loop, [](AsyncCopyOp copy) { return !isTma(copy); });
       if (!ring)
         return false;
-      gathered |= ring->gathered;
+      gathered |= gathersThroughTable(*ring);
       rings.push_back(std::move(*ring));
     }
     if (!gathered)
       return false;
     Builder b(func.getContext());
     SmallVector<int64_t> counts;
-    for (CpAsyncRing &ring : rings) {
+    for (flash::PipelinedRing &ring : rings) {
       auto first = b.getI64IntegerAttr(counts.size());
       counts.append(ring.stages, kProducerThreads);
       for (AsyncCopyOp copy : ring.copies)

@@ -53,23 +53,12 @@ import numpy as np
 
 from scratch import remove_scratch
 
-from check_variant import nonzero_normal, shapes, visible
+from check_variant import add_run_args, nonzero_normal, shapes, visible
 
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--flashc", required=True)
-    ap.add_argument("--kernels-dir",
-                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                         "..", "..", "kernels"))
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--bf16", action="store_true")
-    ap.add_argument("-D", dest="defines", action="append", default=[])
-    ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[],
-                    help="an option for every `flashc run` (e.g. --arch=sm_90a)")
-    for size, default in (("B", 1), ("H", 2), ("H_KV", 0), ("Nq", 16), ("Nk", 16),
-                          ("D", 64)):
-        ap.add_argument("--" + size, type=int, default=default)
+    add_run_args(ap, "an option for every `flashc run` (e.g. --arch=sm_90a)")
     ap.add_argument("--q-scale", type=float, default=1.0)
     ap.add_argument("--DV", type=int, default=0, help="v's head dim (default D)")
     ap.add_argument("--alibi", action="store_true", help="the ALiBi kernels, Slopes [B, H]")

@@ -30,6 +30,7 @@ import sys
 
 import numpy as np
 
+from check_variant import add_run_args
 from scratch import remove_scratch
 
 MASK32 = 0xFFFFFFFF
@@ -62,17 +63,8 @@ def keep_mask(rng, b, h, nq, nk):
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--flashc", required=True)
-    ap.add_argument("--kernels-dir",
-                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                         "..", "..", "kernels"))
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--bf16", action="store_true")
-    ap.add_argument("-D", dest="defines", action="append", default=[])
-    ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[])
-    for size, default in (("B", 1), ("H", 2), ("H_KV", 0), ("Nq", 16), ("Nk", 16),
-                          ("D", 64), ("DV", 0)):
-        ap.add_argument("--" + size, type=int, default=default)
+    add_run_args(ap, "an option for every `flashc run` (e.g. --arch=sm_90a)")
+    ap.add_argument("--DV", type=int, default=0)
     ap.add_argument("--p", type=float, default=0.17, help="dropout probability")
     ap.add_argument("--alibi", action="store_true")
     ap.add_argument("--probs", action="store_true", help="check flash_attn_dropout_probs")

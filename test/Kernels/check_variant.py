@@ -50,10 +50,11 @@ KERNELS = {
 }
 
 
-def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_run_args(ap, flag_help):
+    """The options of a check that runs kernels with `flashc run`: the
+    compiler, the kernels and scratch directories, the type, defines, flashc
+    flags (FLAG_HELP), and the sizes B, H, H_KV, Nq, Nk and D."""
     ap.add_argument("--flashc", required=True)
-    ap.add_argument("--kernel", required=True, choices=sorted(KERNELS))
     ap.add_argument("--kernels-dir",
                     default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                          "..", "..", "kernels"))
@@ -61,10 +62,16 @@ def parse_args():
     ap.add_argument("--bf16", action="store_true")
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--flashc-flag", dest="flashc_flags", action="append", default=[],
-                    help="an option for `flashc run` (e.g. --defer-loop-sums)")
+                    help=flag_help)
     for size, default in (("B", 1), ("H", 2), ("H_KV", 0), ("Nq", 16), ("Nk", 16),
                           ("D", 64)):
         ap.add_argument("--" + size, type=int, default=default)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_args(ap, "an option for `flashc run` (e.g. --defer-loop-sums)")
+    ap.add_argument("--kernel", required=True, choices=sorted(KERNELS))
     ap.add_argument("--DV", type=int, default=0, help="V's head dim (default: D)")
     ap.add_argument("--q-scale", type=float, default=1.0)
     ap.add_argument("--mask-rows", action="store_true",
