@@ -136,8 +136,10 @@ bool flash::mayWrite(Operation *op, Value global) {
     if (auto atomic = dyn_cast<AtomicAddOp>(op))
       return atomic.getDest() == global ? WalkResult::interrupt()
                                         : WalkResult::advance();
+    // A device_assert stops the kernel and writes no tensor (the paged
+    // kernels check their block table's size with one).
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects)
+    if (!effects || isa<DeviceAssertOp>(op))
       return WalkResult::advance();
     SmallVector<MemoryEffects::EffectInstance> instances;
     effects.getEffects(instances);

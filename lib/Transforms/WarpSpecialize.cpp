@@ -102,19 +102,8 @@ bool readsUnwrittenParam(Operation *op, func::FuncOp func, bool tiles) {
   else if (auto load = dyn_cast<LoadOp>(op); load && tiles)
     source = load.getSource();
   auto arg = source ? dyn_cast<BlockArgument>(source) : nullptr;
-  if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
-    return false;
-  if (!tiles)
-    return !flash::mayWrite(func, arg);
-  // A device_assert stops the kernel and writes no tensor (the paged
-  // kernels check their block table's size with one).
-  WalkResult written = func.walk([&](Operation *op) {
-    if (op->getNumRegions() || isa<DeviceAssertOp>(op) ||
-        !flash::mayWrite(op, arg))
-      return WalkResult::advance();
-    return WalkResult::interrupt();
-  });
-  return !written.wasInterrupted();
+  return arg && arg.getOwner()->getParentOp() == func.getOperation() &&
+         !flash::mayWrite(func, arg);
 }
 
 struct Plan {
