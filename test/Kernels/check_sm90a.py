@@ -154,7 +154,7 @@ KERNELS = [
         Case("causal, Nq < Nk", ("CAUSAL=true",), H=1, Nq=45, Nk=100),
         Case("causal, Nq > Nk (rows that see no key)", ("CAUSAL=true",), H=1, Nq=70,
              Nk=33)), bf16=False),
-    # HOPPER_TILES at every head dim (flash_attn_bias: below 256).
+    # HOPPER_TILES at every head dim.
     Kernel("flash_attn", "variant", ATTENTION + (V_NARROW, V_WIDE), specialized=EVERY_DIM),
     Kernel("flash_attn_lse", "variant", (CAUSAL_EMPTY, WINDOW_CAUSAL, TAILS, WINDOW, V_WIDE,
                                          V_NARROW),
@@ -165,7 +165,7 @@ KERNELS = [
                                                V_NARROW),
            specialized=EVERY_DIM),
     Kernel("flash_attn_bias", "variant", (CAUSAL_GQA, TAILS, WINDOW, V_NARROW, V_WIDE),
-           specialized=lambda d: d != 256),
+           specialized=EVERY_DIM),
     Kernel("flash_attn_key_mask", "variant", (TAILS, CAUSAL_EMPTY, WINDOW, V_WIDE, V_NARROW),
            specialized=EVERY_DIM),
     Kernel("flash_attn_varlen", "inference", (
