@@ -7,6 +7,7 @@ interpreter's.
 
   check_dropout.py --flashc F --workdir W [--bf16] [-D X=V]... [--flashc-flag F]...
                    [--B --H --H_KV --Nq --Nk --D --DV N] [--p P] [--alibi]
+                   [--probs | --varlen Q_LENGTHS K_LENGTHS]
 
 The reference reads CAUSAL, WINDOW_LEFT, WINDOW_RIGHT and SOFTCAP from the
 -D options (FlashAttention-2's masks, bottom-right aligned) and, with
@@ -15,6 +16,11 @@ differs from the reference's in one element of a visible row moves that
 row's O by a weight of 1 / (1 - p) times a V row: the tolerances below
 (those of check_variant.py) do not pass it. Prints PASS/FAIL lines; exit
 code 0 when every check passes.
+
+--varlen runs kernels/flash_attn_varlen_dropout.tile instead over sequences
+of Q_LENGTHS queries and K_LENGTHS keys (comma-separated) packed into Q,
+K and V (--B, --Nq, --Nk and --DV unused): each sequence's reference is
+the one above, its keep mask that of the packed rows and keys with batch 0.
 
 --probs runs kernels/flash_attn_dropout_probs.tile instead (S, the weights
 as return_attn_probs gives them, negated where dropped): the signs of S on
@@ -68,6 +74,8 @@ def parse_args():
     ap.add_argument("--p", type=float, default=0.17, help="dropout probability")
     ap.add_argument("--alibi", action="store_true")
     ap.add_argument("--probs", action="store_true", help="check flash_attn_dropout_probs")
+    ap.add_argument("--varlen", nargs=2, metavar=("Q_LENGTHS", "K_LENGTHS"),
+                    help="check flash_attn_varlen_dropout over sequences of these lengths")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args()
 
@@ -90,40 +98,29 @@ def main():
     def normal(shape):
         a = rng.standard_normal(shape)
         return np.where(a == 0, 0.5, a).astype(half)
-    q, k, v = normal((b, h, nq, d)), normal((b, hkv, nk, d)), normal((b, hkv, nk, dv))
+    if args.varlen:
+        q_lens, k_lens = ([int(x) for x in text.split(",")] for text in args.varlen)
+        nq, nk = sum(q_lens), sum(k_lens)
+        q, k, v = normal((nq, h, d)), normal((nk, hkv, d)), normal((nk, hkv, d))
+    else:
+        q, k, v = normal((b, h, nq, d)), normal((b, hkv, nk, d)), normal((b, hkv, nk, dv))
     slopes = (rng.uniform(0.05, 0.5, (1, h))).astype(np.float32)
     state = np.array([0x1234567, -0x2345678, 3, int(args.p * 2 ** 31)], np.int32)
     sm_scale = float(np.float32(1 / np.sqrt(d)))
-
-    # float64 reference.
-    heads = np.arange(h) // (h // hkv)
-    qf, kf, vf = q.astype(np.float64), k.astype(np.float64)[:, heads], v.astype(np.float64)[:, heads]
-    s = np.einsum("bhid,bhjd->bhij", qf, kf) * sm_scale
-    if softcap > 0:
-        s = softcap * np.tanh(s / softcap)
-    i = np.arange(nq)[:, None] + (nk - nq)
-    j = np.arange(nk)[None, :]
-    if args.alibi:
-        s = s - slopes[0][None, :, None, None].astype(np.float64) * np.abs(i - j)
-    ok = np.ones((nq, nk), bool)
-    if left >= 0:
-        ok &= j >= i - left
-    if right >= 0:
-        ok &= j <= i + right
-    s = np.where(ok, s, -np.inf)
-    m = s.max(-1, keepdims=True)
-    e = np.exp(s - np.where(np.isfinite(m), m, 0))
-    total = e.sum(-1, keepdims=True)
-    probs = e / np.maximum(total, 1e-300)
-    keep = keep_mask(state, b, h, nq, nk)
-    o_ref = np.einsum("bhij,bhjd->bhid", np.where(keep, probs / (1 - state[3] / 2 ** 31), 0.0), vf)
-    with np.errstate(divide="ignore"):
-        lse_ref = np.where(total[..., 0] > 0, np.log(np.maximum(total[..., 0], 1e-300)) +
-                           np.where(np.isfinite(m[..., 0]), m[..., 0], 0), np.inf)
+    masks = (left, right, softcap, slopes[0] if args.alibi else None)
 
     os.makedirs(args.workdir, exist_ok=True)
     tag = "dropout-%d" % os.getpid()
     path = lambda name: os.path.join(args.workdir, "%s-%s.npy" % (tag, name))
+    if args.varlen:
+        return check_varlen(args, q, k, v, slopes, state, sm_scale, masks, q_lens, k_lens,
+                            half, path, tag)
+    # float64 reference.
+    heads = np.arange(h) // (h // hkv)
+    keep = keep_mask(state, b, h, nq, nk)
+    s, o_ref, lse_ref = reference(q.astype(np.float64), k.astype(np.float64)[:, heads],
+                                  v.astype(np.float64)[:, heads], sm_scale, masks, keep,
+                                  state[3] / 2 ** 31)
     if args.probs:
         return check_probs(args, q, k, slopes, state, sm_scale, s, keep, lse_ref, half, path,
                            tag, (b, h, nq, nk, d, hkv))
@@ -135,11 +132,80 @@ def main():
     np.save(path("poison-LSE"), np.full((b, h, nq), np.nan, np.float32))
     base += ["--arg", "O=" + path("poison-O"), "--arg", "LSE=" + path("poison-LSE"),
              "--arg", "sm_scale=%r" % sm_scale]
-    tol_o = (1.6e-2, 8e-2) if args.bf16 else (2e-3, 1e-2)
-    tol_lse = (3e-4, 8e-4) if args.bf16 else (1e-5, 1e-4)
     what = "flash_attn_dropout%s B=%d H=%d H_KV=%d Nq=%d Nk=%d D=%d DV=%d p=%g %s%s" % (
         " bf16" if args.bf16 else "", b, h, hkv, nq, nk, d, dv, args.p, " ".join(args.defines),
         " ALiBi" if args.alibi else "")
+    return run_targets(args, base, what, o_ref, lse_ref, half, path, tag)
+
+
+def reference(qf, kf, vf, sm_scale, masks, keep, p):
+    """float64 scores s (-inf where masked), O and LSE of Q [.., Nq, D]
+    against K and V [.., Nk, D] (one KV head per query head) under MASKS
+    (left, right, softcap, ALiBi slopes per head or None) and the keep mask
+    KEEP [.., Nq, Nk], bottom-right aligned."""
+    left, right, softcap, slopes = masks
+    nq, nk = qf.shape[-2], kf.shape[-2]
+    s = np.einsum("...hid,...hjd->...hij", qf, kf) * sm_scale
+    if softcap > 0:
+        s = softcap * np.tanh(s / softcap)
+    i = np.arange(nq)[:, None] + (nk - nq)
+    j = np.arange(nk)[None, :]
+    if slopes is not None:
+        s = s - slopes[:, None, None].astype(np.float64) * np.abs(i - j)
+    ok = np.ones((nq, nk), bool)
+    if left >= 0:
+        ok &= j >= i - left
+    if right >= 0:
+        ok &= j <= i + right
+    s = np.where(ok, s, -np.inf)
+    m = s.max(-1, keepdims=True, initial=-np.inf)
+    e = np.exp(s - np.where(np.isfinite(m), m, 0))
+    total = e.sum(-1, keepdims=True)
+    probs = e / np.maximum(total, 1e-300)
+    o_ref = np.einsum("...hij,...hjd->...hid", np.where(keep, probs / (1 - p), 0.0), vf)
+    with np.errstate(divide="ignore"):
+        lse_ref = np.where(total[..., 0] > 0, np.log(np.maximum(total[..., 0], 1e-300)) +
+                           np.where(np.isfinite(m[..., 0]), m[..., 0], 0), np.inf)
+    return s, o_ref, lse_ref
+
+
+def check_varlen(args, q, k, v, slopes, state, sm_scale, masks, q_lens, k_lens, half, path,
+                 tag):
+    """flash_attn_varlen_dropout over sequences of q_lens queries and k_lens
+    keys packed into Q [TotalQ, H, D], K and V [TotalK, H_KV, D]: the keep
+    mask's counter is the packed row and key with batch 0, as the kernel's."""
+    (total_q, h, d), hkv = q.shape, k.shape[1]
+    heads = np.arange(h) // (h // hkv)
+    cu_q, cu_k = (np.concatenate([[0], np.cumsum(n)]).astype(np.int32) for n in (q_lens, k_lens))
+    keep = keep_mask(state, 1, h, total_q, k.shape[0])[0]
+    o_ref = np.zeros((total_q, h, d))
+    lse_ref = np.full((h, total_q), np.inf)
+    for q0, q1, k0, k1 in zip(cu_q, cu_q[1:], cu_k, cu_k[1:]):
+        qf = q[q0:q1].astype(np.float64).transpose(1, 0, 2)
+        kf, vf = (x[k0:k1][:, heads].astype(np.float64).transpose(1, 0, 2) for x in (k, v))
+        _, o, lse = reference(qf, kf, vf, sm_scale, masks, keep[:, q0:q1, k0:k1],
+                              state[3] / 2 ** 31)
+        o_ref[q0:q1] = o.transpose(1, 0, 2)
+        lse_ref[:, q0:q1] = lse
+    base = run_command(args, "flash_attn_varlen_dropout.tile", d, path,
+                       (("Q", q), ("K", k), ("V", v), ("cu_seqlens_q", cu_q),
+                        ("cu_seqlens_k", cu_k), ("Slopes", slopes), ("Rng", state)))
+    np.save(path("poison-O"), np.full(q.shape, np.nan, half))
+    np.save(path("poison-LSE"), np.full((h, total_q), np.nan, np.float32))
+    base += ["--arg", "O=" + path("poison-O"), "--arg", "LSE=" + path("poison-LSE"),
+             "--arg", "max_seqlen_q=%d" % max(q_lens), "--arg", "sm_scale=%r" % sm_scale]
+    what = "flash_attn_varlen_dropout%s q lengths %s k lengths %s H=%d H_KV=%d D=%d p=%g %s%s" % (
+        " bf16" if args.bf16 else "", args.varlen[0], args.varlen[1], h, hkv, d, args.p,
+        " ".join(args.defines), " ALiBi" if args.alibi else "")
+    return run_targets(args, base, what, o_ref, lse_ref, half, path, tag)
+
+
+def run_targets(args, base, what, o_ref, lse_ref, half, path, tag):
+    """Runs BASE (a `flashc run` command writing O and LSE) on the interpreter
+    and on the emulator and checks both against the references, and the
+    emulator's O against the interpreter's."""
+    tol_o = (1.6e-2, 8e-2) if args.bf16 else (2e-3, 1e-2)
+    tol_lse = (3e-4, 8e-4) if args.bf16 else (1e-5, 1e-4)
 
     def check_o(out, ref):
         err = out.astype(np.float64) - ref
