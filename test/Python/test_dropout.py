@@ -366,12 +366,14 @@ def test_varlen(target, causal, deterministic, arch):
             assert relative_error(g, w[0]) < 5e-3, (name, b)
 
 
-@pytest.mark.parametrize("d,causal,window", [(64, True, -1), (128, False, 50), (192, True, 30)])
+@pytest.mark.parametrize("d,causal,window", [(64, True, -1), (128, False, 50), (192, True, 30),
+                                             (256, False, 40)])
 def test_varlen_sm90a_tiles(d, causal, window):
     """flash_attn_varlen_dropout at sm_90a's warp-specialized tiles (128 x 32,
-    every key block a TMA box of packed rows) over sequences of several key
-    blocks: the kept weights are NumPy's Philox mask, on the emulator as on
-    the interpreter."""
+    every key block a TMA box of packed rows, the Q block a window of them;
+    at 256 read from shared memory in the loop) over sequences of several
+    key blocks: the kept weights are NumPy's Philox mask, on the emulator as
+    on the interpreter."""
     from flashc.flash_attn import flash_attn_varlen_func
 
     lengths_q, lengths_k = [5, 150, 40, 1], [9, 200, 170, 64]
