@@ -185,10 +185,11 @@ LogicalResult checkWarpgroupFragments(MmaOp op, const TileInfo &c,
 }
 
 /// The RS form: inline PTX (docs/ir-conventions.md), the accumulators tied
-/// to the results, scale-d a predicate set from the last operand (1).
+/// to the results, scale-d a predicate set from the last operand (1:
+/// accumulate; 0: the accumulators are not read).
 Value emitRegisterAWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
                          ArrayRef<Value> aRegs, Value descB, int64_t n,
-                         NVVM::WGMMATypes inType, bool transB) {
+                         NVVM::WGMMATypes inType, bool transB, bool scaleD) {
   int64_t h = n / 2;
   bool fp8 = inType == NVVM::WGMMATypes::e4m3;
   std::string type = fp8                                ? "e4m3"
@@ -218,8 +219,7 @@ Value emitRegisterAWgmma(OpBuilder &b, Location loc, ArrayRef<Value> acc,
   SmallVector<Value> operands(acc);
   llvm::append_range(operands, aRegs);
   operands.push_back(descB);
-  // scale-d: accumulate (the accumulator is the program's, zero or not).
-  operands.push_back(arith::ConstantIntOp::create(b, loc, 1, 32));
+  operands.push_back(arith::ConstantIntOp::create(b, loc, scaleD ? 1 : 0, 32));
   Type f32 = b.getF32Type();
   auto resultType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(h, f32));
@@ -684,6 +684,20 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
           aRegisters[{r, kk}].push_back(
               packA(b, loc, adaptor.getA(), aFirst + 2 * i));
       }
+    // A zero accumulator (the scores') reaches a repeat's first wgmma as
+    // moves of the zero into its tied inputs, right before it; for a repeat
+    // r > 0 those follow repeat r - 1's wgmmas, and ptxas injects a
+    // warpgroup.arrive and a warpgroup.wait there (C7519, C7517). In the RS
+    // form those repeats take scale-d 0 on each chunk's first k-step
+    // instead, inputs undefined (CUTLASS's ScaleOut::Zero); repeat 0's moves
+    // precede every wgmma of the fence. The SS form keeps the moves: the
+    // 4-warp flash_attn (HOPPER_TILES off, Q re-read from shared memory)
+    // spills 52 bytes once ptxas no longer serializes its wgmmas there.
+    bool zeroAcc = matchPattern(op.getAcc(), m_AnyZeroFloat()) && !aShared;
+    SmallVector<Value> undefAcc;
+    if (zeroAcc && m / rowsPerStep > 1)
+      undefAcc.assign(std::min(kWgmmaMaxN, n) / 2,
+                      LLVM::UndefOp::create(b, loc, b.getF32Type()));
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t r = 0; r < m / rowsPerStep; ++r) {
       for (int64_t n0 = 0; n0 < n; n0 += kWgmmaMaxN) {
@@ -691,7 +705,10 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
         int64_t first = r * n / 2 + n0 / 2;
         for (int64_t kk = 0; kk < atomsK; ++kk) {
           Value descB = bShared->descriptor(b, loc, n0, kk * stepK);
-          ArrayRef<Value> regs = ArrayRef<Value>(acc).slice(first, nc / 2);
+          bool scaleD = !zeroAcc || r == 0 || kk > 0;
+          ArrayRef<Value> regs =
+              scaleD ? ArrayRef<Value>(acc).slice(first, nc / 2)
+                     : ArrayRef<Value>(undefAcc).take_front(nc / 2);
           Value d;
           if (aShared) {
             Value descA = aShared->descriptor(b, loc, r * rowsPerStep,
@@ -700,7 +717,7 @@ struct WgmmaLowering : OpConversionPattern<MmaOp> {
                                  aShared->mnMajor, bShared->mnMajor);
           } else {
             d = emitRegisterAWgmma(b, loc, regs, aRegisters[{r, kk}], descB,
-                                   nc, inType, bShared->mnMajor);
+                                   nc, inType, bShared->mnMajor, scaleD);
             if (transposeB)
               d.getDefiningOp()->setAttr(kFp8TransposeAttrName,
                                          b.getUnitAttr());

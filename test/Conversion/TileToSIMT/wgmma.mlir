@@ -324,3 +324,45 @@ func.func @wide_rows(%A: !tile.global<[64, 128], f16> {tile.name = "A"},
   return
 }
 }
+
+// -----
+
+// RS form with a zero accumulator over two 64-row repeats of one warpgroup
+// (128 rows on 4 warps, the scores of a 4-warp 128-row tile): repeat 1's
+// first k step takes scale-d 0 and undefined inputs, so that no moves of
+// the zero into its tied inputs follow repeat 0's wgmmas (ptxas would
+// inject warpgroup.arrive / wait there, C7519 / C7517); repeat 0 and the
+// later k steps accumulate (scale-d 1).
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#A = #tile.dot_op<0, #mma>
+#BT = #tile.dot_op<1, #mma, transposed = true>
+!kbuf = !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+// CHECK-LABEL: gpu.func @rs_zero_two_repeats
+// CHECK: %[[UNDEF:.*]] = llvm.mlir.undef : f32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-COUNT-4: llvm.inline_asm {{.*}}, %[[ONE]] : (f32,
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: llvm.inline_asm {{.*}} %[[UNDEF]], %[[UNDEF]], {{.*}}, %[[ZERO]] : (f32,
+// CHECK-COUNT-3: llvm.inline_asm {{.*}}, %[[ONE]] : (f32,
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+module attributes {tile.wgmma} {
+func.func @rs_zero_two_repeats(%Q: !tile.global<[128, 64], f16> {tile.name = "Q"},
+                               %K: !tile.global<[64, 64], f16> {tile.name = "K"},
+                               %O: !tile.global<[128, 64], f32> {tile.name = "O"})
+    attributes {tile.num_warps = 4 : i32, tile.shared_bytes = 8192 : i64} {
+  %c0 = arith.constant 0 : i32
+  %kbuf = tile.local_alloc {offset = 0 : i64} : !kbuf
+  tile.async_copy %K[%c0, %c0] window [0, 1] into %kbuf[%c0] : !tile.global<[64, 64], f16> -> !kbuf
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %q = tile.load %Q[%c0, %c0] window [0, 1] pad 0.0 : f16 : !tile.global<[128, 64], f16> -> tensor<128x64xf16, #A>
+  %k = tile.local_load %kbuf[%c0] : !kbuf -> tensor<64x64xf16, #BT>
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32, #mma>
+  %s = tile.mma %q, %k, %zero {transpose_b} : tensor<128x64xf16, #A>, tensor<64x64xf16, #BT> -> tensor<128x64xf32, #mma>
+  tile.store %s, %O[%c0, %c0] window [0, 1] : tensor<128x64xf32, #mma> -> !tile.global<[128, 64], f32>
+  return
+}
+}
