@@ -51,12 +51,13 @@
 // the transaction bytes like the others. Predicated-off copies (past the
 // loop's end) are not issued: nothing waits for them.
 //
-// On sm_90a a tile.atomic_add whose window is a box (tmaReduceStagingOf)
-// goes to global memory as TMA reduce-adds instead of one red.global.add
+// On sm_90a a tile.atomic_add marked tile.tma_reduce whose window is a box
+// (tmaReduceStagingOf) goes to global memory as TMA reduce-adds instead of one red.global.add
 // per element, whose address arithmetic a consumer warp's registers cannot
 // afford beside dK and dV (FlashAttention-3's dQ). The staging buffer (one
-// for all such ops, after the kernel's buffers, on a 1024-byte boundary)
-// holds the tile as the TMA unit's swizzled boxes, and around the op:
+// for all such ops, after the kernel's buffers, on a 128-byte boundary)
+// holds the tile as boxes of 8 columns (TmaReduceStaging), and around the
+// op:
 //
 //   before              thread 0: cp.async.bulk.wait_group.read 0 (its
 //                       reduce-adds from the buffer's last use have read
@@ -83,6 +84,7 @@
 
 #include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
+#include "flashc/Runtime/Arch.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -383,9 +385,9 @@ struct TmaLowering {
     unsigned rank = op.getDest().getType().getRank();
     SmallVector<int64_t> box(rank, 1);
     box[window[0]] = staging.rows;
-    box[rank - 1] = staging.span / 4;
+    box[rank - 1] = TmaReduceStaging::kBlockCols;
     FailureOr<Value> map =
-        mapFor(op, op.getDest(), box, staging.tmaSwizzle());
+        mapFor(op, op.getDest(), box, "none");
     if (failed(map))
       return failure();
     MLIRContext *ctx = op.getContext();
@@ -409,7 +411,7 @@ struct TmaLowering {
               d == int(rank) - 1
                   ? arith::AddIOp::create(
                         b, loc, op.getOffsets()[d],
-                        i32Const(b, loc, blk * staging.span / 4))
+                        i32Const(b, loc, blk * TmaReduceStaging::kBlockCols))
                         .getResult()
                   : op.getOffsets()[d]);
         NVVM::CpAsyncBulkTensorReduceOp::create(
@@ -440,13 +442,9 @@ struct TmaLowering {
 };
 } // namespace
 
-StringRef TmaReduceStaging::tmaSwizzle() const {
-  return span == 128 ? "128B" : span == 64 ? "64B" : "32B";
-}
-
 flash::tile::layout::SwizzleParams TmaReduceStaging::swizzle() const {
-  return {cols * 4, 4, 128 / span, span / 16, cols * 4 > span ? span : 0,
-          rows};
+  return {cols * 4, 4, /*perPhase=*/1, /*maxPhase=*/1,
+          cols > kBlockCols ? kBlockCols * 4 : 0, rows};
 }
 
 std::optional<TmaReduceStaging>
@@ -455,18 +453,17 @@ flash::simt::tmaReduceStagingOf(AtomicAddOp op) {
   GlobalType global = op.getDest().getType();
   ArrayRef<int64_t> window = op.getWindow();
   unsigned rank = global.getRank();
-  if (!targetsWgmma(op) || op.getMask() || !type || type.getRank() != 2 ||
+  if (!op->hasAttr(kTmaReduceAttrName) || !targetsWgmma(op) || op.getMask() ||
+      !type || type.getRank() != 2 ||
       !global.getElementType().isF32() || window.size() != 2 ||
       window[1] != int64_t(rank) - 1 || window[0] >= window[1] ||
       !global.isStaticDim(rank - 1))
     return std::nullopt;
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  if (global.getShape()[rank - 1] != cols || rows > 256 || rows % 8 != 0)
+  if (global.getShape()[rank - 1] != cols ||
+      cols % TmaReduceStaging::kBlockCols != 0 || rows > 256 || rows % 8 != 0)
     return std::nullopt;
-  for (int64_t span : {128, 64, 32})
-    if (cols * 4 % span == 0)
-      return TmaReduceStaging{rows, cols, span};
-  return std::nullopt;
+  return TmaReduceStaging{rows, cols};
 }
 
 LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
@@ -476,9 +473,6 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
     if (std::optional<TmaReduceStaging> staging = tmaReduceStagingOf(op))
       reduces.push_back({op, *staging});
   });
-  if (!counts && reduces.empty())
-    return success();
-  kernel->removeAttr(kTmaBarriersAttrName);
   MLIRContext *ctx = kernel.getContext();
   Builder attrs(ctx);
   TmaLowering lowering{kernel};
@@ -487,14 +481,24 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
           flash::tile::kSharedBytesAttrName))
     buffers = attr.getInt();
   if (!reduces.empty()) {
-    // On the 128B swizzle's repeat; each op waits for the buffer's last
-    // reads before it writes, so one buffer serves them all.
-    lowering.stagingAt = llvm::alignTo(buffers, 1024);
+    // Each op waits for the buffer's last reads before it writes, so one
+    // buffer serves them all. Where it would not fit beside the kernel's
+    // buffers, the adds stay atomics.
+    lowering.stagingAt = llvm::alignTo(buffers, 128);
     int64_t bytes = 0;
     for (auto &[op, staging] : reduces)
       bytes = std::max(bytes, staging.bytes());
-    buffers = lowering.stagingAt + bytes;
+    int64_t barrierBytes =
+        kMbarrierBytes * (counts ? 2 * int64_t(counts.size()) : 0);
+    if (lowering.stagingAt + bytes + barrierBytes >
+        flash::findArch("sm_90a")->maxShared)
+      reduces.clear();
+    else
+      buffers = lowering.stagingAt + bytes;
   }
+  if (!counts && reduces.empty())
+    return success();
+  kernel->removeAttr(kTmaBarriersAttrName);
   lowering.barriersAt = llvm::alignTo(buffers, kMbarrierBytes);
   SmallVector<int64_t> all;
   if (counts)

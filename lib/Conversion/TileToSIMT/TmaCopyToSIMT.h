@@ -17,23 +17,26 @@ inline constexpr llvm::StringLiteral kTmaReduceStagingAttrName =
     "simt.tma_reduce_staging";
 
 /// The shared staging of a tile.atomic_add that goes to global memory as
-/// TMA reduce-adds: the [rows, cols] f32 tile as column blocks of `span`
-/// bytes (128, 64 or 32: the widest that divides a row), each block one
-/// box, swizzled as the TMA unit's swizzle of that span.
+/// TMA reduce-adds: the [rows, cols] f32 tile as column blocks of 8 (32
+/// bytes a row), unswizzled, each block one box. An MMA accumulator's
+/// thread holds 2 columns of each 8: the 8 rows of a warp's v2 stores
+/// fill 256 consecutive bytes (no bank conflict), and every register's
+/// offset is the thread's first one plus a constant (one address register;
+/// a wider swizzled block would XOR the column blocks and need more).
 struct TmaReduceStaging {
-  int64_t rows = 0, cols = 0, span = 0;
+  static constexpr int64_t kBlockCols = 8;
+  int64_t rows = 0, cols = 0;
 
   int64_t bytes() const { return rows * cols * 4; }
-  int64_t blocks() const { return cols * 4 / span; }
-  int64_t blockBytes() const { return rows * span; }
-  /// The TMA swizzle's name ("128B", "64B", "32B").
-  llvm::StringRef tmaSwizzle() const;
+  int64_t blocks() const { return cols / kBlockCols; }
+  int64_t blockBytes() const { return rows * kBlockCols * 4; }
   tile::layout::SwizzleParams swizzle() const;
 };
 
-/// How `op` is staged when its adds go through the TMA unit (sm_90a): an
-/// unmasked f32 add whose window is a 2-D box of whole rows (the tensor's
-/// static last dim and one other), at most 256 rows, a multiple of 8.
+/// How `op` is staged when its adds go through the TMA unit (sm_90a, the op
+/// marked tile.tma_reduce): an unmasked f32 add whose window is a 2-D box of whole rows (the tensor's
+/// static last dim, a multiple of 8, and one other), at most 256 rows, a
+/// multiple of 8.
 std::optional<TmaReduceStaging> tmaReduceStagingOf(tile::AtomicAddOp op);
 
 /// Lowers the copies and waits tile-tma-copies marked in `kernel` (after its
