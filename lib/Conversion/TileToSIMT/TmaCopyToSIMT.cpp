@@ -52,12 +52,12 @@
 // loop's end) are not issued: nothing waits for them.
 //
 // On sm_90a a tile.atomic_add marked tile.tma_reduce whose window is a box
-// (tmaReduceStagingOf) goes to global memory as TMA reduce-adds instead of one red.global.add
-// per element, whose address arithmetic a consumer warp's registers cannot
-// afford beside dK and dV (FlashAttention-3's dQ). The staging buffer (one
-// for all such ops, after the kernel's buffers, on a 128-byte boundary)
-// holds the tile as boxes of 8 columns (TmaReduceStaging), and around the
-// op:
+// (tmaReduceStagingOf) goes to global memory as TMA reduce-adds instead of
+// one red.global.add per element, whose addresses take registers a
+// consumer warp may not have beside dK and dV (FlashAttention-3's dQ). The
+// staging buffer (one for all such ops, after the kernel's buffers, on a
+// 128-byte boundary; where it does not fit, the adds stay atomics) holds
+// the tile as boxes of 8 columns (TmaReduceStaging), and around the op:
 //
 //   before              thread 0: cp.async.bulk.wait_group.read 0 (its
 //                       reduce-adds from the buffer's last use have read
