@@ -455,15 +455,17 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kTmaProducerAttrName || name == kTmaReleaseAttrName ||
-      name == kWarpRolesAttrName) {
+      name == kWarpRolesAttrName || name == kTmaReduceAttrName) {
     bool placed = name == kTmaProducerAttrName  ? isa<AsyncCopyOp>(op)
                   : name == kTmaReleaseAttrName ? isa<AsyncWaitOp>(op)
+                  : name == kTmaReduceAttrName  ? isa<AtomicAddOp>(op)
                                                 : op->getName().getStringRef() == "scf.if";
     if (!placed || !isa<UnitAttr>(attr.getValue()))
       return op->emitError()
              << "'" << name << "' must be a unit attribute on a "
              << (name == kTmaProducerAttrName  ? "tile.async_copy"
                  : name == kTmaReleaseAttrName ? "tile.async_wait"
+                 : name == kTmaReduceAttrName  ? "tile.atomic_add"
                                                : "scf.if")
              << ", got " << attr.getValue();
     return success();

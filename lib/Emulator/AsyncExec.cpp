@@ -307,7 +307,8 @@ bool execTmaStore(Executor &ex, const Instr &I, const ActiveThreads &threads) {
     int32_t coords[kTmaMaxRank];
     if (!readTensorMap(ex, I, t, ex.cellsOf(ops[0])[t].i, map) ||
         !boxCoords(ex, I, t, map, ops, 2, coords) ||
-        !u.tmaStore(I, t, map, coords, sharedOffset(ex.cellsOf(ops[1]), t)))
+        !u.tmaStore(I, t, map, coords, sharedOffset(ex.cellsOf(ops[1]), t),
+                    /*add=*/I.imm != 0))
       return false;
   }
   return true;

@@ -8,6 +8,7 @@
 #include "Roles.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace flash::emu {
 
@@ -70,7 +71,8 @@ bool AsyncUnit::genericAccess(const Instr &I, int64_t t, uint32_t off,
     if (write && b.storesReading)
       return errors.fail(I, "write to shared byte " + hex(off + k) + " by " +
                                 threadName(t) +
-                                " while a TMA store is still reading it "
+                                " while a TMA store or reduce-add is still "
+                                "reading it "
                                 "(missing cp.async.bulk.wait_group.read?)");
     if (!write && b.publisher >= 0 &&
         barriers[b.publisher].seen[t] <= b.publishedPhase)
@@ -521,8 +523,8 @@ bool AsyncUnit::tmaLoad(const Instr &I, int64_t t, const TensorMap &map,
                    (b.mbarrier ? "belongs to a live mbarrier"
                     : b.loadsInFlight
                         ? "another TMA load in flight writes"
-                        : "a TMA store in flight still reads (missing "
-                          "cp.async.bulk.wait_group.read?)"));
+                        : "a TMA store or reduce-add in flight still "
+                          "reads (missing cp.async.bulk.wait_group.read?)"));
         return;
       }
     }
@@ -558,11 +560,15 @@ bool AsyncUnit::tmaLoad(const Instr &I, int64_t t, const TensorMap &map,
 }
 
 bool AsyncUnit::tmaStore(const Instr &I, int64_t t, const TensorMap &map,
-                         const int32_t *coords, uint32_t src) {
+                         const int32_t *coords, uint32_t src, bool add) {
+  const std::string reader =
+      (add ? "TMA reduce-add by " : "TMA store by ") + threadName(t);
+  if (add && map.type != TmaDataType::F32)
+    return errors.fail(I, reader + " through a map whose elements are not "
+                                   "f32 (the emulator adds f32 only)");
   for (int d = 0; d < map.rank; ++d)
     if (coords[d] < 0)
-      return errors.fail(I, "TMA store by " + threadName(t) +
-                                " at a negative coordinate (" +
+      return errors.fail(I, reader + " at a negative coordinate (" +
                                 std::to_string(coords[d]) + " in dimension " +
                                 std::to_string(d) + ")");
   if (!checkBoxAddress(memory, errors, I, t, map, src, "TMA store source"))
@@ -572,7 +578,6 @@ bool AsyncUnit::tmaStore(const Instr &I, int64_t t, const TensorMap &map,
   const uint32_t esz = st.elemBytes;
   bool ok = true;
   uint8_t buf[8];
-  const std::string reader = "TMA store by " + threadName(t);
   forEachBoxElement(map, coords, [&](const BoxElement &e) {
     if (!ok)
       return;
@@ -589,7 +594,7 @@ bool AsyncUnit::tmaStore(const Instr &I, int64_t t, const TensorMap &map,
     }
     Status s = memory.shared().read(a, buf, esz);
     if (!s.ok()) {
-      ok = errors.fail(I, s.error() + " (TMA store by " + threadName(t) +
+      ok = errors.fail(I, s.error() + " (" + reader +
                               "; nothing stored these bytes before)");
       return;
     }
@@ -598,11 +603,22 @@ bool AsyncUnit::tmaStore(const Instr &I, int64_t t, const TensorMap &map,
       return; // elements outside the tensor are not written
     uint8_t *dst;
     if (!memory.checkGlobal(I, t, int64_t(map.globalAddress + e.globalByte),
-                            esz, esz, GlobalAccess::Write, dst)) {
+                            esz, esz,
+                            add ? GlobalAccess::Atomic : GlobalAccess::Write,
+                            dst)) {
       ok = false;
       return;
     }
-    std::copy(buf, buf + esz, dst);
+    if (add) {
+      float sum, term;
+      std::memcpy(&sum, dst, 4);
+      std::memcpy(&term, buf, 4);
+      sum += term;
+      std::memcpy(dst, &sum, 4);
+      stats.globalBytesRead += esz;
+    } else {
+      std::copy(buf, buf + esz, dst);
+    }
     stats.globalBytesWritten += esz;
   });
   if (!ok)
@@ -610,8 +626,8 @@ bool AsyncUnit::tmaStore(const Instr &I, int64_t t, const TensorMap &map,
   for (uint32_t a : st.addr)
     for (uint32_t k = 0; k < esz; ++k)
       ++bytes[a + k].storesReading;
-  stats.tmaStores += 1;
-  stats.tmaBytesStored += boxBytes(map);
+  (add ? stats.tmaReduces : stats.tmaStores) += 1;
+  (add ? stats.tmaBytesReduced : stats.tmaBytesStored) += boxBytes(map);
   stats.sharedBytesRead += boxBytes(map);
   bulkCurrent[t].push_back(std::move(st));
   return true;

@@ -12,8 +12,9 @@
 //     is caught;
 //   * cp.async.mbarrier.arrive: each arrival keeps its thread's copies in
 //     flight and fires when they land, which is as late as a TMA load's;
-//   * each thread's bulk async-groups of TMA stores, whose shared source
-//     bytes must not be written before cp.async.bulk.wait_group.read;
+//   * each thread's bulk async-groups of TMA stores and reduce-adds, whose
+//     shared source bytes must not be written before
+//     cp.async.bulk.wait_group.read;
 //   * per shared byte: which mbarrier phase published a TMA write (a reader
 //     must have waited for it). The generic/async proxy state is Memory's.
 // Generic accesses report to genericAccess() through Memory::trackShared.
@@ -104,9 +105,12 @@ public:
   /// `dst`, signalling the mbarrier at `bar`.
   bool tmaLoad(const Instr &I, int64_t t, const TensorMap &map,
                const int32_t *coords, uint32_t dst, uint32_t bar);
-  /// Thread t's TMA store of the box at shared `src` to `coords`.
+  /// Thread t's TMA store of the box at shared `src` to `coords`; with
+  /// `add` a reduce-add of f32 (each element's addition rounded once, and
+  /// atomic: no other thread's access to it comes between its read and
+  /// write).
   bool tmaStore(const Instr &I, int64_t t, const TensorMap &map,
-                const int32_t *coords, uint32_t src);
+                const int32_t *coords, uint32_t src, bool add);
   void bulkCommit(int64_t t);
   /// cp.async.bulk.wait_group{.read} n of thread t.
   void bulkWait(int64_t t, uint32_t n);

@@ -183,23 +183,44 @@ static bool compileTmaLoad(ProgramBuilder &b, Operation *op) {
   return true;
 }
 
+/// A TMA store, or with `add` a reduce-add (Instr::imm = 1), of the box
+/// at shared `src` to `coords` through `map`.
+static bool compileBoxFromShared(ProgramBuilder &b, Operation *op, Value map,
+                                 Value src, ValueRange coords, Value pred,
+                                 bool add) {
+  if (coords.empty() || coords.size() > kTmaMaxRank)
+    return b.fail(op, "a TMA box has 1 to 5 coordinates");
+  Instr I = ProgramBuilder::instr(op, execTmaStore);
+  std::vector<int32_t> ops = {b.idOf(map), b.idOf(src)};
+  for (Value c : coords)
+    ops.push_back(b.idOf(c));
+  I.aux = b.program.lists.size();
+  b.program.lists.push_back(std::move(ops));
+  I.imm = add;
+  I.imm2 = idOrNone(b, pred);
+  b.emit(I);
+  return true;
+}
+
 static bool compileTmaStore(ProgramBuilder &b, Operation *op) {
   auto o = cast<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(op);
   if (o.getMode() != NVVM::TMAStoreMode::TILE)
     return b.fail(op, "only tile-mode TMA stores are supported");
-  size_t rank = o.getCoordinates().size();
-  if (rank < 1 || rank > kTmaMaxRank)
-    return b.fail(op, "a TMA box has 1 to 5 coordinates");
-  Instr I = ProgramBuilder::instr(op, execTmaStore);
-  std::vector<int32_t> ops = {b.idOf(o.getTmaDescriptor()),
-                              b.idOf(o.getSrcMem())};
-  for (Value c : o.getCoordinates())
-    ops.push_back(b.idOf(c));
-  I.aux = b.program.lists.size();
-  b.program.lists.push_back(std::move(ops));
-  I.imm2 = idOrNone(b, o.getPredicate());
-  b.emit(I);
-  return true;
+  return compileBoxFromShared(b, op, o.getTmaDescriptor(), o.getSrcMem(),
+                              o.getCoordinates(), o.getPredicate(),
+                              /*add=*/false);
+}
+
+/// Its f32 sums round in the order the CTAs add, as atomicrmw fadd's do:
+/// the launch runs them in grid order.
+static bool compileTmaReduce(ProgramBuilder &b, Operation *op) {
+  auto o = cast<NVVM::CpAsyncBulkTensorReduceOp>(op);
+  if (o.getMode() != NVVM::TMAStoreMode::TILE ||
+      o.getRedKind() != NVVM::TMAReduxKind::ADD)
+    return b.fail(op, "only tile-mode TMA reduce-adds are supported");
+  b.program.serialCTAs = true;
+  return compileBoxFromShared(b, op, o.getTmaDescriptor(), o.getSrcMem(),
+                              o.getCoordinates(), Value(), /*add=*/true);
 }
 
 static bool compileCpAsyncArrive(ProgramBuilder &b, Operation *op) {
@@ -255,6 +276,7 @@ void addAsyncOps(OpHandlers &handlers) {
   handlers.add<NVVM::FenceMbarrierInitOp>(compileFenceMbarrierInit);
   handlers.add<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(compileTmaLoad);
   handlers.add<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(compileTmaStore);
+  handlers.add<NVVM::CpAsyncBulkTensorReduceOp>(compileTmaReduce);
   handlers.add<NVVM::CpAsyncBulkCommitGroupOp>(compileBulkCommit);
   handlers.add<NVVM::CpAsyncMBarrierArriveOp>(compileCpAsyncArrive);
   handlers.add<NVVM::CpAsyncBulkWaitGroupOp>(compileBulkWait);

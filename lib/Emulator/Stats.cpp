@@ -67,6 +67,8 @@ const CounterField kCounterFields[] = {
     {"tma_bytes_loaded", "TMA bytes loaded", &Stats::tmaBytesLoaded},
     {"tma_stores", "TMA stores (boxes)", &Stats::tmaStores},
     {"tma_bytes_stored", "TMA bytes stored", &Stats::tmaBytesStored},
+    {"tma_reduces", "TMA reduce-adds (boxes)", &Stats::tmaReduces},
+    {"tma_bytes_reduced", "TMA bytes reduce-added", &Stats::tmaBytesReduced},
     {"mbarrier_waits", "mbarrier waits (warp instrs)", &Stats::mbarrierWaits},
     {"wgmma", "wgmma.mma_async (warpgroup instrs)", &Stats::wgmma},
     {"wgmma_flops", "wgmma MMA flops", &Stats::wgmmaFlops},

@@ -7,6 +7,7 @@ the interpreter's.
   check_backward.py --flashc F --workdir W [--bf16] [-D X=V]...
                     [--B --H --H_KV --Nq --Nk --D --DV N] [--q-scale X]
                     [--flashc-flag=OPTION]... [--alibi] [--varlen Q_LENGTHS K_LENGTHS]
+                    [--dropout P]
 
 The -D options go to flash_attn_bwd and flash_attn_bwd_dq (CAUSAL,
 WINDOW_LEFT, WINDOW_RIGHT, SOFTCAP, blocks); the reference follows
@@ -28,6 +29,12 @@ flash_attn_bwd_preprocess must zero it).
 with --varlen the packed ones with ALIBI=true)
 with random Slopes [B, H]; the reference biases the scaled scores by
 -Slopes[b, h] * |i + Nk - Nq - j| (flash_attn_func's alibi_slopes).
+
+--dropout P runs the dropout kernels (flash_attn_bwd_dropout,
+flash_attn_bwd_dq_dropout; ALiBi by ALIBI=true, Slopes always) with the
+forward's Rng for probability P: the reference keeps check_dropout.py's
+mask (NumPy's Philox) and scales the kept p and dp by 1 / (1 - P), as the
+forward's O does (dV takes the dropped p, dS = p * (dropped dp - Delta)).
 
 Two dQ paths run on each target: the atomic one (preprocess, flash_attn_bwd,
 flash_attn_bwd_dq_convert) and the deterministic one (flash_attn_bwd with
@@ -53,6 +60,7 @@ import numpy as np
 
 from scratch import remove_scratch
 
+from check_dropout import keep_mask
 from check_variant import add_run_args, nonzero_normal, shapes, visible
 
 
@@ -64,13 +72,17 @@ def parse_args():
     ap.add_argument("--alibi", action="store_true", help="the ALiBi kernels, Slopes [B, H]")
     ap.add_argument("--varlen", nargs=2, metavar=("Q_LENGTHS", "K_LENGTHS"),
                     help="packed sequences of these query and key lengths")
+    ap.add_argument("--dropout", type=float, default=0.0, metavar="P",
+                    help="the dropout kernels, dropout probability P")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args()
 
 
-def reference(x, mask, s, softcap=0.0):
+def reference(x, mask, s, softcap=0.0, keep=None):
     """float64 (O, LSE, dQ, dK, dV) of attention with mask [Nq, Nk], the
-    scaled scores soft-capped to softcap * tanh(s / softcap) when softcap > 0."""
+    scaled scores soft-capped to softcap * tanh(s / softcap) when softcap > 0,
+    and with keep ([B, H, Nq, Nk]) the weights dropped where it is false and
+    scaled by 1 / (1 - P) (Rng's threshold) where it is true."""
     group = s["H"] // s["H_KV"]
     q, k, v, d_o = (x[n].astype(np.float64) for n in ("Q", "K", "V", "DO"))
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
@@ -90,13 +102,17 @@ def reference(x, mask, s, softcap=0.0):
     p = np.where(mask, np.exp(scores - np.where(seen, row_max, 0)), 0.0)
     total = np.where(seen, p.sum(axis=-1, keepdims=True), 1)
     p = p / total
-    out = np.einsum("bhij,bhjd->bhid", p, v)
+    dropped = lambda a: a
+    if keep is not None:
+        keep_scale = 1 / (1 - int(x["Rng"][3]) / 2 ** 31)
+        dropped = lambda a: np.where(keep, a * keep_scale, 0.0)
+    out = np.einsum("bhij,bhjd->bhid", dropped(p), v)
     lse = np.where(seen, row_max + np.log(total), np.inf)[..., 0]
-    dp = np.einsum("bhid,bhjd->bhij", d_o, v)
+    dp = dropped(np.einsum("bhid,bhjd->bhij", d_o, v))
     ds = p * (dp - (d_o * out).sum(axis=-1, keepdims=True)) * dtanh
     dq = np.einsum("bhij,bhjd->bhid", ds, k) * scale
     dk = np.einsum("bhij,bhid->bhjd", ds, q) * scale
-    dv = np.einsum("bhij,bhid->bhjd", p, d_o)
+    dv = np.einsum("bhij,bhid->bhjd", dropped(p), d_o)
     # The same sums over the terms' magnitudes: where the terms cancel (one
     # visible key makes ds exactly 0), the rounding a kernel may leave is
     # relative to these, not to the gradient.
@@ -167,8 +183,13 @@ def problem(args, defines, s, rng, softcap):
              "V": normal((b, hkv, nk, dv)), "DO": normal((b, h, nq, dv)), "sm_scale": sm_scale}
         if args.alibi:
             x["Slopes"] = (rng.random((b, h)) * 0.5 + 0.05).astype(np.float32)
+        keep = None
+        if args.dropout:
+            x["Rng"] = np.array([0x1234567, -0x2345678, 3, int(args.dropout * 2 ** 31)],
+                                np.int32)
+            keep = keep_mask(x["Rng"], b, h, nq, nk)
         mask = visible(nq, nk, causal, left, right)
-        out, lse, grads, terms = reference(x, mask, dict(s, B=b), softcap)
+        out, lse, grads, terms = reference(x, mask, dict(s, B=b), softcap, keep)
         x["O"], x["LSE"] = out.astype(x["Q"].dtype), lse.astype(np.float32)
         zero = {"DQ": ~mask.any(axis=1)[None, None, :, None],
                 "DK": ~mask.any(axis=0)[None, None, :, None]}
@@ -177,7 +198,12 @@ def problem(args, defines, s, rng, softcap):
         return x, dict(zip(names, grads)), dict(zip(names, terms)), zero
 
     if not args.varlen:
-        return inputs(s["B"], s["Nq"], s["Nk"]) + (None,)
+        x, grads, terms, zero = inputs(s["B"], s["Nq"], s["Nk"])
+        if args.dropout and not args.alibi:
+            x["Slopes"] = np.full((1, h), np.nan, np.float32)  # one row, not read
+        return x, grads, terms, zero, None
+    if args.dropout:
+        sys.exit("--dropout takes no --varlen")
     q_lengths, k_lengths = ([int(n) for n in a.split(",")] for a in args.varlen)
     if len(q_lengths) != len(k_lengths):
         sys.exit("--varlen: as many query lengths as key lengths")
@@ -211,16 +237,18 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     dims = ([] if d == 64 else ["HEAD_DIM=%d" % d]) + ([] if dv == d else ["HEAD_DIM_V=%d" % dv])
     kernel_defines = args.defines + dims
-    # The packed kernels take ALiBi as a constant (and Slopes always).
-    suffix = "_alibi" if args.alibi and not args.varlen else ""
-    if args.alibi and args.varlen:
+    # The packed and the dropout kernels take ALiBi as a constant (and
+    # Slopes always).
+    suffix = "_dropout" if args.dropout else "_alibi" if args.alibi and not args.varlen else ""
+    if args.alibi and (args.varlen or args.dropout):
         kernel_defines = kernel_defines + ["ALIBI=true"]
     prefix = "flash_attn_varlen" if args.varlen else "flash_attn"
     shape = " ".join("%s=%d" % kv for kv in s.items())
     if args.varlen:
         shape = "H=%d H_KV=%d D=%d q_lengths=%s k_lengths=%s" % (h, hkv, d, *args.varlen)
-    what = "%sbwd%s%s %s%s %s" % ("varlen_" if args.varlen else "",
+    what = "%sbwd%s%s%s %s%s %s" % ("varlen_" if args.varlen else "",
                                    "_alibi" if args.alibi else "",
+                                   "_dropout p=%g" % args.dropout if args.dropout else "",
                                    " bf16" if args.bf16 else "", shape,
                                    " DV=%d" % dv if dv != d else "", " ".join(args.defines))
     tol = (1.6e-2, 3.2e-2) if args.bf16 else (2e-3, 4e-3)
@@ -243,8 +271,9 @@ def main():
     for target in ("interp", "emulate"):
         run = Runner(args, half, target)
         run.scalars = {"sm_scale": x["sm_scale"]}
-        with_slopes = args.alibi or args.varlen
-        for name in ("Q", "K", "V", "DO", "O", "LSE") + (("Slopes",) if with_slopes else ()):
+        with_slopes = args.alibi or args.varlen or args.dropout
+        for name in (("Q", "K", "V", "DO", "O", "LSE") + (("Slopes",) if with_slopes else ())
+                     + (("Rng",) if args.dropout else ())):
             run.put(name, x[name])
         packed = []
         if cu is not None:
@@ -261,9 +290,9 @@ def main():
         poisoned = dict(run.files)
         run.run("flash_attn_bwd_preprocess", ["O", "DO", "Delta", "DQaccum"],
                 ["Delta", "DQaccum"], dims)
-        slopes = ["Slopes"] if with_slopes else []
+        tables = (["Slopes"] if with_slopes else []) + (["Rng"] if args.dropout else [])
         bwd = (["Q", "K", "V", "DO", "LSE", "Delta", "DQaccum"] + packed + ["DK", "DV"]
-               + (["max_seqlen_k"] if packed else []) + ["sm_scale"] + slopes)
+               + (["max_seqlen_k"] if packed else []) + ["sm_scale"] + tables)
         run.run(prefix + "_bwd" + suffix, bwd, ["DQaccum", "DK", "DV"], kernel_defines)
         run.run("flash_attn_bwd_dq_convert", ["DQaccum", "DQ", "sm_scale"], ["DQ"],
                 [dfn for dfn in dims if dfn.startswith("HEAD_DIM=")])
@@ -275,7 +304,7 @@ def main():
                 kernel_defines + ["DETERMINISTIC=true"])
         run.run(prefix + "_bwd_dq" + suffix,
                 ["Q", "K", "V", "DO", "LSE", "Delta"] + packed + ["DQ"]
-                + (["max_seqlen_q"] if packed else []) + ["sm_scale"] + slopes,
+                + (["max_seqlen_q"] if packed else []) + ["sm_scale"] + tables,
                 ["DQ"], kernel_defines)
         det = {n: run.get(n).astype(np.float64) for n in ("DQ", "DK", "DV")}
         accum = run.get("DQaccum")

@@ -91,6 +91,7 @@ struct Stats {
   int64_t bankConflicts = 0; ///< extra wavefronts over all shared requests
   int64_t tmaLoads = 0, tmaStores = 0; ///< TMA box copies (per thread)
   int64_t tmaBytesLoaded = 0, tmaBytesStored = 0; ///< whole boxes
+  int64_t tmaReduces = 0, tmaBytesReduced = 0; ///< TMA reduce-add boxes
   int64_t mbarrierWaits = 0; ///< mbarrier test/try waits (warp instrs)
   int64_t opsExecuted = 0; ///< SIMT-level ops dispatched (all threads at once)
   int64_t wgmma = 0;       ///< wgmma.mma_async (warpgroup instrs)

@@ -8,10 +8,13 @@
 // the tensor, stores and atomics write nothing there nor where their mask is
 // false, and of the threads holding copies of an element only the first
 // writes it (an atomic add from every holder would add it several times).
-// Bools are bytes in memory.
+// Bools are bytes in memory. An atomic add that lowerTmaCopies stages for
+// the TMA unit's reduce-adds (simt.tma_reduce_staging) stores its registers
+// into the staging buffer instead.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
+#include "TmaCopyToSIMT.h"
 #include "WindowAccess.h"
 #include "WindowAnalysis.h"
 
@@ -152,6 +155,81 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
   }
 };
 
+/// The registers of a staged atomic add, stored into its staging buffer
+/// at `offset` (each element once, by its first holder). One thread's
+/// offset is computed, the others are it xor a constant plus a constant
+/// where the layout allows (relateByXorAdd), and runs of registers
+/// consecutive in the buffer for every thread are stored as one vector.
+LogicalResult lowerStagedAdd(AtomicAddOp op, AtomicAddOp::Adaptor adaptor,
+                             ConversionPatternRewriter &rewriter,
+                             int64_t offset) {
+  std::optional<TmaReduceStaging> staging = tmaReduceStagingOf(op);
+  auto tile = TileInfo::get(op.getValue().getType());
+  if (!staging || !tile)
+    return op.emitOpError("staged for TMA reduce-adds but not a box of "
+                          "whole rows of an f32 tensor");
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  IndexBuilder ib{b, loc};
+  int64_t numWarps = getNumWarps(op);
+  int64_t threads = numWarps * kWarp;
+  auto writers = firstHolderMasks(tile->table(threads), tile->numElements(),
+                                  numWarps);
+  layout::SwizzleParams swizzle = staging->swizzle();
+  // [reg][thread]: the byte offset of each register's element.
+  std::vector<std::vector<int64_t>> at(tile->regs);
+  for (int64_t r = 0; r < tile->regs; ++r)
+    for (int64_t t = 0; t < threads; ++t) {
+      layout::Coord c = tile->coord(t, r);
+      at[r].push_back(layout::swizzledOffset<int64_t>(swizzle, c[0], c[1]));
+    }
+  // Registers [r, r + width) of every thread: one aligned run in memory.
+  auto isRun = [&](int64_t r, int64_t width) {
+    if (r % width != 0 || r + width > tile->regs)
+      return false;
+    for (int64_t t = 0; t < threads; ++t) {
+      if (at[r][t] % (4 * width) != 0)
+        return false;
+      for (int64_t j = 1; j < width; ++j)
+        if (at[r + j][t] != at[r][t] + 4 * j || writers[r + j] != writers[r])
+          return false;
+    }
+    return true;
+  };
+  ThreadIds ids = getThreadIds(b, op);
+  IndexValue warp(&ib, ids.warp), lane(&ib, ids.lane);
+  layout::CoordOf<IndexValue> c0 =
+      layoutCoord<IndexValue>(tile->layout, tile->shape, warp, lane, 0);
+  IndexValue first = layout::swizzledOffset<IndexValue>(swizzle, c0[0], c0[1]);
+  Value base = sharedByteAddress(b, loc, sharedGlobal(b, loc),
+                                 i32Const(b, loc, offset));
+  Value value = adaptor.getValue();
+  for (int64_t r0 = 0; r0 < tile->regs;) {
+    int64_t width = isRun(r0, 4) ? 4 : isRun(r0, 2) ? 2 : 1;
+    if (!anyLane(writers[r0])) {
+      r0 += width;
+      continue;
+    }
+    IndexValue off = first;
+    if (auto rel = layout::relateByXorAdd(at[0], at[r0],
+                                          16 * swizzle.maxPhase))
+      off = (first ^ rel->xorMask) + rel->add;
+    else {
+      layout::CoordOf<IndexValue> c =
+          layoutCoord<IndexValue>(tile->layout, tile->shape, warp, lane, r0);
+      off = layout::swizzledOffset<IndexValue>(swizzle, c[0], c[1]);
+    }
+    Value part = registerRun(b, loc, value, r0, width);
+    Value address = sharedByteAddress(b, loc, base, off.get());
+    emitGuarded(b, loc, lanePredicate(b, loc, ids, writers[r0]), [&] {
+      LLVM::StoreOp::create(b, loc, part, address, 4 * width);
+    });
+    r0 += width;
+  }
+  rewriter.eraseOp(op);
+  return success();
+}
+
 /// Relaxed (monotonic), device-scope `atomicrmw fadd`s whose results are
 /// unused: the NVPTX back end emits atom.global.add.f32 (PTX's defaults:
 /// .relaxed, .gpu), which ptxas may issue as a reduction (RED) since nothing
@@ -161,6 +239,9 @@ struct AtomicAddLowering : OpConversionPattern<AtomicAddOp> {
   LogicalResult
   matchAndRewrite(AtomicAddOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (auto staged =
+            op->getAttrOfType<IntegerAttr>(kTmaReduceStagingAttrName))
+      return lowerStagedAdd(op, adaptor, rewriter, staged.getInt());
     return lowerWindowWrite(op, adaptor, rewriter, WriteKind::AtomicAdd);
   }
 };

@@ -51,6 +51,29 @@
 // the transaction bytes like the others. Predicated-off copies (past the
 // loop's end) are not issued: nothing waits for them.
 //
+// On sm_90a a tile.atomic_add marked tile.tma_reduce whose window is a box
+// (tmaReduceStagingOf) goes to global memory as TMA reduce-adds instead of
+// one red.global.add per element, whose addresses take registers a
+// consumer warp may not have beside dK and dV (FlashAttention-3's dQ). The
+// staging buffer (one for all such ops, after the kernel's buffers, on a
+// 128-byte boundary; where it does not fit, the adds stay atomics) holds
+// the tile as boxes of 8 columns (TmaReduceStaging), and around the op:
+//
+//   before              thread 0: cp.async.bulk.wait_group.read 0 (its
+//                       reduce-adds from the buffer's last use have read
+//                       it), then a barrier
+//   tile.atomic_add     kept, marked simt.tma_reduce_staging: each thread
+//                       stores its registers into the buffer
+//   after               fence.proxy.async.shared::cta (the TMA unit reads
+//                       through the async proxy), a barrier, and thread 0
+//                       issues one cp.reduce.async.bulk.tensor .add per
+//                       column block and commits the bulk group
+//   each return         thread 0: cp.async.bulk.wait_group 0
+//
+// The barriers are the CTA's, the consumers' named barrier in a
+// warp-specialized kernel, where thread 0 is a consumer's. Rows of the box
+// past the tensor's end are not written.
+//
 //===----------------------------------------------------------------------===//
 #include "TmaCopyToSIMT.h"
 #include "Patterns.h"
@@ -60,6 +83,8 @@
 #include "flashc/Dialect/Tile/TileDialect.h"
 
 #include "flashc/Dialect/Tile/TmaAttributes.h"
+#include "flashc/Dialect/Tile/WgmmaTarget.h"
+#include "flashc/Runtime/Arch.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -160,16 +185,17 @@ struct TmaLowering {
     return success();
   }
 
-  FailureOr<Value> mapFor(AsyncCopyOp copy, ArrayRef<int64_t> box,
+  /// The map of `tensor` (a kernel tensor parameter that `op` accesses)
+  /// for boxes `box` swizzled by `swizzle`.
+  FailureOr<Value> mapFor(Operation *op, Value tensor, ArrayRef<int64_t> box,
                           StringRef swizzle) {
-    auto cast = copy.getSource().getDefiningOp<UnrealizedConversionCastOp>();
+    auto cast = tensor.getDefiningOp<UnrealizedConversionCastOp>();
     auto arg = cast ? dyn_cast<BlockArgument>(cast.getOperand(0)) : nullptr;
     auto name = arg ? kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                           kArgNameAttrName)
                     : nullptr;
     if (!name)
-      return copy.emitOpError("TMA copy source is not a kernel tensor "
-                              "parameter");
+      return op->emitOpError("TMA tensor is not a kernel tensor parameter");
     std::string key = name.str() + "|" + swizzle.str();
     for (int64_t d : box)
       key += "|" + std::to_string(d);
@@ -197,8 +223,8 @@ struct TmaLowering {
     });
     unsigned index = kernel.getNumArguments();
     if (failed(kernel.insertArgument(index, LLVM::LLVMPointerType::get(ctx),
-                                     attrs, copy.getLoc())))
-      return copy.emitOpError("cannot add the tensor map parameter");
+                                     attrs, op->getLoc())))
+      return op->emitOpError("cannot add the tensor map parameter");
     specs.push_back(b.getDictionaryAttr({
         b.getNamedAttr("name", b.getStringAttr(mapName)),
         b.getNamedAttr("tensor", name),
@@ -228,7 +254,8 @@ struct TmaLowering {
     SmallVector<int64_t> box(rank, 1);
     box[window[0]] = type.getRows();
     box[rank - 1] = boxCols;
-    FailureOr<Value> map = mapFor(copy, box, swizzle.getValue());
+    FailureOr<Value> map =
+        mapFor(copy, copy.getSource(), box, swizzle.getValue());
     if (failed(map))
       return failure();
 
@@ -343,14 +370,109 @@ struct TmaLowering {
     wait.erase();
     return success();
   }
+
+  /// The staging buffer's bytes at `offset`.
+  Value stagingAddress(OpBuilder &b, Location loc, int64_t offset) {
+    return sharedByteAddress(b, loc, sharedGlobal(b, loc),
+                             i32Const(b, loc, stagingAt + offset));
+  }
+
+  /// The wait and barrier before `op`, and the fence, barrier and TMA
+  /// reduce-adds after it (the file's header).
+  LogicalResult lowerReduce(AtomicAddOp op, const TmaReduceStaging &staging) {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> window = op.getWindow();
+    unsigned rank = op.getDest().getType().getRank();
+    SmallVector<int64_t> box(rank, 1);
+    box[window[0]] = staging.rows;
+    box[rank - 1] = TmaReduceStaging::kBlockCols;
+    FailureOr<Value> map =
+        mapFor(op, op.getDest(), box, "none");
+    if (failed(map))
+      return failure();
+    MLIRContext *ctx = op.getContext();
+    OpBuilder b(op);
+    emitGuarded(b, loc, leader, [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
+                                           b.getUnitAttr());
+    });
+    barrier(b, loc);
+    op->setAttr(kTmaReduceStagingAttrName, b.getI64IntegerAttr(stagingAt));
+    b.setInsertionPointAfter(op);
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    barrier(b, loc);
+    emitGuarded(b, loc, leader, [&] {
+      for (int64_t blk = 0; blk < staging.blocks(); ++blk) {
+        SmallVector<Value> coords;
+        for (int d = rank - 1; d >= 0; --d)
+          coords.push_back(
+              d == int(rank) - 1
+                  ? arith::AddIOp::create(
+                        b, loc, op.getOffsets()[d],
+                        i32Const(b, loc, blk * TmaReduceStaging::kBlockCols))
+                        .getResult()
+                  : op.getOffsets()[d]);
+        NVVM::CpAsyncBulkTensorReduceOp::create(
+            b, loc, *map, stagingAddress(b, loc, blk * staging.blockBytes()),
+            NVVM::TMAReduxKindAttr::get(ctx, NVVM::TMAReduxKind::ADD),
+            NVVM::TMAStoreModeAttr::get(ctx, NVVM::TMAStoreMode::TILE), coords,
+            Value());
+      }
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    });
+    return success();
+  }
+
+  /// Thread 0 waits for its reduce-adds before the kernel returns.
+  void waitReducesAtReturns() {
+    kernel.walk([&](func::ReturnOp ret) {
+      OpBuilder b(ret);
+      emitGuarded(b, ret.getLoc(), leader, [&] {
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, ret.getLoc(),
+                                             b.getI32IntegerAttr(0),
+                                             UnitAttr());
+      });
+    });
+  }
+
+  /// Where the staging buffer starts in @__flashc_smem.
+  int64_t stagingAt = 0;
 };
 } // namespace
 
+flash::tile::layout::SwizzleParams TmaReduceStaging::swizzle() const {
+  return {cols * 4, 4, /*perPhase=*/1, /*maxPhase=*/1,
+          cols > kBlockCols ? kBlockCols * 4 : 0, rows};
+}
+
+std::optional<TmaReduceStaging>
+flash::simt::tmaReduceStagingOf(AtomicAddOp op) {
+  auto type = dyn_cast<RankedTensorType>(op.getValue().getType());
+  GlobalType global = op.getDest().getType();
+  ArrayRef<int64_t> window = op.getWindow();
+  unsigned rank = global.getRank();
+  if (!op->hasAttr(kTmaReduceAttrName) || !targetsWgmma(op) || op.getMask() ||
+      !type || type.getRank() != 2 ||
+      !global.getElementType().isF32() || window.size() != 2 ||
+      window[1] != int64_t(rank) - 1 || window[0] >= window[1] ||
+      !global.isStaticDim(rank - 1))
+    return std::nullopt;
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  if (global.getShape()[rank - 1] != cols ||
+      cols % TmaReduceStaging::kBlockCols != 0 || rows > 256 || rows % 8 != 0)
+    return std::nullopt;
+  return TmaReduceStaging{rows, cols};
+}
+
 LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   auto counts = kernel->getAttrOfType<DenseI64ArrayAttr>(kTmaBarriersAttrName);
-  if (!counts)
-    return success();
-  kernel->removeAttr(kTmaBarriersAttrName);
+  SmallVector<std::pair<AtomicAddOp, TmaReduceStaging>> reduces;
+  kernel.walk([&](AtomicAddOp op) {
+    if (std::optional<TmaReduceStaging> staging = tmaReduceStagingOf(op))
+      reduces.push_back({op, *staging});
+  });
   MLIRContext *ctx = kernel.getContext();
   Builder attrs(ctx);
   TmaLowering lowering{kernel};
@@ -358,9 +480,31 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   if (auto attr = kernel->getAttrOfType<IntegerAttr>(
           flash::tile::kSharedBytesAttrName))
     buffers = attr.getInt();
+  if (!reduces.empty()) {
+    // Each op waits for the buffer's last reads before it writes, so one
+    // buffer serves them all. Where it would not fit beside the kernel's
+    // buffers, the adds stay atomics.
+    lowering.stagingAt = llvm::alignTo(buffers, 128);
+    int64_t bytes = 0;
+    for (auto &[op, staging] : reduces)
+      bytes = std::max(bytes, staging.bytes());
+    int64_t barrierBytes =
+        kMbarrierBytes * (counts ? 2 * int64_t(counts.size()) : 0);
+    if (lowering.stagingAt + bytes + barrierBytes >
+        flash::findArch("sm_90a")->maxShared)
+      reduces.clear();
+    else
+      buffers = lowering.stagingAt + bytes;
+  }
+  if (!counts && reduces.empty())
+    return success();
+  kernel->removeAttr(kTmaBarriersAttrName);
   lowering.barriersAt = llvm::alignTo(buffers, kMbarrierBytes);
-  SmallVector<int64_t> all(counts.asArrayRef());
-  if (auto split = kernel->getAttrOfType<DictionaryAttr>(kWarpSpecializeAttrName)) {
+  SmallVector<int64_t> all;
+  if (counts)
+    all.append(counts.asArrayRef().begin(), counts.asArrayRef().end());
+  auto split = kernel->getAttrOfType<DictionaryAttr>(kWarpSpecializeAttrName);
+  if (split && counts) {
     auto warps = split.getAs<IntegerAttr>("consumer_warps");
     if (!warps)
       return kernel.emitOpError("tile.warp_specialize without consumer_warps");
@@ -372,7 +516,6 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   kernel->setAttr(flash::tile::kSharedBytesAttrName, bytes);
   kernel->setAttr(flash::simt::kSharedBytesAttrName, bytes);
 
-  // Thread 0 inits every barrier before any thread arms or waits on one.
   Location loc = kernel.getLoc();
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
@@ -383,20 +526,29 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
         b, loc, arith::CmpIPredicate::eq,
         arith::AndIOp::create(b, loc, tid, i32Const(b, loc, 31)),
         i32Const(b, loc, 0));
-  auto init = scf::IfOp::create(b, loc, lowering.leader, false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&init.getThenRegion().front());
-    for (auto [i, count] : llvm::enumerate(all)) {
-      Value bar = sharedByteAddress(
-          b, loc, sharedGlobal(b, loc),
-          i32Const(b, loc, lowering.barriersAt + kMbarrierBytes * int64_t(i)));
-      NVVM::MBarrierInitOp::create(b, loc, bar, i32Const(b, loc, count),
-                                   Value());
+  // Thread 0 inits every barrier before any thread arms or waits on one.
+  if (!all.empty()) {
+    auto init = scf::IfOp::create(b, loc, lowering.leader, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&init.getThenRegion().front());
+      for (auto [i, count] : llvm::enumerate(all)) {
+        Value bar = sharedByteAddress(
+            b, loc, sharedGlobal(b, loc),
+            i32Const(b, loc,
+                     lowering.barriersAt + kMbarrierBytes * int64_t(i)));
+        NVVM::MBarrierInitOp::create(b, loc, bar, i32Const(b, loc, count),
+                                     Value());
+      }
     }
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+    barrier(b, loc);
   }
-  NVVM::FenceMbarrierInitOp::create(b, loc);
-  barrier(b, loc);
+  for (auto &[op, staging] : reduces)
+    if (failed(lowering.lowerReduce(op, staging)))
+      return failure();
+  if (!reduces.empty())
+    lowering.waitReducesAtReturns();
 
   // The commits first: each reads the slot and predicate of the copy
   // before it, which then moves under its predicate.

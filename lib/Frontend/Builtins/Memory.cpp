@@ -13,6 +13,7 @@
 #include "IRGen/IRGen.h"
 #include "Sema/Coerce.h"
 #include "Sema/Types.h"
+#include "flashc/Dialect/Tile/TmaAttributes.h"
 
 using namespace flash;
 using namespace flash::frontend;
@@ -463,15 +464,26 @@ bool frontend::emitStore(IRGen &gen, const Expr &call) {
   return true;
 }
 
+/// `tma = B` (a compile-time bool, false when absent) marks the op
+/// tile.tma_reduce: on sm_90a its adds may go through the TMA unit.
 bool frontend::emitAtomicAdd(IRGen &gen, const Expr &call) {
   auto write = evalWindowWrite(gen, call, "atomic_add", "adding into",
                                /*f32Only=*/true);
   if (!write)
     return false;
+  std::optional<bool> viaTma = false;
+  for (const KeywordArg &k : call.kwargs)
+    if (k.name == "tma")
+      viaTma = gen.evalConstBool(*k.value, "the tma option of atomic_add");
+  if (!viaTma)
+    return false;
   const Window &w = write->w;
-  if (!write->mask.nothing)
-    tile::AtomicAddOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc),
-                              write->value, w.global, w.offsets, w.window,
-                              write->mask.tile);
+  if (write->mask.nothing)
+    return true;
+  auto add = tile::AtomicAddOp::create(gen.cx.builder, gen.cx.loc(call.nameLoc),
+                                       write->value, w.global, w.offsets,
+                                       w.window, write->mask.tile);
+  if (*viaTma)
+    add->setAttr(tile::kTmaReduceAttrName, gen.cx.builder.getUnitAttr());
   return true;
 }

@@ -70,8 +70,9 @@ static std::vector<Builtin> buildRegistry() {
        emitLoad},
       {"store", 2, 2, {"mask"}, "store(WINDOW, value[, mask = M])", NoFlags,
        emitStoreValue},
-      {"atomic_add", 2, 2, {"mask"}, "atomic_add(WINDOW, value[, mask = M])",
-       NoFlags, emitStoreValue},
+      {"atomic_add", 2, 2, {"mask", "tma"},
+       "atomic_add(WINDOW, value[, mask = M][, tma = B])", NoFlags,
+       emitStoreValue},
   };
   all.insert(all.end(), std::make_move_iterator(rest.begin()),
              std::make_move_iterator(rest.end()));

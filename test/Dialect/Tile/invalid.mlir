@@ -393,6 +393,15 @@ func.func @mask_split_on_function() attributes {tile.mask_split} {
 
 // -----
 
+func.func @tma_reduce_on_store(%X: !tile.global<[N, 64], f32>, %x: tensor<16x64xf32>) {
+  %c0 = arith.constant 0 : i32
+  // expected-error @below {{'tile.tma_reduce' must be a unit attribute on a tile.atomic_add, got unit}}
+  tile.store %x, %X[%c0, %c0] window [0, 1] {tile.tma_reduce} : tensor<16x64xf32> -> !tile.global<[N, 64], f32>
+  return
+}
+
+// -----
+
 // expected-error @below {{'tile.shared_bytes' must be an i64 >= 0 on a func.func, got -16 : i64}}
 func.func @shared_bytes() attributes {tile.shared_bytes = -16 : i64} {
   return

@@ -67,6 +67,12 @@ inline constexpr llvm::StringLiteral kPingPongAttrName = "tile.pingpong";
 /// (simt-defer-wgmma-waits).
 inline constexpr llvm::StringLiteral kFp8TransposeAttrName =
     "simt.fp8_transpose";
+/// tile.atomic_add attribute (unit), from atomic_add's `tma = true`: on
+/// sm_90a, where the window is a box of whole rows of an f32 tensor, the
+/// adds go through the TMA unit as reduce-adds from a shared staging buffer
+/// (convert-tile-to-simt, TmaCopyToSIMT.cpp) instead of one red.global.add
+/// per element.
+inline constexpr llvm::StringLiteral kTmaReduceAttrName = "tile.tma_reduce";
 /// The producer warpgroup's threads (one warp of them issues the copies).
 inline constexpr int64_t kProducerThreads = 128;
 } // namespace flash::tile
