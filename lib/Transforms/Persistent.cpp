@@ -115,18 +115,24 @@ Value tripCount(OpBuilder &b, Location loc, scf::ForOp loop) {
   return arith::DivUIOp::create(b, loc, roundedUp, loop.getStep());
 }
 
-/// Moves the ops of `block` (after its register count, which a role sets
-/// once) into a loop over the tiles of `space`, with `program_id` and
-/// `num_programs` inside it the tile's coordinates and the asked-for grid.
-/// The loop carries, per TMA ring its body runs, the blocks the ring filled
-/// in the CTA's earlier tiles (`tile.tma_ring_counts`); `barrier` ends each
-/// tile with a tile.barrier.
-LogicalResult loopOverTiles(func::FuncOp kernel, Block &block,
-                            const TileSpace &space, bool barrier) {
+/// The ops of `block` a loop over the tiles takes: all but its terminator
+/// and a role's register count, which it sets once.
+SmallVector<Operation *> tileOps(Block &block) {
   SmallVector<Operation *> ops;
   for (Operation &op : block.without_terminator())
     if (!isa<NVVM::SetMaxRegisterOp>(op))
       ops.push_back(&op);
+  return ops;
+}
+
+/// Moves `ops` of `block` into a loop over the tiles of `space`, with `program_id` and
+/// `num_programs` inside it the tile's coordinates and the asked-for grid.
+/// The loop carries, per TMA ring its body runs, the blocks the ring filled
+/// in the CTA's earlier tiles (`tile.tma_ring_counts`); `barrier` ends each
+/// tile with a tile.barrier.
+void loopOverTiles(func::FuncOp kernel, Block &block,
+                   ArrayRef<Operation *> ops, const TileSpace &space,
+                   bool barrier) {
   // Each ring's loops, in order: the key loops one source loop was split
   // into share a ring (tile-tma-copies' shared-rings).
   SmallVector<int64_t> rings;
@@ -155,6 +161,9 @@ LogicalResult loopOverTiles(func::FuncOp kernel, Block &block,
   if (!rings.empty())
     loop->setAttr(tile::kTmaRingCountsAttrName, b.getDenseI64ArrayAttr(rings));
   Block *tileBody = loop.getBody();
+  // The builder's own yield, without iter_args: the counts' goes last.
+  if (!tileBody->empty())
+    tileBody->getTerminator()->erase();
   // Buffers and constants stay outside: allocations are the kernel's, not
   // a tile's, and constants need no recomputing.
   for (Operation *op : ops) {
@@ -228,7 +237,6 @@ LogicalResult loopOverTiles(func::FuncOp kernel, Block &block,
     op.replaceAllUsesWith(dims[op.getAxis()]);
     op.erase();
   }
-  return success();
 }
 
 class TilePersistentPass
@@ -356,6 +364,7 @@ private:
     // The grid the kernel asks for, computed in the kernel from its
     // arguments as the grid function computes it.
     Block &body = kernel.getBody().front();
+    SmallVector<Operation *> original = tileOps(body);
     Location loc = kernel.getLoc();
     OpBuilder b(&body, body.begin());
     IRMapping map;
@@ -390,11 +399,12 @@ private:
       auto issuers = producer->getOps<scf::IfOp>();
       if (!issuers.empty())
         producer = &(*issuers.begin()).getThenRegion().front();
-      if (failed(loopOverTiles(kernel, consumers, space, /*barrier=*/true)) ||
-          failed(loopOverTiles(kernel, *producer, space, /*barrier=*/false)))
-        return failure();
-    } else if (failed(loopOverTiles(kernel, body, space, /*barrier=*/true))) {
-      return failure();
+      loopOverTiles(kernel, consumers, tileOps(consumers), space,
+                    /*barrier=*/true);
+      loopOverTiles(kernel, *producer, tileOps(*producer), space,
+                    /*barrier=*/false);
+    } else {
+      loopOverTiles(kernel, body, original, space, /*barrier=*/true);
     }
     WalkResult stray = kernel.walk([&](Operation *op) {
       bool id = isa<tile::ProgramIdOp, tile::NumProgramsOp>(op) &&
