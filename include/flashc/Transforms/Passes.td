@@ -414,8 +414,8 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
   let options = [
     Option<"cpAsyncRings", "cp-async-rings", "bool", /*default=*/"true",
            "Split kernels whose gathered rings keep cp.async (off for "
-           "persistent kernels, whose barrier phases would restart with "
-           "every tile)">,
+           "persistent kernels: tile-allocate-shared cannot keep those "
+           "rings' bytes apart from the consumers' buffers)">,
   ];
   let dependentDialects = ["mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
@@ -490,10 +490,12 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
     one SM holds by threads and shared memory (`tile.shared_bytes`).
 
     TMA rings (sm_90a) carry on across tiles: the loop over the tiles has
-    one i32 iter_arg per ring, the blocks the ring's loop ran in the CTA's
-    earlier tiles (each tile adds its loop's trip count), and names the
-    rings in `tile.tma_ring_counts`; convert-tile-to-simt takes block k's
-    slot and mbarrier phase from that count plus k. In a warp-specialized
+    one i32 iter_arg per ring, the blocks the ring's loops ran in the CTA's
+    earlier tiles, and names the rings in `tile.tma_ring_counts`; a ring's
+    later loop in the tile (tile-tma-copies' shared-rings) starts from an
+    `arith.addi` marked `tile.tma_ring_base` that adds the earlier loop's
+    trip count, and each tile adds its last loop's. convert-tile-to-simt
+    takes block k's slot and mbarrier phase from that count plus k. In a warp-specialized
     kernel (`tile.warp_roles`) the producer's issuing warp and the
     consumers each loop over the tiles in their own side of the split,
     after their `setmaxnreg`; only the consumers end a tile with a
@@ -505,8 +507,7 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
     producer's rings (`tile.cp_async_barrier`); in a warp-specialized
     kernel, a buffer sharing bytes with a TMA ring's (the producer would
     fill the next tile's slots over it: tile-allocate-shared's
-    `persistent-rings` keeps them apart); a ring run by two loops in one
-    tile.
+    `persistent-rings` keeps them apart).
   }];
   let options = [
     Option<"ctas", "ctas", "int64_t", /*default=*/"0",

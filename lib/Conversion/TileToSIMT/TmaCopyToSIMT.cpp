@@ -47,6 +47,16 @@
 //   tile.async_wait     the TMA wait above, then fence.proxy.async: the
 //     {cp_async_barrier}  slot was written through the generic proxy
 //
+// In a persistent kernel (tile-persistent) the loop over the tiles carries
+// each ring's count of the blocks it filled in earlier tiles
+// (tile.tma_ring_counts), and a ring's later key loop in a tile starts from
+// the arith.addi marked tile.tma_ring_base: block j of the loop is block
+// base + j of the CTA's, in slot (base + j) % S with phase ((base + j) / S)
+// & 1. Every copy's and read's slot moves on by the base, the producer's
+// prologue copies wait on their slot's empty barrier like the loop's, and
+// the releases carry over: iteration k of a tile's first loop releases the
+// previous tile's last blocks.
+//
 // Rows past the tensor's end arrive as zeros from the TMA unit and count in
 // the transaction bytes like the others. Predicated-off copies (past the
 // loop's end) are not issued: nothing waits for them.
