@@ -274,7 +274,8 @@ struct TileAllocateSharedPass
     : flash::impl::TileAllocateSharedBase<TileAllocateSharedPass> {
   using TileAllocateSharedBase::TileAllocateSharedBase;
   void runOnOperation() override {
-    if (failed(Allocator(getOperation(), persistentRings).run()) || failed(checkLimit()))
+    if (failed(Allocator(getOperation(), persistentRings).run()) ||
+        failed(checkLimit()))
       signalPassFailure();
   }
 

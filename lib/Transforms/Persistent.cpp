@@ -27,8 +27,8 @@
 #include "flashc/Transforms/Passes.h"
 
 #include "flashc/Dialect/Tile/Attributes.h"
-#include "flashc/Dialect/Tile/TileDialect.h"
 #include "flashc/Dialect/Tile/PersistentAttributes.h"
+#include "flashc/Dialect/Tile/TileDialect.h"
 #include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -125,14 +125,13 @@ SmallVector<Operation *> tileOps(Block &block) {
   return ops;
 }
 
-/// Moves `ops` of `block` into a loop over the tiles of `space`, with `program_id` and
-/// `num_programs` inside it the tile's coordinates and the asked-for grid.
-/// The loop carries, per TMA ring its body runs, the blocks the ring filled
-/// in the CTA's earlier tiles (`tile.tma_ring_counts`); `barrier` ends each
-/// tile with a tile.barrier.
-void loopOverTiles(func::FuncOp kernel, Block &block,
-                   ArrayRef<Operation *> ops, const TileSpace &space,
-                   bool barrier) {
+/// Moves `ops` of `block` into a loop over the tiles of `space`, with
+/// `program_id` and `num_programs` inside it the tile's coordinates and the
+/// asked-for grid. The loop carries, per TMA ring its body runs, the blocks the
+/// ring filled in the CTA's earlier tiles (`tile.tma_ring_counts`); `barrier`
+/// ends each tile with a tile.barrier.
+void loopOverTiles(func::FuncOp kernel, Block &block, ArrayRef<Operation *> ops,
+                   const TileSpace &space, bool barrier) {
   // Each ring's loops, in order: the key loops one source loop was split
   // into share a ring (tile-tma-copies' shared-rings).
   SmallVector<int64_t> rings;
@@ -156,8 +155,8 @@ void loopOverTiles(func::FuncOp kernel, Block &block,
   SmallVector<Value> none;
   if (!rings.empty())
     none.assign(rings.size(), constI32(b, loc, 0));
-  auto loop = scf::ForOp::create(b, loc, space.first, space.tiles, space.step,
-                                 none);
+  auto loop =
+      scf::ForOp::create(b, loc, space.first, space.tiles, space.step, none);
   if (!rings.empty())
     loop->setAttr(tile::kTmaRingCountsAttrName, b.getDenseI64ArrayAttr(rings));
   Block *tileBody = loop.getBody();
@@ -182,22 +181,20 @@ void loopOverTiles(func::FuncOp kernel, Block &block,
   SmallVector<Value> counts;
   for (auto [n, loops] : llvm::enumerate(ringLoops)) {
     Value count = loop.getRegionIterArgs()[n];
-    for (auto [m, ringLoop] : llvm::enumerate(loops)) {
-      if (m > 0) {
-        Operation *start = ringLoop;
-        for (Operation *op = ringLoop->getPrevNode(); op != loops[m - 1];
-             op = op->getPrevNode())
-          if (auto attr = op->getAttrOfType<IntegerAttr>(
-                  tile::kTmaBarrierAttrName);
-              attr && attr.getInt() == rings[n] && isa<tile::AsyncCopyOp>(op))
-            start = op;
-        OpBuilder before(start);
-        auto base = arith::AddIOp::create(
-            before, loc, count, tripCount(before, loc, loops[m - 1]));
-        base->setAttr(tile::kTmaRingBaseAttrName,
-                      before.getI64IntegerAttr(rings[n]));
-        count = base;
-      }
+    for (size_t m = 1; m < loops.size(); ++m) {
+      Operation *start = loops[m];
+      for (Operation *op = start->getPrevNode(); op != loops[m - 1];
+           op = op->getPrevNode())
+        if (auto attr =
+                op->getAttrOfType<IntegerAttr>(tile::kTmaBarrierAttrName);
+            attr && attr.getInt() == rings[n] && isa<tile::AsyncCopyOp>(op))
+          start = op;
+      OpBuilder before(start);
+      auto base = arith::AddIOp::create(before, loc, count,
+                                        tripCount(before, loc, loops[m - 1]));
+      base->setAttr(tile::kTmaRingBaseAttrName,
+                    before.getI64IntegerAttr(rings[n]));
+      count = base;
     }
     scf::ForOp last = loops.back();
     OpBuilder after(last->getBlock(), ++Block::iterator(last));

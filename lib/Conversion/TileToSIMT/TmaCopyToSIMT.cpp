@@ -139,8 +139,7 @@ struct TmaLowering {
   /// (whose parent may be a persistent kernel's loop over the tiles).
   static scf::ForOp ringLoopOf(AsyncCopyOp copy) {
     auto loop = dyn_cast<scf::ForOp>(copy->getParentOp());
-    return loop && !loop->hasAttr(kTmaRingCountsAttrName) ? loop
-                                                          : scf::ForOp();
+    return loop && !loop->hasAttr(kTmaRingCountsAttrName) ? loop : scf::ForOp();
   }
 
   /// Iteration k of `op`'s loop, counted from the ring's first block in the
