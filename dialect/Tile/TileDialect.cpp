@@ -481,6 +481,33 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kTmaRingCountsAttrName) {
+    // A persistent kernel's loop over its tiles: one i32 count per ring.
+    auto rings = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    auto loop = dyn_cast<LoopLikeOpInterface>(op);
+    if (!loop || op->getName().getStringRef() != "scf.for" || !rings ||
+        rings.size() != static_cast<int64_t>(loop.getRegionIterArgs().size()) ||
+        llvm::any_of(rings.asArrayRef(), [](int64_t i) { return i < 0; }) ||
+        llvm::any_of(loop.getRegionIterArgs(), [](BlockArgument arg) {
+          return !arg.getType().isInteger(32);
+        }))
+      return op->emitError()
+             << "'" << name
+             << "' must be an array<i64> of barrier indices >= 0 on an "
+                "scf.for with one i32 iter_arg per entry, got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == kTmaRingBaseAttrName) {
+    auto ring = dyn_cast<IntegerAttr>(attr.getValue());
+    if (op->getName().getStringRef() != "arith.addi" || !ring ||
+        ring.getInt() < 0)
+      return op->emitError()
+             << "'" << name
+             << "' must be a barrier index >= 0 on an arith.addi, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kPingPongAttrName) {
     // The turns' warpgroup count on the role split; a hand-over arrival.
     auto groups = dyn_cast<IntegerAttr>(attr.getValue());

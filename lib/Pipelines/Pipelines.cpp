@@ -66,19 +66,24 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   pipelineCopies.remarks = options.compile.remarks;
   kernel.addPass(createTilePipelineCopies(pipelineCopies));
   // sm_90a only: the pipelined copies of full boxes go through the TMA unit.
-  // Not in persistent kernels: the lowering derives the mbarrier phases from
-  // the key loop's iteration, which restarts with every tile.
-  if (!options.compile.persistent)
-    kernel.addPass(createTileTmaCopies());
+  // Persistent kernels keep their rings' bytes across tiles: the key loops
+  // of one source loop share one ring rather than doubling the bytes.
+  TileTmaCopiesOptions tmaCopies;
+  tmaCopies.sharedRings = options.compile.persistent;
+  kernel.addPass(createTileTmaCopies(tmaCopies));
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());
   TileAllocateSharedOptions allocate;
   allocate.maxSharedBytes = options.maxSharedBytes;
   allocate.arch = options.arch;
+  // A persistent kernel's producer fills the next tile's ring slots while
+  // the consumers finish this tile: the rings keep their bytes throughout.
+  allocate.persistentRings = options.compile.persistent;
   kernel.addPass(createTileAllocateShared(allocate));
   // After the buffers are placed: the split moves the body into regions.
-  // Not the cp.async rings of persistent kernels: their barrier phases, as
-  // the TMA rings', would restart with every tile.
+  // Not the cp.async rings of persistent kernels: tile-allocate-shared
+  // cannot tell them from the consumers' own buffers, which may take their
+  // bytes while the producer would fill the next tile's slots.
   if (options.compile.warpSpecialize) {
     TileWarpSpecializeOptions warpSpecialize;
     warpSpecialize.cpAsyncRings = !options.compile.persistent;

@@ -11,6 +11,11 @@
 // zero-filled prefetches of a pipelined loop's last iterations, drained after
 // the loop.
 //
+// With `persistent-rings` the buffers of a TMA ring are live across the whole
+// body: in a persistent kernel the ring's producer refills them for the next
+// tile while the consumers still work on this one, so no other buffer may
+// take their bytes at any point of the body.
+//
 // Re-running the pass recomputes everything (offsets already present are
 // ignored; barriers it inserted are found again and not duplicated), so it is
 // idempotent. A function without buffers gets no `tile.shared_bytes`.
@@ -19,6 +24,7 @@
 #include "flashc/Transforms/Passes.h"
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "flashc/Dialect/Tile/TmaAttributes.h"
 #include "flashc/Dialect/Tile/WgmmaTarget.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
@@ -56,7 +62,8 @@ struct Buffer {
 
 class Allocator {
 public:
-  explicit Allocator(func::FuncOp func) : func(func) {}
+  Allocator(func::FuncOp func, bool persistentRings)
+      : func(func), persistentRings(persistentRings) {}
 
   LogicalResult run() {
     SmallVector<tile::LocalAllocOp> allocs;
@@ -100,6 +107,11 @@ private:
       if (isa<tile::AsyncCopyOp>(user))
         b.end = std::max(b.end, position[landed(user)]);
     }
+    if (persistentRings && fillsTmaRing(alloc)) {
+      b.first = &body->front();
+      b.start = 0;
+      b.end = position[&body->back()];
+    }
     if (!b.first) {
       // Unused: live at its own position only.
       b.first = body->findAncestorOpInBlock(*alloc);
@@ -108,6 +120,13 @@ private:
     index[alloc] = buffers.size();
     buffers.push_back(b);
     return success();
+  }
+
+  static bool fillsTmaRing(tile::LocalAllocOp alloc) {
+    return llvm::any_of(alloc->getUsers(), [](Operation *user) {
+      return isa<tile::AsyncCopyOp>(user) &&
+             user->hasAttr(tile::kTmaBarrierAttrName);
+    });
   }
 
   // The op of the body block by which `copy` has surely landed: the anchor of
@@ -243,6 +262,7 @@ private:
   }
 
   func::FuncOp func;
+  bool persistentRings;
   Block *body = nullptr;
   DenseMap<Operation *, int64_t> position; // of the ops of `body`
   DenseMap<Operation *, size_t> index;
@@ -254,7 +274,8 @@ struct TileAllocateSharedPass
     : flash::impl::TileAllocateSharedBase<TileAllocateSharedPass> {
   using TileAllocateSharedBase::TileAllocateSharedBase;
   void runOnOperation() override {
-    if (failed(Allocator(getOperation()).run()) || failed(checkLimit()))
+    if (failed(Allocator(getOperation(), persistentRings).run()) ||
+        failed(checkLimit()))
       signalPassFailure();
   }
 

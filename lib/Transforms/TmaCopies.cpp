@@ -26,6 +26,13 @@
 // (each one is waited for inside the loop) and ends the buffers' lifetimes
 // for tile-allocate-shared. convert-tile-to-simt lowers the marks.
 //
+// With `shared-rings` (persistent kernels) a loop whose buffers match an
+// earlier ring's takes over that ring's buffers and barriers: the key loops
+// split from one source loop become one ring that a persistent kernel's
+// producer can fill across tiles in bytes of its own (tile-allocate-shared's
+// persistent-rings) without a second set, its blocks counted through both
+// loops (tile-persistent).
+//
 //===----------------------------------------------------------------------===//
 #include "flashc/Transforms/Passes.h"
 #include "SharedStaging.h"
@@ -98,8 +105,23 @@ std::optional<StringRef> tmaCopyOf(AsyncCopyOp copy) {
   return tmaSwizzleOf(type);
 }
 
+/// The ring's buffers, one per copy of a slot, in the order of its copies.
+SmallVector<LocalAllocOp> ringBuffers(const flash::PipelinedRing &ring) {
+  SmallVector<LocalAllocOp> buffers;
+  for (AsyncCopyOp copy : ring.copies) {
+    auto alloc = copy.getDest().getDefiningOp<LocalAllocOp>();
+    if (!alloc)
+      return {};
+    if (!llvm::is_contained(buffers, alloc))
+      buffers.push_back(alloc);
+  }
+  return buffers;
+}
+
 struct TileTmaCopiesPass
     : flash::impl::TileTmaCopiesBase<TileTmaCopiesPass> {
+  using TileTmaCopiesBase::TileTmaCopiesBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!targetsWgmma(func))
@@ -111,6 +133,8 @@ struct TileTmaCopiesPass
     });
     Builder b(&getContext());
     SmallVector<int64_t> counts;
+    // Rings so far: their buffers and first barrier.
+    SmallVector<std::pair<SmallVector<LocalAllocOp>, IntegerAttr>> rings;
     for (scf::ForOp loop : loops) {
       std::optional<flash::PipelinedRing> ring = flash::matchPipelinedRing(
           loop, [](AsyncCopyOp copy) { return tmaCopyOf(copy).has_value(); });
@@ -118,8 +142,31 @@ struct TileTmaCopiesPass
         LLVM_DEBUG(llvm::dbgs() << "keeps cp.async: " << loop.getLoc() << "\n");
         continue;
       }
-      auto first = b.getI64IntegerAttr(counts.size());
-      counts.append(ring->stages, ring->perSlot);
+      SmallVector<LocalAllocOp> buffers = ringBuffers(*ring);
+      auto same = [&](std::pair<SmallVector<LocalAllocOp>, IntegerAttr> &ring) {
+        if (buffers.size() != ring.first.size())
+          return false;
+        for (auto [mine, theirs] : llvm::zip(buffers, ring.first))
+          if (mine == theirs || mine.getType() != theirs.getType())
+            return false;
+        return true;
+      };
+      auto *earlier = sharedRings && !buffers.empty()
+                          ? llvm::find_if(rings, same)
+                          : rings.end();
+      IntegerAttr first;
+      if (earlier != rings.end()) {
+        first = earlier->second;
+        for (auto [mine, theirs] : llvm::zip(buffers, earlier->first)) {
+          mine.getResult().replaceAllUsesWith(theirs.getResult());
+          mine.erase();
+        }
+      } else {
+        first = b.getI64IntegerAttr(counts.size());
+        counts.append(ring->stages, ring->perSlot);
+        if (!buffers.empty())
+          rings.push_back({buffers, first});
+      }
       for (AsyncCopyOp copy : ring->copies) {
         copy->setAttr(kTmaBarrierAttrName, first);
         copy->setAttr(kTmaSwizzleAttrName, b.getStringAttr(*tmaCopyOf(copy)));

@@ -2,6 +2,8 @@
 // Idempotent: a second run recomputes the same offsets and finds the barriers
 // the first one inserted.
 // RUN: flash-opt %s --pass-pipeline='builtin.module(func.func(tile-allocate-shared))' | flash-opt --pass-pipeline='builtin.module(func.func(tile-allocate-shared))' | FileCheck %s
+// persistent-rings: a TMA ring's buffers keep their bytes across the body.
+// RUN: flash-opt %s --pass-pipeline='builtin.module(func.func(tile-allocate-shared{persistent-rings}))' | FileCheck %s --check-prefix=RINGS
 
 #mma = #tile.mma<warps = [1, 1, 1], values = [1, 1, 1]>
 #dot_a = #tile.dot_op<0, #mma>
@@ -305,5 +307,36 @@ func.func @unused() {
 // CHECK-NOT: tile.shared_bytes
 // CHECK: return
 func.func @no_buffers() attributes {tile.shared_bytes = 64 : i64} {
+  return
+}
+
+// A TMA ring's buffer (its copy marked tile.tma_barrier) after Q's, which
+// is dead before the ring's first copy: the ring takes Q's bytes. With
+// persistent-rings the ring is live across the whole body (a persistent
+// kernel's producer fills the next tile's slots while the consumers read
+// this tile's Q): it comes first and Q gets bytes of its own.
+// CHECK-LABEL: func.func @tma_ring(
+// CHECK:         tile.local_alloc {offset = 0 : i64} : !tile.shared<[1, 64, 64]
+// CHECK-NEXT:    tile.local_alloc {offset = 0 : i64} : !tile.shared<[2, 64, 64]
+// RINGS-LABEL: func.func @tma_ring(
+// RINGS:         tile.local_alloc {offset = 16384 : i64} : !tile.shared<[1, 64, 64]
+// RINGS-NEXT:    tile.local_alloc {offset = 0 : i64} : !tile.shared<[2, 64, 64]
+func.func @tma_ring(%G: !tile.global<[N, 64], f16>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %q = tile.local_alloc : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+  %k = tile.local_alloc : !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+  tile.async_copy %G[%c0, %c0] window [0, 1] into %q[%c0]
+      : !tile.global<[N, 64], f16> -> !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]>
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %qt = tile.local_load %q[%c0] : !tile.shared<[1, 64, 64], f16, swizzle = [1, 8]> -> tensor<64x64xf16, #dot_a>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    tile.async_copy %G[%i, %c0] window [0, 1] into %k[%c0] {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"}
+        : !tile.global<[N, 64], f16> -> !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]>
+    tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+    %kt = tile.local_load %k[%c0] : !tile.shared<[2, 64, 64], f16, swizzle = [1, 8]> -> tensor<64x64xf16, #dot_b_t>
+  }
   return
 }

@@ -1,4 +1,5 @@
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies))' | FileCheck %s
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies{shared-rings}))' | FileCheck %s --check-prefix=SHARED
 
 // The input is tile-stage-shared's output; tile-pipeline-copies makes the
 // two-stage ring that tile-tma-copies moves to the TMA unit.
@@ -239,6 +240,85 @@ func.func @blocked_swizzles(%K: !K96, %L: !K80, %lb: i32, %ub: i32) attributes {
     tile.async_wait 0
     tile.barrier
     %l = tile.local_load %lbuf[%c0] : !b80 -> tensor<64x80xf16, #b>
+  } {flash.keep}
+  return
+}
+}
+
+// -----
+
+// Two key loops over buffers of one shape (one source loop split in two):
+// two rings, each with its buffers and barriers; with shared-rings (a
+// persistent kernel) the second loop fills the first's buffers on the
+// first's barriers, one ring through both loops.
+// CHECK-LABEL: func.func @split_loops(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 2, 2, 2, 2>
+// CHECK-COUNT-5: tile.local_alloc
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}}tile.tma_barrier = 0
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}}tile.tma_barrier = 2
+// SHARED-LABEL: func.func @split_loops(
+// SHARED-SAME:      tile.tma_barriers = array<i64: 2, 2>
+// SHARED-NEXT:    arith.constant
+// SHARED-NEXT:    tile.local_alloc
+// SHARED-NEXT:    %[[K:.*]] = tile.local_alloc
+// SHARED-NEXT:    %[[V:.*]] = tile.local_alloc
+// SHARED-NOT:     tile.local_alloc
+// SHARED:         scf.for
+// SHARED:           tile.async_copy %arg1{{.*}} into %[[K]]{{.*}}tile.tma_barrier = 0
+// SHARED:         tile.async_copy %arg1{{.*}} into %[[K]]{{.*}}tile.tma_barrier = 0
+// SHARED-NEXT:    tile.async_copy %arg2{{.*}} into %[[V]]{{.*}}tile.tma_barrier = 0
+// SHARED:         scf.for
+// SHARED:           tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_stages = 2 : i64}
+// SHARED:           tile.local_load %[[K]]
+// SHARED-NEXT:      tile.local_load %[[V]]
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_a = #tile.dot_op<0, #mma>
+#dot_b = #tile.dot_op<1, #mma>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+!K = !tile.global<[B, N, 128], f16>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @split_loops(%Q: !K, %K: !K, %V: !K, %b: i32, %lb: i32, %mid: i32, %ub: i32)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %qb = tile.local_alloc : !buf
+  %kb = tile.local_alloc : !buf
+  %vb = tile.local_alloc : !buf
+  %kb2 = tile.local_alloc : !buf
+  %vb2 = tile.local_alloc : !buf
+  %pid = tile.program_id 0 : i32
+  tile.async_copy %Q[%b, %pid, %c0] window [1, 2] into %qb[%c0] : !K -> !buf
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %q = tile.local_load %qb[%c0] : !buf -> tensor<64x128xf16, #dot_a>
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %lb to %mid step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  %r2 = scf.for %i = %mid to %ub step %c64 iter_args(%acc = %r) -> (tensor<64x64xf32, #mma>) : i32 {
+    tile.barrier
+    tile.async_copy %K[%b, %i, %c0] window [1, 2] into %kb2[%c0] : !K -> !buf
+    tile.async_copy %V[%b, %i, %c0] window [1, 2] into %vb2[%c0] : !K -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb2[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    %v = tile.local_load %vb2[%c0] : !buf -> tensor<64x128xf16, #dot_b>
+    scf.yield %acc : tensor<64x64xf32, #mma>
   } {flash.keep}
   return
 }

@@ -303,7 +303,18 @@ def TileTmaCopies : Pass<"tile-tma-copies", "mlir::func::FuncOp"> {
     the pipelined form keep cp.async. convert-tile-to-simt lowers the marks:
     one thread arms the slot's barrier with the bytes and issues the boxes,
     every thread waits on the barrier's parity for the round.
+
+    With `shared-rings` (flashc's `--persistent`) a ring whose buffers match
+    an earlier ring's, in number, order and type (the key loops one source
+    loop was split into), fills those buffers on the earlier ring's
+    barriers: one ring of the kernel runs through both loops, so that its
+    bytes can stay the ring's across the tiles of a persistent kernel
+    without doubling, and its slots and phases follow one count of blocks.
   }];
+  let options = [
+    Option<"sharedRings", "shared-rings", "bool", /*default=*/"false",
+           "One ring for loops whose buffers match (persistent kernels)">,
+  ];
 }
 
 def TileOverlapWgmma : Pass<"tile-overlap-wgmma", "mlir::func::FuncOp"> {
@@ -403,8 +414,8 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
   let options = [
     Option<"cpAsyncRings", "cp-async-rings", "bool", /*default=*/"true",
            "Split kernels whose gathered rings keep cp.async (off for "
-           "persistent kernels, whose barrier phases would restart with "
-           "every tile)">,
+           "persistent kernels: tile-allocate-shared cannot keep those "
+           "rings' bytes apart from the consumers' buffers)">,
   ];
   let dependentDialects = ["mlir::NVVM::NVVMDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
@@ -432,10 +443,19 @@ def TileAllocateShared : Pass<"tile-allocate-shared", "mlir::func::FuncOp"> {
     With `max-shared-bytes`, a kernel whose buffers need more is an error
     at the kernel, with a note at each buffer's load, before any lowering
     (flashc passes its arch's limit).
+
+    With `persistent-rings` (flashc's `--persistent`) the buffers a TMA
+    ring fills (the destinations of copies marked `tile.tma_barrier`) are
+    live across the whole body and share bytes with no other buffer: a
+    persistent kernel's producer refills them for the next tile while the
+    consumers still finish this one.
   }];
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"0",
            "Shared memory per CTA the target allows (0: no check)">,
+    Option<"persistentRings", "persistent-rings", "bool", /*default=*/"false",
+           "Keep TMA rings' buffers live across the whole body (persistent "
+           "kernels)">,
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",
            "The target named in the error">,
   ];
@@ -469,10 +489,25 @@ def TilePersistent : Pass<"tile-persistent", "mlir::ModuleOp"> {
     the arch's datacenter GPU (108 for sm_80, 132 for sm_90) times the CTAs
     one SM holds by threads and shared memory (`tile.shared_bytes`).
 
-    Rejected with an error at the kernel: TMA copies (`tile.tma_barriers`,
-    sm_90a), whose mbarrier phases the lowering derives from the key loop's
-    iteration and would restart with every tile; a body of more than one
-    block; a grid function with memory effects; `ctas` 0 without `tile.arch`.
+    TMA rings (sm_90a) carry on across tiles: the loop over the tiles has
+    one i32 iter_arg per ring, the blocks the ring's loops ran in the CTA's
+    earlier tiles, and names the rings in `tile.tma_ring_counts`; a ring's
+    later loop in the tile (tile-tma-copies' shared-rings) starts from an
+    `arith.addi` marked `tile.tma_ring_base` that adds the earlier loop's
+    trip count, and each tile adds its last loop's. convert-tile-to-simt
+    takes block k's slot and mbarrier phase from that count plus k. In a warp-specialized
+    kernel (`tile.warp_roles`) the producer's issuing warp and the
+    consumers each loop over the tiles in their own side of the split,
+    after their `setmaxnreg`; only the consumers end a tile with a
+    `tile.barrier` (their named barrier), the producer runs ahead as far as
+    the rings' empty barriers let it.
+
+    Rejected with an error: a body of more than one block; a grid function
+    with memory effects; `ctas` 0 without `tile.arch`; a cp.async
+    producer's rings (`tile.cp_async_barrier`); in a warp-specialized
+    kernel, a buffer sharing bytes with a TMA ring's (the producer would
+    fill the next tile's slots over it: tile-allocate-shared's
+    `persistent-rings` keeps them apart).
   }];
   let options = [
     Option<"ctas", "ctas", "int64_t", /*default=*/"0",

@@ -47,6 +47,16 @@
 //   tile.async_wait     the TMA wait above, then fence.proxy.async: the
 //     {cp_async_barrier}  slot was written through the generic proxy
 //
+// In a persistent kernel (tile-persistent) the loop over the tiles carries
+// each ring's count of the blocks it filled in earlier tiles
+// (tile.tma_ring_counts), and a ring's later key loop in a tile starts from
+// the arith.addi marked tile.tma_ring_base: block j of the loop is block
+// base + j of the CTA's, in slot (base + j) % S with phase ((base + j) / S)
+// & 1. Every copy's and read's slot moves on by the base, the producer's
+// prologue copies wait on their slot's empty barrier like the loop's, and
+// the releases carry over: iteration k of a tile's first loop releases the
+// previous tile's last blocks.
+//
 // Rows past the tensor's end arrive as zeros from the TMA unit and count in
 // the transaction bytes like the others. Predicated-off copies (past the
 // loop's end) are not issued: nothing waits for them.
@@ -106,6 +116,8 @@ struct TmaLowering {
   /// is warp-specialized.
   int64_t emptyFirst = -1;
   Value leader, lane0;
+  /// Persistent kernels: each ring copy's block over the CTA's tiles.
+  DenseMap<Operation *, Value> blocks;
   /// Map arguments by (tensor, box, swizzle).
   std::map<std::string, Value> maps;
   SmallVector<Attribute> specs;
@@ -124,12 +136,121 @@ struct TmaLowering {
     return arith::DivUIOp::create(b, loc, since, loop.getStep());
   }
 
-  /// The producer's wait, before the copies of iteration j = k + S - 1 of
-  /// `loop`, for the release of their slot's round j / S - 1.
-  void waitEmpty(OpBuilder &b, Location loc, scf::ForOp loop, int64_t stages,
+  /// The blocks ring `first` filled before the loop `op` belongs to, in a
+  /// persistent kernel's loop over the tiles: the last count tile-persistent
+  /// marked before `op` in the tile (`tile.tma_ring_base`: the ring's next
+  /// loop), else the count of the earlier tiles; null outside such a loop.
+  static Value ringBase(Operation *op, int64_t first) {
+    for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+         loop = loop->getParentOfType<scf::ForOp>()) {
+      auto rings =
+          loop->getAttrOfType<DenseI64ArrayAttr>(kTmaRingCountsAttrName);
+      if (!rings)
+        continue;
+      Operation *at = loop.getBody()->findAncestorOpInBlock(*op);
+      for (Operation *prev = at->getPrevNode(); prev;
+           prev = prev->getPrevNode())
+        if (auto ring = prev->getAttrOfType<IntegerAttr>(kTmaRingBaseAttrName);
+            ring && ring.getInt() == first)
+          return prev->getResult(0);
+      for (auto [n, ring] : llvm::enumerate(rings.asArrayRef()))
+        if (ring == first)
+          return loop.getRegionIterArgs()[n];
+    }
+    return {};
+  }
+
+  /// The ring loop `copy` refills slots in, or null for a prologue's copy
+  /// (whose parent may be a persistent kernel's loop over the tiles).
+  static scf::ForOp ringLoopOf(AsyncCopyOp copy) {
+    auto loop = dyn_cast<scf::ForOp>(copy->getParentOp());
+    return loop && !loop->hasAttr(kTmaRingCountsAttrName) ? loop : scf::ForOp();
+  }
+
+  /// Iteration k of `op`'s loop, counted from the ring's first block in the
+  /// CTA: plus the blocks of earlier tiles in a persistent kernel.
+  Value ringIteration(OpBuilder &b, Location loc, scf::ForOp loop,
+                      Operation *op, int64_t first) {
+    Value k = iteration(b, loc, loop);
+    if (Value base = ringBase(op, first))
+      return arith::AddIOp::create(b, loc, base, k);
+    return k;
+  }
+
+  /// In a persistent kernel, block j of a tile's ring is block base + j of
+  /// the CTA's (base: the blocks of its earlier tiles) and takes slot
+  /// (base + j) % S, the slot and barrier phase that follow the last tile's:
+  /// each copy's and each read's slot moves on by the base, and each copy's
+  /// block (j = k + S - 1 in the loop, the slot in the prologue) is kept for
+  /// its empty wait.
+  LogicalResult carryRings() {
+    SmallVector<AsyncCopyOp> copies;
+    kernel.walk([&](AsyncCopyOp copy) {
+      if (copy->hasAttr(kTmaBarrierAttrName) ||
+          copy->hasAttr(kCpAsyncBarrierAttrName))
+        copies.push_back(copy);
+    });
+    DenseMap<Operation *, int64_t> ringOfBuffer;
+    for (AsyncCopyOp copy : copies) {
+      auto attr = copy->getAttrOfType<IntegerAttr>(kTmaBarrierAttrName);
+      if (!attr)
+        attr = copy->getAttrOfType<IntegerAttr>(kCpAsyncBarrierAttrName);
+      int64_t first = attr.getInt();
+      Operation *buffer = copy.getDest().getDefiningOp();
+      if (!buffer)
+        return copy.emitOpError("ring copy into a buffer that is not a "
+                                "tile.local_alloc");
+      ringOfBuffer[buffer] = first;
+      Value base = ringBase(copy, first);
+      if (!base)
+        continue;
+      OpBuilder b(copy);
+      Location loc = copy.getLoc();
+      Value stages = i32Const(b, loc, copy.getDest().getType().getSlots());
+      Value j = copy.getSlot();
+      if (scf::ForOp loop = ringLoopOf(copy))
+        j = arith::AddIOp::create(
+            b, loc, iteration(b, loc, loop),
+            arith::SubIOp::create(b, loc, stages, i32Const(b, loc, 1)));
+      Value block = arith::AddIOp::create(b, loc, base, j);
+      blocks[copy] = block;
+      copy.getSlotMutable().assign(
+          arith::RemUIOp::create(b, loc, block, stages));
+    }
+    for (auto [buffer, first] : ringOfBuffer)
+      for (Operation *user : buffer->getUsers()) {
+        auto read = dyn_cast<LocalLoadOp>(user);
+        Value base = read ? ringBase(read, first) : Value();
+        if (!base)
+          continue;
+        OpBuilder b(read);
+        Location loc = read.getLoc();
+        Value slots = i32Const(b, loc, read.getSource().getType().getSlots());
+        read.getSlotMutable().assign(arith::RemUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, base, read.getSlot()),
+            slots));
+      }
+    return success();
+  }
+
+  /// The block of its ring whose slot `copy` fills, where the producer
+  /// waits for that slot's release: in a persistent kernel every copy's,
+  /// else that of a copy in the loop (iteration k refills the slot S - 1
+  /// blocks ahead; the prologue's slots are fresh); else null.
+  Value blockOf(OpBuilder &b, Location loc, AsyncCopyOp copy, int64_t stages) {
+    if (Value block = blocks.lookup(copy))
+      return block;
+    scf::ForOp loop = ringLoopOf(copy);
+    if (!loop)
+      return {};
+    return arith::AddIOp::create(b, loc, iteration(b, loc, loop),
+                                 i32Const(b, loc, stages - 1));
+  }
+
+  /// The producer's wait, before the copies of block j of the ring, for the
+  /// release of their slot's round j / S - 1.
+  void waitEmpty(OpBuilder &b, Location loc, Value j, int64_t stages,
                  int64_t first, Value slot) {
-    Value j = arith::AddIOp::create(b, loc, iteration(b, loc, loop),
-                                    i32Const(b, loc, stages - 1));
     Value round = arith::DivUIOp::create(b, loc, j, i32Const(b, loc, stages));
     Value parity = arith::XOrIOp::create(
         b, loc, arith::AndIOp::create(b, loc, round, i32Const(b, loc, 1)),
@@ -148,21 +269,19 @@ struct TmaLowering {
       return copy.emitOpError("cp.async ring copy in a kernel that is not "
                               "warp-specialized");
     copy->removeAttr(kCpAsyncBarrierAttrName);
-    auto loop = dyn_cast<scf::ForOp>(copy->getParentOp());
-    Value pred = copy.getPred();
-    if (!loop && !pred)
-      return success();
     OpBuilder b(copy);
     Location loc = copy.getLoc();
+    int64_t stages = copy.getDest().getType().getSlots();
+    Value block = blockOf(b, loc, copy, stages);
+    Value pred = copy.getPred();
     if (pred) {
       auto guard = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
       copy->moveBefore(guard.getThenRegion().front().getTerminator());
       copy.getPredMutable().clear();
       b.setInsertionPoint(copy);
     }
-    if (loop)
-      waitEmpty(b, loc, loop, copy.getDest().getType().getSlots(), first,
-                copy.getSlot());
+    if (block)
+      waitEmpty(b, loc, block, stages, first, copy.getSlot());
     return success();
   }
 
@@ -268,12 +387,13 @@ struct TmaLowering {
     Value issue = producer ? lane0 : leader;
     if (producer) {
       // The whole warp waits for the slot's release, then lane 0 issues.
+      Value block = blockOf(b, loc, copy, type.getSlots());
       if (Value pred = copy.getPred()) {
         auto guard = scf::IfOp::create(b, loc, pred, /*withElseRegion=*/false);
         b.setInsertionPointToStart(&guard.getThenRegion().front());
       }
-      if (auto loop = dyn_cast<scf::ForOp>(copy->getParentOp()))
-        waitEmpty(b, loc, loop, type.getSlots(), first, slot);
+      if (block)
+        waitEmpty(b, loc, block, type.getSlots(), first, slot);
     } else if (Value pred = copy.getPred()) {
       issue = arith::AndIOp::create(b, loc, issue, pred);
     }
@@ -311,12 +431,13 @@ struct TmaLowering {
     Location loc = wait.getLoc();
     auto loop = dyn_cast<scf::ForOp>(wait->getParentOp());
     auto stages = wait->getAttrOfType<IntegerAttr>(kTmaStagesAttrName);
-    if (!loop || !stages || !loop.getInductionVar().getType().isInteger(32))
+    if (!loop || loop->hasAttr(kTmaRingCountsAttrName) || !stages ||
+        !loop.getInductionVar().getType().isInteger(32))
       return wait.emitOpError("TMA wait must be in the body of its copies' "
                               "i32 scf.for and carry tile.tma_stages");
     int64_t first = wait->getAttrOfType<IntegerAttr>(kTmaBarrierAttrName).getInt();
     OpBuilder b(wait);
-    Value k = iteration(b, loc, loop);
+    Value k = ringIteration(b, loc, loop, wait, first);
     Value numSlots = i32Const(b, loc, stages.getInt());
     if (wait->hasAttr(kTmaReleaseAttrName)) {
       if (emptyFirst < 0)
@@ -475,7 +596,8 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   });
   MLIRContext *ctx = kernel.getContext();
   Builder attrs(ctx);
-  TmaLowering lowering{kernel};
+  TmaLowering lowering;
+  lowering.kernel = kernel;
   int64_t buffers = 0;
   if (auto attr = kernel->getAttrOfType<IntegerAttr>(
           flash::tile::kSharedBytesAttrName))
@@ -550,6 +672,8 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
   if (!reduces.empty())
     lowering.waitReducesAtReturns();
 
+  if (failed(lowering.carryRings()))
+    return failure();
   // The commits first: each reads the slot and predicate of the copy
   // before it, which then moves under its predicate.
   SmallVector<AsyncCommitOp> commits;
@@ -588,6 +712,11 @@ LogicalResult flash::simt::lowerTmaCopies(func::FuncOp kernel) {
     if (failed(done))
       return failure();
   }
+  // The rings' counts are lowered into every slot and phase.
+  kernel.walk([](Operation *op) {
+    op->removeAttr(kTmaRingBaseAttrName);
+    op->removeAttr(kTmaRingCountsAttrName);
+  });
   if (!lowering.specs.empty())
     // Under its SIMT-level name: copied as it is onto the gpu.func.
     kernel->setAttr("flashc.tensor_maps", attrs.getArrayAttr(lowering.specs));

@@ -713,3 +713,23 @@ func.func @release_lag_zero() {
   tile.async_wait 0 {tile.tma_barrier = 0 : i64, tile.tma_release, tile.tma_release_lag = 0 : i64, tile.tma_stages = 2 : i64}
   return
 }
+
+// -----
+
+func.func @ring_counts_per_iter_arg(%n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  // expected-error @below {{'tile.tma_ring_counts' must be an array<i64> of barrier indices >= 0 on an scf.for with one i32 iter_arg per entry, got array<i64: 0, 2>}}
+  %r = scf.for %t = %c0 to %n step %c1 iter_args(%count = %c0) -> (i32) : i32 {
+    scf.yield %count : i32
+  } {tile.tma_ring_counts = array<i64: 0, 2>}
+  return
+}
+
+// -----
+
+func.func @ring_base_on_addi(%n: i32) {
+  // expected-error @below {{'tile.tma_ring_base' must be a barrier index >= 0 on an arith.addi, got -1 : i64}}
+  %b = arith.addi %n, %n {tile.tma_ring_base = -1 : i64} : i32
+  return
+}

@@ -50,6 +50,19 @@ inline constexpr llvm::StringLiteral kCpAsyncBarrierAttrName =
 /// slot of k - lag (lag 2: block k - 1's V is read by P V in iteration k).
 inline constexpr llvm::StringLiteral kTmaReleaseLagAttrName =
     "tile.tma_release_lag";
+/// tile-persistent: on a persistent kernel's loop over its tiles (dense i64
+/// array, one entry per iter_arg of the loop), the first barrier index of
+/// a ring: iter_arg n counts the blocks ring I_n filled in the tiles before
+/// this one. Its copies, reads and waits take block k's slot and phase from
+/// that count plus k, so the rings' barriers carry on from tile to tile.
+inline constexpr llvm::StringLiteral kTmaRingCountsAttrName =
+    "tile.tma_ring_counts";
+/// tile-persistent: on an arith.addi in a loop over the tiles (i64, a ring's
+/// first barrier index), the ring's count before the ring's next loop (its
+/// prologue copies, the loop, and the reads after it): the count before the
+/// earlier loop plus that loop's trip count.
+inline constexpr llvm::StringLiteral kTmaRingBaseAttrName =
+    "tile.tma_ring_base";
 /// Named barriers of a warp-specialized kernel (0 stays the CTA's): the
 /// consumers' own barriers, and the consumers' hand-over of the shared
 /// memory to the producer before a ring's first copies.
