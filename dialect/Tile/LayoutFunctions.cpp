@@ -1,6 +1,8 @@
 //===- LayoutFunctions.cpp - layout checks, register counts, ldmatrix plans ===//
 #include "flashc/Dialect/Tile/LayoutFunctions.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace flash::tile::layout;
@@ -283,21 +285,32 @@ flash::tile::layout::planLdMatrix(int64_t numRegs, int64_t numWarps,
       }
     if (!ok)
       continue;
+    // Whether pair first + m lies as far from pair `first` in every warp:
+    // one ldmatrix takes one address per lane, computed alike in each warp.
+    auto sameDelta = [&](int64_t first, int64_t m) {
+      const Coord &o = plan.origins[0][first + m], &o0 = plan.origins[0][first];
+      for (int64_t w = 1; w < numWarps; ++w) {
+        const Coord &ow = plan.origins[w][first + m], &ow0 = plan.origins[w][first];
+        if (ow[0] - ow0[0] != o[0] - o0[0] || ow[1] - ow0[1] != o[1] - o0[1])
+          return false;
+      }
+      return true;
+    };
     for (int64_t first = 0; first < pairs;) {
-      int64_t num = pairs - first >= 4 ? 4 : pairs - first >= 2 ? 2 : 1;
+      // The widest load whose matrices keep their distances in every warp
+      // (a padded layout's wrapped step puts some warps' matrices elsewhere).
+      int64_t num = 1;
+      for (int64_t wide : {4, 2})
+        if (num == 1 && pairs - first >= wide &&
+            llvm::all_of(llvm::seq<int64_t>(1, wide),
+                         [&](int64_t m) { return sameDelta(first, m); }))
+          num = wide;
       auto &load = plan.loads.emplace_back();
       llvm::SmallVector<Coord, 4> deltas;
       for (int64_t m = 0; m < num; ++m) {
         load.push_back(first + m);
         const Coord &o = plan.origins[0][first + m], &o0 = plan.origins[0][first];
         deltas.push_back({o[0] - o0[0], o[1] - o0[1]});
-        for (int64_t w = 1; w < numWarps; ++w) {
-          const Coord &ow = plan.origins[w][first + m],
-                      &ow0 = plan.origins[w][first];
-          if (ow[0] - ow0[0] != deltas.back()[0] ||
-              ow[1] - ow0[1] != deltas.back()[1])
-            return std::nullopt;
-        }
       }
       plan.deltas.push_back(deltas);
       first += num;

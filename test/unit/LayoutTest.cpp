@@ -559,6 +559,45 @@ std::vector<std::vector<int64_t>> rowOffsets(const LdMatrixPlan &plan,
   }
   return offsets;
 }
+
+/// Runs every load of `plan` through the emulator's ldmatrix on a tile of
+/// `rows` x `cols` whose elements hold their own row-major index, stored
+/// with `swizzle`: each register must get the element `coord` names, and no
+/// load may conflict on banks.
+void expectPlanReadsLayout(const LdMatrixPlan &plan, const SwizzleParams &swizzle,
+                           int64_t rows, int64_t cols, int64_t numWarps,
+                           RegisterCoordFn coord) {
+  flash::emu::SharedMemory smem(rows * cols * 2);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      ASSERT_TRUE(smem.store<uint16_t>(swizzledOffset<int64_t>(swizzle, r, c),
+                                       static_cast<uint16_t>(r * cols + c))
+                      .ok());
+  auto offsets = rowOffsets(plan, swizzle, numWarps);
+  for (int64_t i = 0; i < static_cast<int64_t>(plan.loads.size()); ++i) {
+    const auto &load = plan.loads[i];
+    int num = load.size();
+    for (int64_t w = 0; w < numWarps; ++w) {
+      flash::emu::LaneValues addresses{};
+      for (int64_t l = 0; l < kWarpSize; ++l)
+        addresses[l] = offsets[i][w * kWarpSize + l];
+      EXPECT_EQ(flash::emu::ldmatrixBankConflicts(addresses, num), 0)
+          << "load " << i << " warp " << w;
+      auto result = flash::emu::ldmatrix(smem, addresses, num, plan.trans);
+      ASSERT_TRUE(result.ok()) << result.error();
+      for (int m = 0; m < num; ++m)
+        for (int64_t l = 0; l < kWarpSize; ++l)
+          for (int64_t e = 0; e < 2; ++e) {
+            uint32_t v = (*result)[m][l];
+            int64_t held = e ? flash::emu::high16(v) : flash::emu::low16(v);
+            Coord c = coord(w, l, 2 * load[m] + e);
+            EXPECT_EQ(held, c[0] * cols + c[1])
+                << "load " << i << " matrix " << m << " warp " << w << " lane "
+                << l << " register " << 2 * load[m] + e;
+          }
+    }
+  }
+}
 } // namespace
 
 TEST(SharedLayout, SwizzledOffsetIsTheSharedTypesByteOffset) {
@@ -812,41 +851,48 @@ TEST(LdMatrixPlan, ReproducesEveryOperandLayoutWithoutBankConflicts) {
     SwizzleParams swizzle = defaultSwizzle(tc.cols);
     if (tc.blockCols)
       swizzle = {tc.cols * 2, 2, 1, 8, tc.blockCols * 2, tc.rows};
-    flash::emu::SharedMemory smem(tc.rows * tc.cols * 2);
-    for (int64_t r = 0; r < tc.rows; ++r)
-      for (int64_t c = 0; c < tc.cols; ++c)
-        ASSERT_TRUE(smem.store<uint16_t>(
-                            swizzledOffset<int64_t>(swizzle, r, c),
-                            static_cast<uint16_t>(r * tc.cols + c))
-                        .ok());
+    expectPlanReadsLayout(*plan, swizzle, tc.rows, tc.cols, numWarps, coord);
     auto offsets = rowOffsets(*plan, swizzle, numWarps);
-    for (int64_t i = 0; i < static_cast<int64_t>(plan->loads.size()); ++i) {
-      const auto &load = plan->loads[i];
-      int num = load.size();
+    for (int64_t i = 0; i < static_cast<int64_t>(plan->loads.size()); ++i)
       // One per-thread address for all loads: an xor and an immediate.
       EXPECT_TRUE(relateByXorAdd(offsets[0], offsets[i], 16 * swizzle.maxPhase))
           << "load " << i;
-      for (int64_t w = 0; w < numWarps; ++w) {
-        flash::emu::LaneValues addresses{};
-        for (int64_t l = 0; l < kWarpSize; ++l)
-          addresses[l] = offsets[i][w * kWarpSize + l];
-        EXPECT_EQ(flash::emu::ldmatrixBankConflicts(addresses, num), 0)
-            << "load " << i << " warp " << w;
-        auto result = flash::emu::ldmatrix(smem, addresses, num, plan->trans);
-        ASSERT_TRUE(result.ok()) << result.error();
-        for (int m = 0; m < num; ++m)
-          for (int64_t l = 0; l < kWarpSize; ++l)
-            for (int64_t e = 0; e < 2; ++e) {
-              uint32_t v = (*result)[m][l];
-              int64_t held = e ? flash::emu::high16(v) : flash::emu::low16(v);
-              Coord c = coord(w, l, 2 * load[m] + e);
-              EXPECT_EQ(held, c[0] * tc.cols + c[1])
-                  << "load " << i << " matrix " << m << " warp " << w
-                  << " lane " << l << " register " << 2 * load[m] + e;
-            }
-      }
-    }
   }
+}
+
+TEST(LdMatrixPlan, ReadsAPaddedStepInNarrowerLoads) {
+  // K of a backward pass's dQ share at head dim 176 (B, [keys, 176]) on 8
+  // warps, four along N: the last 32-column step overhangs the tile, and
+  // the columns of warps 2 and 3 wrap onto 0..15, so the matrices of that
+  // step do not lie where the other warps' do. The pairs that do still go
+  // four to an ldmatrix; those that do not, in narrower ones.
+  const OperandCase tc = {
+      "#tile.dot_op<1, #tile.mma<warps = [2, 4, 1], values = [1, 1, 1]>>", 128, 176, true, 16};
+  mlir::MLIRContext &ctx = tileContext();
+  mlir::Attribute layout = mlir::parseAttribute(tc.layout, &ctx);
+  ASSERT_TRUE(layout);
+  std::array<int64_t, 2> shape = {tc.rows, tc.cols};
+  int64_t regs = mlir::cast<flash::tile::LayoutAttrInterface>(layout)
+                     .getNumRegisters(shape);
+  auto coord = [&](int64_t w, int64_t l, int64_t r) {
+    return flash::tile::layoutCoord<int64_t>(layout, shape, w, l, r);
+  };
+  std::optional<LdMatrixPlan> plan = planLdMatrix(regs, 8, coord);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_TRUE(plan->trans);
+  std::vector<int> readCount(regs / 2, 0);
+  size_t narrow = 0, wide = 0;
+  for (auto &load : plan->loads) {
+    (load.size() == 4 ? wide : narrow) += 1;
+    for (int64_t p : load)
+      ++readCount[p];
+  }
+  EXPECT_TRUE(llvm::all_of(readCount, [](int n) { return n == 1; }));
+  EXPECT_GT(wide, 0u);
+  EXPECT_GT(narrow, 0u);
+  // The wgmma operand buffer of 352-byte rows: 16-column blocks, [4, 2].
+  SwizzleParams swizzle = {tc.cols * 2, 2, 4, 2, tc.blockCols * 2, tc.rows};
+  expectPlanReadsLayout(*plan, swizzle, tc.rows, tc.cols, 8, coord);
 }
 
 TEST(LdMatrixPlan, RejectsLayoutsThatAreNotMatrixFragments) {

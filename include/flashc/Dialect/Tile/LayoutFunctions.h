@@ -417,8 +417,10 @@ std::optional<BlockedParams> gatherChunkParams(int64_t rows,
 ///   non-trans: (r0 + l / 4, c0 + 2 (l % 4) + e)
 ///   .trans:    (r0 + 2 (l % 4) + e, c0 + l / 4)
 /// with the same mode for every pair, lane and warp. Consecutive pairs are
-/// read four at a time (x4; x2 and x1 for the rest); lane l supplies the
-/// address of row l % 8 of the load's matrix l / 8, stored (r0 + l % 8, c0).
+/// read four at a time (x4; x2 and x1 for the rest, and where the pairs of
+/// a group do not lie at the same distances in every warp, as in a padded
+/// layout's wrapped step); lane l supplies the address of row l % 8 of the
+/// load's matrix l / 8, stored (r0 + l % 8, c0).
 struct LdMatrixPlan {
   bool trans = false;
   /// The pairs each ldmatrix reads, in order (1, 2 or 4 consecutive ones).
