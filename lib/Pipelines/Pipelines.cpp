@@ -67,9 +67,14 @@ void flash::buildTileToLayoutPipeline(mlir::OpPassManager &pm,
   kernel.addPass(createTilePipelineCopies(pipelineCopies));
   // sm_90a only: the pipelined copies of full boxes go through the TMA unit.
   // Persistent kernels keep their rings' bytes across tiles: the key loops
-  // of one source loop share one ring rather than doubling the bytes.
+  // of one source loop share one ring rather than doubling the bytes. A
+  // paged cache's kernel keeps its full blocks on cp.async where
+  // tile-warp-specialize gives it a cp.async producer warpgroup (not in
+  // persistent kernels, below).
   TileTmaCopiesOptions tmaCopies;
   tmaCopies.sharedRings = options.compile.persistent;
+  tmaCopies.cpAsyncProducer =
+      options.compile.warpSpecialize && !options.compile.persistent;
   kernel.addPass(createTileTmaCopies(tmaCopies));
   kernel.addPass(mlir::createCanonicalizerPass());
   kernel.addPass(mlir::createCSEPass());

@@ -330,3 +330,44 @@ flash::matchPipelinedRing(scf::ForOp loop,
   ring.copies.append(body.begin(), body.end());
   return ring;
 }
+
+namespace {
+/// Whether `ring` gathers its rows through a table its loop reads: not
+/// varlen's gathers of its own rows past the sequence, which keep their four
+/// warps (at HEAD_DIM 224 its dropout variant spilled 44 bytes with a
+/// producer).
+bool gathersThroughTable(const PipelinedRing &ring) {
+  bool tableLoads = false;
+  scf::ForOp loop = ring.loop;
+  loop.getBody()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      tableLoads |= isa<IntegerType>(load.getType().getElementType());
+    else if (auto load = dyn_cast<LoadScalarOp>(op))
+      tableLoads |= isa<IntegerType>(load.getType());
+  });
+  return tableLoads && llvm::any_of(ring.copies, [](AsyncCopyOp c) {
+           return c.isGathered();
+         });
+}
+} // namespace
+
+std::optional<SmallVector<PipelinedRing>>
+flash::tableGatheredRings(func::FuncOp func,
+                          llvm::function_ref<bool(AsyncCopyOp)> qualifies) {
+  SmallVector<PipelinedRing> rings;
+  bool gathered = false;
+  for (auto loop : func.getBody().front().getOps<scf::ForOp>()) {
+    bool copies = false;
+    loop.getBody()->walk([&](AsyncCopyOp) { copies = true; });
+    if (!copies)
+      continue;
+    std::optional<PipelinedRing> ring = matchPipelinedRing(loop, qualifies);
+    if (!ring)
+      return std::nullopt;
+    gathered |= gathersThroughTable(*ring);
+    rings.push_back(std::move(*ring));
+  }
+  if (!gathered)
+    return std::nullopt;
+  return rings;
+}

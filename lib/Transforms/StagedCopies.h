@@ -10,6 +10,7 @@
 #define FLASH_LIB_TRANSFORMS_STAGEDCOPIES_H
 
 #include "flashc/Dialect/Tile/TileDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -97,6 +98,16 @@ struct PipelinedRing {
 /// its copies.
 std::optional<PipelinedRing>
 matchPipelinedRing(mlir::scf::ForOp loop,
+                   llvm::function_ref<bool(tile::AsyncCopyOp)> qualifies);
+
+/// The rings of the loops of `func`'s body that copy, when a cp.async
+/// producer warpgroup (tile-warp-specialize) issues them: each is a
+/// pipelined ring whose copies `qualifies` accepts, and one of them gathers
+/// its rows through a table (a paged KV cache: a copy of the ring gathers
+/// and its loop reads integers from memory, the pages, a tile of them or
+/// one per block).
+std::optional<llvm::SmallVector<PipelinedRing>>
+tableGatheredRings(mlir::func::FuncOp func,
                    llvm::function_ref<bool(tile::AsyncCopyOp)> qualifies);
 } // namespace flash
 

@@ -13,7 +13,10 @@
 // unit's (128B, 64B, 32B or none, over each column block's rows) on the
 // swizzle's period. Gathered rows (paged KV) and loops inside other loops
 // (whose barrier phases would carry over between runs) keep cp.async; a
-// loop goes over as a whole or not at all.
+// loop goes over as a whole or not at all. With `cp-async-producer` a
+// kernel that tile-warp-specialize gives a cp.async producer warpgroup (one
+// consumer warpgroup, a ring gathered through a table) keeps cp.async in
+// every ring, its full blocks too, for that producer to issue.
 //
 // The pass marks such copies `tile.tma_barrier = I` (the index of the
 // kernel's mbarrier for slot 0 of its loop; slot s uses I + s) and
@@ -118,6 +121,15 @@ SmallVector<LocalAllocOp> ringBuffers(const flash::PipelinedRing &ring) {
   return buffers;
 }
 
+/// Whether tile-warp-specialize gives `func` a cp.async producer warpgroup
+/// if its rings all keep cp.async: one consumer warpgroup and a ring that
+/// gathers through a table.
+bool takesCpAsyncProducer(func::FuncOp func) {
+  auto warps = func->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
+  return warps && warps.getInt() == 4 &&
+         flash::tableGatheredRings(func, [](AsyncCopyOp) { return true; });
+}
+
 struct TileTmaCopiesPass
     : flash::impl::TileTmaCopiesBase<TileTmaCopiesPass> {
   using TileTmaCopiesBase::TileTmaCopiesBase;
@@ -126,6 +138,14 @@ struct TileTmaCopiesPass
     func::FuncOp func = getOperation();
     if (!targetsWgmma(func))
       return;
+    // A paged cache's full blocks (windows of one page) beside its gathered
+    // blocks: a TMA ring on one warpgroup gets no producer, so the producer
+    // warpgroup gathers them all (FlashAttention-3's PagedKVNonTMA; decode is
+    // bound by memory, whole rows by cp.async cost no more bytes).
+    if (cpAsyncProducer && takesCpAsyncProducer(func)) {
+      LLVM_DEBUG(llvm::dbgs() << "keeps cp.async for the producer warpgroup\n");
+      return;
+    }
     SmallVector<scf::ForOp> loops;
     func.walk([&](scf::ForOp loop) {
       if (!flash::isInsideLoop(loop))

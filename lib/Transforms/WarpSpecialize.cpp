@@ -15,10 +15,12 @@
 //
 // Rings the TMA unit cannot fill (a paged KV cache's gathered rows, which
 // must stay zero past the sequence: FlashAttention-3's PagedKVNonTMA) keep
-// cp.async: with one consumer warpgroup (4 warps) and no TMA ring, a
-// producer WARPGROUP runs the copies in the consumers' layouts, all 128 of
-// its threads, and re-reads the block table (a tile load of a tensor
-// nothing writes). Each stage's commit becomes every producer thread's
+// cp.async, and so do the kernel's other rings (tile-tma-copies'
+// cp-async-producer: a cache's blocks within one page): with one consumer
+// warpgroup (4 warps) and no TMA ring, a producer WARPGROUP runs the copies
+// in the consumers' layouts, all 128 of its threads, and re-reads the block
+// table (a tile load of a tensor nothing writes, or a block's page). Each
+// stage's commit becomes every producer thread's
 // cp.async.mbarrier.arrive.noinc on the slot's full barrier (count 128),
 // which fires once that thread's copies have landed; the consumers wait on
 // full, fence the generic proxy's writes for wgmma, and release the slot on
@@ -67,12 +69,14 @@ struct RegisterSplit {
   int64_t producer, consumer;
 };
 /// A cp.async producer warpgroup and one consumer warpgroup: the consumers
-/// keep all they had at entry (256 for 256 threads); the producer computes
-/// each thread's share of the gathered rows' addresses and page indices.
-/// ptxas 13 spills the paged kernels (flash_attn_kvcache, _split) with the
-/// producer at 56 (split at d128, 4 bytes), 64 (12 bytes) and 72 (LEFTPAD
-/// at d128, 4 bytes), none at 80 over their variants and head dims.
-constexpr RegisterSplit kCpAsyncRegisters{80, 256};
+/// keep all they had at entry (256 for 256 threads, the most a thread can
+/// hold), so the producer need give up little; it computes each thread's
+/// share of the rows' addresses and page indices. ptxas 13 spills the paged
+/// kernels (flash_attn_kvcache, _split) with the producer at 56 to 72 on
+/// gathered rows alone (4 to 12 bytes), and with whole-page windows beside
+/// them (pages a multiple of BLOCK_N) up to 168 (HEAD_DIM 240: 120 bytes at
+/// 80, 4 at 168 packed with a window and soft-capping).
+constexpr RegisterSplit kCpAsyncRegisters{240, 256};
 std::optional<RegisterSplit> registerSplit(int64_t consumerGroups) {
   switch (consumerGroups) {
   case 2:
@@ -116,22 +120,6 @@ struct Plan {
   /// tile.barrier ops before a ring's first copies.
   llvm::SmallPtrSet<Operation *, 4> handovers;
 };
-
-/// Whether a pipelined cp.async ring gathers its rows through a table the
-/// loop reads (a paged cache's pages): varlen's gathers of its own rows keep
-/// their four warps (at HEAD_DIM 224 its dropout variant spilled 44 bytes
-/// with a producer).
-bool gathersThroughTable(const flash::PipelinedRing &ring) {
-  bool tableLoads = false;
-  scf::ForOp loop = ring.loop;
-  loop.getBody()->walk([&](LoadOp load) {
-    if (isa<IntegerType>(load.getType().getElementType()))
-      tableLoads = true;
-  });
-  return tableLoads && llvm::any_of(ring.copies, [](AsyncCopyOp c) {
-           return c.isGathered();
-         });
-}
 
 /// Why the kernel stays as it is, or the plan.
 FailureOr<Plan> planSplit(func::FuncOp func, bool cpAsync, std::string &why) {
@@ -263,26 +251,14 @@ struct TileWarpSpecializePass
   /// warpgroup's threads. Nothing, and false, unless a ring gathers its rows
   /// (a paged KV cache, which the TMA unit cannot read).
   bool markCpAsyncRings(func::FuncOp func) {
-    Block &entry = func.getBody().front();
-    SmallVector<flash::PipelinedRing> rings;
-    bool gathered = false;
-    for (auto loop : entry.getOps<scf::ForOp>()) {
-      bool copies = false;
-      loop.getBody()->walk([&](AsyncCopyOp) { copies = true; });
-      if (!copies)
-        continue;
-      std::optional<flash::PipelinedRing> ring = flash::matchPipelinedRing(
-          loop, [](AsyncCopyOp copy) { return !isTma(copy); });
-      if (!ring)
-        return false;
-      gathered |= gathersThroughTable(*ring);
-      rings.push_back(std::move(*ring));
-    }
-    if (!gathered)
+    std::optional<SmallVector<flash::PipelinedRing>> rings =
+        flash::tableGatheredRings(
+            func, [](AsyncCopyOp copy) { return !isTma(copy); });
+    if (!rings)
       return false;
     Builder b(func.getContext());
     SmallVector<int64_t> counts;
-    for (flash::PipelinedRing &ring : rings) {
+    for (flash::PipelinedRing &ring : *rings) {
       auto first = b.getI64IntegerAttr(counts.size());
       counts.append(ring.stages, kProducerThreads);
       for (AsyncCopyOp copy : ring.copies)

@@ -4,7 +4,7 @@ emulator (whose sanitizer checks wgmma, TMA, mbarriers and every access)
 against the tile-level interpreter and a float64 reference.
 
   check_sm90a.py --flashc F --workdir W [--kernel NAME]... [--d 64,128,256]
-                 [--dtype f16,bf16] [--full] [--list]
+                 [--dtype f16,bf16] [--case TEXT] [--full] [--list]
 
 KERNELS below is the one list: each kernel, the helper that checks it (the
 checks and references of check_kernel.py, check_variant.py,
@@ -15,7 +15,8 @@ multiples of the blocks), Nq != Nk, GQA, at the kernel's default blocks for
 sm_90a (the tiles the Hopper path compiles). For each selected kernel, head
 dim and type the script runs one case, taking the kernel's cases in turn
 (every case runs at least once); --full runs every case at every head dim
-and type. Each case prints the helper's PASS/FAIL lines, then one line
+and type; --case keeps the cases whose description contains TEXT. Each
+case prints the helper's PASS/FAIL lines, then one line
 
   PASS|FAIL sm_90a KERNEL d=D TYPE [MMA] CASE
 
@@ -25,7 +26,7 @@ mma.sync, or wgmma+mma.sync, and `, warp-specialized` where it has a
 producer warpgroup (setmaxnreg). A kernel marked `wgmma` (every forward
 attention kernel) fails a case whose program issues anything but wgmma
 alone; one marked `specialized` (the flash_attn family, the backward's
-dK/dV kernels; the paged kernels with pages of 16, whose producer
+dK/dV kernels; the paged kernels at any page size, whose producer
 warpgroup issues cp.async) fails a case at its default tiles whose
 program has no producer warpgroup (unless the case sets a define of its
 `unspecialized`), and one with `also_specialized` (the backward's
@@ -125,15 +126,6 @@ def DQ_DIMS(name, d, defines):
     return name.endswith("_dq") and d <= 144
 
 
-def PAGES_OF_16(d, case):
-    """The paged kernels' cp.async producer warpgroup: every key block gathered,
-    as with pages of 16 (BLOCK_N is 16 at HEAD_DIM 256, whose full blocks are
-    then TMA boxes of one page and keep 4 warps; at the other head dims the
-    page sizes that split blocks are gathered too, but checked as they come),
-    in a ring of two stages or more (HEAD_DIM 224 has one)."""
-    return case.page == 16 and d not in (224, 256)
-
-
 KERNELS = [
     # fa2 and fa1 (check_kernel.py): causal is their only mask; no GQA.
     Kernel("fa2", "kernel", (
@@ -197,8 +189,17 @@ KERNELS = [
              H=4, H_KV=1, nq=3, lengths="70,1,33", page=32),
         Case("decode, GQA packed, left padding + ALiBi", ("PACK_GQA=true", "LEFTPAD=true",
                                                           "ALIBI=true"),
-             H=4, H_KV=2, lengths="1,100,17,0,70", page=16)), kind="kvcache",
-           specialized=PAGES_OF_16),
+             H=4, H_KV=2, lengths="1,100,17,0,70", page=16),
+        # Pages of a multiple of BLOCK_N: whole key blocks within one page
+        # (windows) beside the gathered last block, all issued by the
+        # producer warpgroup; one page per sequence is a cache without a
+        # block table (its slots past the sequence NaN, never read).
+        Case("Nq 2 plain, causal + soft-cap, pages of 64", ("CAUSAL=true", "SOFTCAP=5.0"),
+             H=4, H_KV=2, nq=2, lengths="200,64,17,0,130", page=64),
+        Case("decode, GQA packed, ALiBi + window, one page per sequence",
+             ("PACK_GQA=true", "ALIBI=true", "WINDOW_LEFT=90"), H=4, H_KV=2,
+             lengths="1,200,17,0,256", page=256)), kind="kvcache",
+           specialized=EVERY_DIM),
     Kernel("flash_attn_kvcache_split", "inference", (
         Case("decode, GQA packed, S = 1, 3", H=4, H_KV=2, lengths="1,100,17,0,70", page=16,
              splits="1,3"),
@@ -206,9 +207,14 @@ KERNELS = [
              nq=3, lengths="100,17,0,2", page=16, splits="3"),
         Case("Nq 3 plain, causal, left padding + ALiBi, S = 3",
              ("PACK_GQA=false", "CAUSAL=true", "LEFTPAD=true", "ALIBI=true"), H=4, H_KV=2,
-             nq=3, lengths="100,17,0,2", page=48, splits="3")),
+             nq=3, lengths="100,17,0,2", page=48, splits="3"),
+        Case("decode, GQA packed, pages of 64, S = 2", H=4, H_KV=1, lengths="200,64,17,0",
+             page=64, splits="2"),
+        Case("Nq 2 plain, window right, one page per sequence, S = 3",
+             ("PACK_GQA=false", "WINDOW_RIGHT=1"), H=4, H_KV=2, nq=2,
+             lengths="256,130,1,0", page=256, splits="3")),
            kind="split", also=("flash_attn_kvcache_combine", "flash_attn_kvcache"),
-           specialized=PAGES_OF_16),
+           specialized=EVERY_DIM),
     Kernel("kvcache_append", "inference", (
         Case("3 new tokens at page boundaries and inside pages", H=4, H_KV=2,
              lengths="1,47,17,0,32", page=16),), kind="append", wgmma=False),
@@ -331,13 +337,13 @@ def selected_cases(args, kernel):
     least once), or with --full every case at each."""
     combos = [(d, t) for d in kernel.dims if d in args.d for t in args.dtype
               if t == "f16" or kernel.bf16]
-    if not combos:
+    cases = [c for c in kernel.cases if args.case in c.what]
+    if not combos or not cases:
         return []
     if args.full:
-        return [(d, t, c) for d, t in combos for c in kernel.cases]
-    n = max(len(combos), len(kernel.cases))
-    return [combos[i % len(combos)] + (kernel.cases[i % len(kernel.cases)],)
-            for i in range(n)]
+        return [(d, t, c) for d, t in combos for c in cases]
+    n = max(len(combos), len(cases))
+    return [combos[i % len(combos)] + (cases[i % len(cases)],) for i in range(n)]
 
 
 def parse_args():
@@ -348,6 +354,7 @@ def parse_args():
                     choices=[k.name for k in KERNELS], help="default: all")
     ap.add_argument("--d", default="64,128,256", help="head dims")
     ap.add_argument("--dtype", default="f16,bf16")
+    ap.add_argument("--case", default="", help="only the cases whose description contains this")
     ap.add_argument("--full", action="store_true", help="every case at every head dim and type")
     ap.add_argument("--list", action="store_true", help="print the helper commands only")
     args = ap.parse_args()

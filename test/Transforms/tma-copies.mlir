@@ -1,5 +1,6 @@
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies))' | FileCheck %s
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies{shared-rings}))' | FileCheck %s --check-prefix=SHARED
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies{cp-async-producer=true}))' | FileCheck %s --check-prefix=PRODUCER
 
 // The input is tile-stage-shared's output; tile-pipeline-copies makes the
 // two-stage ring that tile-tma-copies moves to the TMA unit.
@@ -319,6 +320,111 @@ func.func @split_loops(%Q: !K, %K: !K, %V: !K, %b: i32, %lb: i32, %mid: i32, %ub
     %k = tile.local_load %kb2[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
     %v = tile.local_load %vb2[%c0] : !buf -> tensor<64x128xf16, #dot_b>
     scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
+
+// -----
+
+// A paged cache's key blocks: a ring of whole blocks within one page (a
+// window at the page the table names for the block) and a ring gathering
+// the slots of the sequence's last block (index -1 past its end: zeros,
+// which the TMA unit cannot leave). The whole blocks go through the TMA
+// unit; with cp-async-producer, on one warpgroup, both rings keep cp.async
+// for tile-warp-specialize's cp.async producer warpgroup to issue, and on
+// two warpgroups (no such producer) the whole blocks still take the TMA unit.
+// CHECK-LABEL: func.func @whole_pages(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 1, 1>
+// CHECK:         scf.for
+// CHECK:           tile.async_copy {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"}
+// CHECK:         scf.for
+// CHECK-NOT:       tile.tma
+// CHECK:           tile.async_commit
+// CHECK-LABEL: func.func @whole_pages_two_warpgroups(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 1, 1>
+// PRODUCER-LABEL: func.func @whole_pages(
+// PRODUCER-NOT:     tile.tma
+// PRODUCER:         scf.for
+// PRODUCER:           tile.async_copy %arg0[{{.*}}] window [1, 2] into
+// PRODUCER-NEXT:      tile.async_commit
+// PRODUCER:         scf.for
+// PRODUCER:           tile.async_copy %arg0[{{.*}}] window [2] gather [1]
+// PRODUCER-NEXT:      tile.async_commit
+// PRODUCER-NOT:     tile.tma
+// PRODUCER-LABEL: func.func @whole_pages_two_warpgroups(
+// PRODUCER-SAME:      tile.tma_barriers = array<i64: 1, 1>
+// PRODUCER:           tile.async_copy {{.*}} window [1, 2] {{.*}} {tile.tma_barrier = 0 : i64, tile.tma_swizzle = "128B"}
+#rows4 = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+#rows8 = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [8, 1], order = [1, 0]>>
+#b = #tile.dot_op<1, #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>, transposed = true>
+!KC = !tile.global<[Pages, 64, 128], f16>
+!table = !tile.global<[B, MaxPages], i32>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+module attributes {tile.wgmma} {
+func.func @whole_pages(%K: !KC, %table: !table, %b: i32, %full: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc : !buf
+  %mb = tile.local_alloc : !buf
+  %iota = tile.iota : tensor<64xi32, #rows4>
+  %none = arith.constant dense<-1> : tensor<64xi32, #rows4>
+  %end = tile.splat %ub : i32 -> tensor<64xi32, #rows4>
+  scf.for %i = %c0 to %full step %c64 : i32 {
+    %j = arith.divui %i, %c64 : i32
+    %page = tile.load_scalar %table[%b, %j] pad 0 : i32 : !table -> i32
+    tile.async_copy %K[%page, %c0, %c0] window [1, 2] into %kb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #b>
+  } {flash.keep}
+  scf.for %i = %full to %ub step %c64 : i32 {
+    %j = arith.divui %i, %c64 : i32
+    %page = tile.load_scalar %table[%b, %j] pad 0 : i32 : !table -> i32
+    %n0 = tile.splat %i : i32 -> tensor<64xi32, #rows4>
+    %n = arith.addi %n0, %iota : tensor<64xi32, #rows4>
+    %in = arith.cmpi slt, %n, %end : tensor<64xi32, #rows4>
+    %slots = arith.select %in, %iota, %none : tensor<64xi1, #rows4>, tensor<64xi32, #rows4>
+    tile.async_copy %K[%page, %c0, %c0] window [2] gather [1] (%slots : tensor<64xi32, #rows4>) into %mb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %mb[%c0] : !buf -> tensor<64x128xf16, #b>
+  } {flash.keep}
+  return
+}
+func.func @whole_pages_two_warpgroups(%K: !KC, %table: !table, %b: i32, %full: i32, %ub: i32)
+    attributes {tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc : !buf
+  %mb = tile.local_alloc : !buf
+  %iota = tile.iota : tensor<64xi32, #rows8>
+  %none = arith.constant dense<-1> : tensor<64xi32, #rows8>
+  %end = tile.splat %ub : i32 -> tensor<64xi32, #rows8>
+  scf.for %i = %c0 to %full step %c64 : i32 {
+    %j = arith.divui %i, %c64 : i32
+    %page = tile.load_scalar %table[%b, %j] pad 0 : i32 : !table -> i32
+    tile.async_copy %K[%page, %c0, %c0] window [1, 2] into %kb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #b>
+  } {flash.keep}
+  scf.for %i = %full to %ub step %c64 : i32 {
+    %j = arith.divui %i, %c64 : i32
+    %page = tile.load_scalar %table[%b, %j] pad 0 : i32 : !table -> i32
+    %n0 = tile.splat %i : i32 -> tensor<64xi32, #rows8>
+    %n = arith.addi %n0, %iota : tensor<64xi32, #rows8>
+    %in = arith.cmpi slt, %n, %end : tensor<64xi32, #rows8>
+    %slots = arith.select %in, %iota, %none : tensor<64xi1, #rows8>, tensor<64xi32, #rows8>
+    tile.async_copy %K[%page, %c0, %c0] window [2] gather [1] (%slots : tensor<64xi32, #rows8>) into %mb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %mb[%c0] : !buf -> tensor<64x128xf16, #b>
   } {flash.keep}
   return
 }

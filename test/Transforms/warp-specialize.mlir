@@ -1,4 +1,4 @@
-// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies,tile-allocate-shared,tile-warp-specialize))' | FileCheck %s
+// RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies{cp-async-producer=true},tile-allocate-shared,tile-warp-specialize))' | FileCheck %s
 // RUN: flash-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tile-pipeline-copies,tile-tma-copies,tile-allocate-shared,tile-warp-specialize{cp-async-rings=false}))' | FileCheck %s --check-prefix=NOCP
 
 // The input is tile-stage-shared's output; tile-pipeline-copies makes the
@@ -340,7 +340,7 @@ func.func @written_offsets(%K: !K, %V: !K, %cu: !cu, %b: i32, %h: i32, %ub: i32)
 
 // A paged ring (cp.async: gathered rows, zero past the sequence, which the
 // TMA unit cannot read) on one consumer warpgroup: a producer warpgroup,
-// threads [128, 256), setmaxnreg 80 / 256, all of whose threads run the
+// threads [128, 256), setmaxnreg 240 / 256, all of whose threads run the
 // prologue's and the loop's copies in the consumers' layouts, reading the
 // block table again (a tile load of a tensor nothing writes, under the
 // kernel's device_assert). Copies and commits carry the ring's first full
@@ -357,12 +357,12 @@ func.func @written_offsets(%K: !K, %V: !K, %cu: !cu, %b: i32, %h: i32, %ub: i32)
 // NOCP:         return
 // CHECK-LABEL: func.func @paged(
 // CHECK-SAME:      tile.tma_barriers = array<i64: 128, 128>
-// CHECK-SAME:      tile.warp_specialize = {consumer_regs = 256 : i64, consumer_warps = 4 : i32, producer_regs = 80 : i64}
+// CHECK-SAME:      tile.warp_specialize = {consumer_regs = 256 : i64, consumer_warps = 4 : i32, producer_regs = 240 : i64}
 // CHECK:         %[[KB:.*]] = tile.local_alloc {offset = 0 : i64}
 // CHECK:         %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK:         %[[PRODUCER:.*]] = arith.cmpi uge, %[[TID]], %c128_i32
 // CHECK:         scf.if %[[PRODUCER]] {
-// CHECK-NEXT:      nvvm.setmaxregister decrease 80
+// CHECK-NEXT:      nvvm.setmaxregister decrease 240
 // CHECK-NOT:       scf.if
 // CHECK:           %[[PAGES:.*]] = tile.load %arg2
 // CHECK:           tile.async_copy %arg0{{.*}} gather [0, 1] (%[[PAGES]], {{.*}} into %[[KB]]{{.*}} {tile.cp_async_barrier = 0 : i64}
@@ -416,6 +416,92 @@ func.func @paged(%K: !KC, %seqlens: !tile.global<[B], i32>, %table: !table, %b: 
     tile.async_wait 0
     tile.barrier
     %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  return
+}
+}
+
+// -----
+
+// A paged cache's whole blocks within one page (windows, which
+// tile-tma-copies' cp-async-producer left on cp.async) beside its gathered
+// last block: the producer warpgroup issues both rings, reading each
+// block's page again (a scalar of the table); barriers 0-1 are the windows'
+// ring's, 2-3 the gathered one's, 128 arrivals each. With cp-async-rings=false
+// the windows are a TMA ring on one warpgroup, which gets no producer.
+// NOCP-LABEL: func.func @paged_whole_pages(
+// NOCP-NOT:     tile.warp_specialize
+// NOCP:         tile.async_copy {{.*}} window [1, 2] {{.*}}tile.tma_swizzle
+// NOCP-NOT:     nvvm.
+// NOCP:         return
+// CHECK-LABEL: func.func @paged_whole_pages(
+// CHECK-SAME:      tile.tma_barriers = array<i64: 128, 128, 128, 128>
+// CHECK-SAME:      tile.warp_specialize = {consumer_regs = 256 : i64, consumer_warps = 4 : i32, producer_regs = 240 : i64}
+// CHECK:         scf.if %{{.*}} {
+// CHECK-NEXT:      nvvm.setmaxregister decrease 240
+// CHECK:           tile.async_copy %arg0{{.*}} window [1, 2] {{.*}}{tile.cp_async_barrier = 0 : i64}
+// CHECK:           scf.for
+// CHECK:             tile.load_scalar %arg1
+// CHECK:             tile.async_copy %arg0{{.*}} window [1, 2] {{.*}}{tile.cp_async_barrier = 0 : i64}
+// CHECK-NEXT:        tile.async_commit {tile.cp_async_barrier = 0 : i64}
+// CHECK:           tile.async_copy %arg0{{.*}} gather [1] {{.*}}{tile.cp_async_barrier = 2 : i64}
+// CHECK:           scf.for
+// CHECK:             tile.load_scalar %arg1
+// CHECK:             tile.async_copy %arg0{{.*}} gather [1] {{.*}}{tile.cp_async_barrier = 2 : i64}
+// CHECK-NEXT:        tile.async_commit {tile.cp_async_barrier = 2 : i64}
+// CHECK:           tile.async_wait 0{{$}}
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      nvvm.setmaxregister increase 256
+// CHECK-NOT:       tile.async_copy
+// CHECK:             tile.async_wait 0 {tile.cp_async_barrier = 0 : i64, tile.tma_barrier = 0 : i64, tile.tma_release, tile.tma_stages = 2 : i64}
+// CHECK-NOT:       tile.async_copy
+// CHECK:             tile.async_wait 0 {tile.cp_async_barrier = 2 : i64, tile.tma_barrier = 2 : i64, tile.tma_release, tile.tma_stages = 2 : i64}
+// CHECK-NOT:       tile.async_copy
+// CHECK:         } {tile.warp_roles}
+
+#mma = #tile.mma<warps = [4, 1, 1], values = [1, 1, 1]>
+#dot_b_t = #tile.dot_op<1, #mma, transposed = true>
+#rows = #tile.slice<1, #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+!KC = !tile.global<[Pages, 64, 128], f16>
+!table = !tile.global<[B, MaxPages], i32>
+!buf = !tile.shared<[1, 64, 128], f16, swizzle = [1, 8], block_cols = 64>
+
+module attributes {tile.wgmma} {
+func.func @paged_whole_pages(%K: !KC, %table: !table, %b: i32, %full: i32, %ub: i32)
+    attributes {tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %kb = tile.local_alloc : !buf
+  %mb = tile.local_alloc : !buf
+  %iota = tile.iota : tensor<64xi32, #rows>
+  %none = arith.constant dense<-1> : tensor<64xi32, #rows>
+  %end = tile.splat %ub : i32 -> tensor<64xi32, #rows>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #mma>
+  %r = scf.for %i = %c0 to %full step %c64 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+    %j = arith.divui %i, %c64 : i32
+    %page = tile.load_scalar %table[%b, %j] pad 0 : i32 : !table -> i32
+    tile.barrier
+    tile.async_copy %K[%page, %c0, %c0] window [1, 2] into %kb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %kb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
+    scf.yield %acc : tensor<64x64xf32, #mma>
+  } {flash.keep}
+  %s = scf.for %i = %full to %ub step %c64 iter_args(%acc = %r) -> (tensor<64x64xf32, #mma>) : i32 {
+    %j = arith.divui %i, %c64 : i32
+    %page = tile.load_scalar %table[%b, %j] pad 0 : i32 : !table -> i32
+    %n0 = tile.splat %i : i32 -> tensor<64xi32, #rows>
+    %n = arith.addi %n0, %iota : tensor<64xi32, #rows>
+    %in = arith.cmpi slt, %n, %end : tensor<64xi32, #rows>
+    %slots = arith.select %in, %iota, %none : tensor<64xi1, #rows>, tensor<64xi32, #rows>
+    tile.barrier
+    tile.async_copy %K[%page, %c0, %c0] window [2] gather [1] (%slots : tensor<64xi32, #rows>) into %mb[%c0] : !KC -> !buf
+    tile.async_commit
+    tile.async_wait 0
+    tile.barrier
+    %k = tile.local_load %mb[%c0] : !buf -> tensor<64x128xf16, #dot_b_t>
     scf.yield %acc : tensor<64x64xf32, #mma>
   } {flash.keep}
   return

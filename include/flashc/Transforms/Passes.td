@@ -310,10 +310,20 @@ def TileTmaCopies : Pass<"tile-tma-copies", "mlir::func::FuncOp"> {
     barriers: one ring of the kernel runs through both loops, so that its
     bytes can stay the ring's across the tiles of a persistent kernel
     without doubling, and its slots and phases follow one count of blocks.
+
+    With `cp-async-producer` (tile-warp-specialize's `cp-async-rings` runs
+    next) a kernel of one warpgroup (4 warps) whose loops are all pipelined
+    rings, one of them gathered through a table (a paged KV cache's blocks
+    that end in the sequence, beside whole blocks within one page), keeps
+    every ring on cp.async: a TMA ring on one warpgroup gets no producer,
+    the cp.async producer warpgroup issues them all.
   }];
   let options = [
     Option<"sharedRings", "shared-rings", "bool", /*default=*/"false",
            "One ring for loops whose buffers match (persistent kernels)">,
+    Option<"cpAsyncProducer", "cp-async-producer", "bool", /*default=*/"false",
+           "Leave the rings of a kernel that tile-warp-specialize gives a "
+           "cp.async producer warpgroup on cp.async">,
   ];
 }
 
@@ -403,13 +413,15 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "mlir::func::FuncOp"> {
     operands need loop-carried or side-effecting values are left alone.
 
     cp.async rings (`cp-async-rings`): a kernel with no TMA ring, one
-    warpgroup and a pipelined cp.async ring that gathers its rows (a paged
-    KV cache) gets a producer warpgroup whose 128 threads run the copies in
-    the consumers' layouts (re-reading tiles of tensors the kernel does not
-    write, such as a block table), each commit marked
+    warpgroup, its loops all pipelined cp.async rings and one of them
+    gathering its rows through a table (a paged KV cache; its blocks within
+    one page are rings of windows, which tile-tma-copies'
+    `cp-async-producer` leaves on cp.async) gets a producer warpgroup whose
+    128 threads run the copies in the consumers' layouts (re-reading tensors
+    the kernel does not write, such as a block table), each commit marked
     `tile.cp_async_barrier` for convert-tile-to-simt to make it the thread's
     `cp.async.mbarrier.arrive.noinc` on the slot's full barrier (count 128
-    in `tile.tma_barriers`); setmaxnreg 80 / 256.
+    in `tile.tma_barriers`); setmaxnreg 240 / 256.
   }];
   let options = [
     Option<"cpAsyncRings", "cp-async-rings", "bool", /*default=*/"true",
