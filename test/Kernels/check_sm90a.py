@@ -224,14 +224,14 @@ KERNELS = [
         Case("GPT-NeoX halves over 64 features, all tokens at cache_seqlens",
              ("ROTARY_DIM=64", "INTERLEAVED=false", "PER_TOKEN=false"), H=3,
              lengths="7,0")), kind="rotary", wgmma=False),
-    # 128-key wgmma tiles with a producer warpgroup (HOPPER_TILES; at 112 and
-    # 144 only with DETERMINISTIC, which the probe does not set; two passes at
-    # 160, 192 and 256), not with a left window; the deterministic dQ's up to 144.
+    # 128-key wgmma tiles with a producer warpgroup (HOPPER_TILES; at 144 only
+    # with DETERMINISTIC, which the probe does not set; two or three passes from
+    # 160 to 256), not with a left window; the deterministic dQ's up to 144.
     Kernel("flash_attn_bwd", "backward", (TAILS, CAUSAL_GQA, WINDOW, CAUSAL_EMPTY,
                                           WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
                  "flash_attn_bwd_dq"), wgmma=False,
-           specialized=lambda d: BWD_DIMS(d) or d in (160, 192, 256), unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
+           specialized=lambda d: BWD_DIMS(d) or d == 112 or d >= 160, unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
     # ALiBi slopes [B, H] (check_backward.py --alibi).
     Kernel("flash_attn_bwd_alibi", "backward", (TAILS, CAUSAL_GQA, WINDOW_CAUSAL),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
