@@ -245,7 +245,7 @@ KERNELS = [
              ("CAUSAL=true", "WINDOW_LEFT=40", "SOFTCAP=10.0"), H=3, H_KV=1,
              q_lengths="1,70,30,5", lengths="1,100,17,9", q_scale=4.0)),
            also=("flash_attn_bwd_preprocess", "flash_attn_bwd_dq_convert",
-                 "flash_attn_varlen_bwd_dq"), wgmma=False, specialized=lambda d: d <= 64,
+                 "flash_attn_varlen_bwd_dq"), wgmma=False, specialized=lambda d: d <= 80,
            unspecialized=("WINDOW_LEFT=",), also_specialized=DQ_DIMS),
 ]
 
