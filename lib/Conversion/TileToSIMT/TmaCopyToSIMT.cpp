@@ -206,13 +206,11 @@ struct TmaLowering {
         continue;
       OpBuilder b(copy);
       Location loc = copy.getLoc();
-      Value stages = i32Const(b, loc, copy.getDest().getType().getSlots());
-      Value j = copy.getSlot();
-      if (scf::ForOp loop = ringLoopOf(copy))
-        j = arith::AddIOp::create(
-            b, loc, iteration(b, loc, loop),
-            arith::SubIOp::create(b, loc, stages, i32Const(b, loc, 1)));
-      Value block = arith::AddIOp::create(b, loc, base, j);
+      int64_t slots = copy.getDest().getType().getSlots();
+      Value stages = i32Const(b, loc, slots);
+      Value j = blockOf(b, loc, copy, slots);
+      Value block =
+          arith::AddIOp::create(b, loc, base, j ? j : copy.getSlot());
       blocks[copy] = block;
       copy.getSlotMutable().assign(
           arith::RemUIOp::create(b, loc, block, stages));
